@@ -1,0 +1,23 @@
+"""The `nowlab` command: one typer app; each package contributes its own commands."""
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(no_args_is_help=True, add_completion=False,
+                  help="nowlab: an emulated network of workstations for parallel-job scheduling research.")
+
+
+def _register() -> None:
+    # Each package owns a small `cli` module with a `register(app)` function, so the
+    # command tree grows without this file knowing any command's details.
+    from testbed import cli_cluster
+    from scheduler import cli as scheduler_cli
+    from experiments import cli as experiments_cli
+
+    for module in (cli_cluster, scheduler_cli, experiments_cli):
+        module.register(app)
+
+
+def main() -> None:
+    _register()
+    app()
