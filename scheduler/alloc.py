@@ -1,0 +1,104 @@
+"""Processor placement and share arithmetic, shared by the policies.
+
+Placement prefers contiguous blocks of workstation ids and keeps the subset
+restriction of Padhye & Dowdy §2.4: a job that shrinks keeps the lowest ids
+of its old set, a job that grows keeps all of it and adds the free ids
+nearest to it. All functions are pure except that `take` and `grow` remove
+what they hand out from the `free` set they are given (the caller's copy).
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+
+def _runs(free: set[int]) -> list[tuple[int, int]]:
+    """Maximal runs of consecutive free ids as (start, length)."""
+    runs: list[tuple[int, int]] = []
+    start = prev = None
+    for p in sorted(free):
+        if prev is not None and p == prev + 1:
+            prev = p
+            continue
+        if start is not None:
+            runs.append((start, prev - start + 1))
+        start = prev = p
+    if start is not None:
+        runs.append((start, prev - start + 1))
+    return runs
+
+
+def take(free: set[int], n: int) -> tuple[int, ...]:
+    """n free ids: the smallest run that holds them all (best fit, lowest id
+    on ties), else the lowest ids, so fragmentation stays low."""
+    if n > len(free) or n < 1:
+        raise ValueError(f"cannot take {n} of {len(free)} free processors")
+    best = None
+    for start, length in _runs(free):
+        if length >= n and (best is None or length < best[1]):
+            best = (start, length)
+    if best is not None:
+        procs = tuple(range(best[0], best[0] + n))
+    else:
+        procs = tuple(sorted(free)[:n])
+    free.difference_update(procs)
+    return procs
+
+
+def shrink(old: Sequence[int], n: int) -> tuple[int, ...]:
+    """Keep the n lowest ids of the old set (a subset, contiguous if old was)."""
+    return tuple(sorted(old)[:n])
+
+
+def grow(old: Sequence[int], free: set[int], extra: int) -> tuple[int, ...]:
+    """The old set plus `extra` free ids, nearest to the old set first."""
+    if extra <= 0:
+        return tuple(sorted(old))
+    lo, hi = min(old), max(old)
+    ranked = sorted(free, key=lambda p: (lo - p if p < lo else p - hi if p > hi else 0, p))
+    added = ranked[:extra]
+    free.difference_update(added)
+    return tuple(sorted((*old, *added)))
+
+
+def equal_shares(n_jobs: int, P: int) -> list[int]:
+    """P split over n_jobs as equally as possible, never below 1, larger shares first.
+
+    With more jobs than processors only the first P get one each; the rest get 0.
+    """
+    if n_jobs <= 0:
+        return []
+    if n_jobs >= P:
+        return [1] * P + [0] * (n_jobs - P)
+    base, extra = divmod(P, n_jobs)
+    return [base + 1] * extra + [base] * (n_jobs - extra)
+
+
+def water_fill(caps: Sequence[int], P: int) -> list[int]:
+    """Equal shares of P under per-job caps (pmax); leftover goes to the earliest.
+
+    caps are in priority order. A job whose cap is below the equal share gets
+    its cap and the rest is shared again among the others; remainders of one
+    processor go to the earliest uncapped jobs. More jobs than P: the first P
+    get one each.
+    """
+    n = len(caps)
+    if n == 0:
+        return []
+    if n >= P:
+        return [1] * P + [0] * (n - P)
+    sizes = [0] * n
+    open_ = sorted(range(n), key=lambda i: caps[i])
+    left = P
+    while open_:
+        share = left // len(open_)
+        i = open_[0]
+        if caps[i] <= share:
+            sizes[i] = caps[i]
+            left -= caps[i]
+            open_.pop(0)
+            continue
+        extra = left - share * len(open_)
+        for rank, j in enumerate(sorted(open_)):
+            sizes[j] = share + (1 if rank < extra else 0)
+        break
+    return sizes

@@ -1,0 +1,303 @@
+"""Discrete-event engine: replays a job stream through a policy on P processors.
+
+A job's progress is the fraction of its work done; on p processors it
+advances at 1/T(p) per second. A preemption request is acknowledged at the
+first safe point (phase boundary k/phases) at or after the request; a job
+that reaches the end of its work first simply finishes. A resize onto a
+different set pauses the job for its reconfig_cost seconds (it holds the new
+set meanwhile); a restart on the same set costs nothing. Policies marked
+`zero_overhead` (DYN-EQUI) get their requests acknowledged at once, mid-phase,
+and their resizes for free; the engine then calls them again, with reason
+ACK, in the same instant.
+
+Events at the same time are handled one at a time in the order they were
+scheduled, with finishes, acks and reconfigurations before arrivals. The
+engine is deterministic: no randomness, no wall clock, no hashing of ids.
+"""
+from __future__ import annotations
+
+import heapq
+import math
+from bisect import bisect_left, bisect_right
+from typing import Iterable
+
+from scheduler.actions import Preempt, Resize, Start
+from scheduler.model import Job
+from scheduler.policy import Policy
+from scheduler.results import JobRecord, SimResult, TimelineEvent
+from scheduler.snapshot import JobView, Reason, Snapshot, Status
+
+_FINISH, _ACK, _RECONF = 0, 1, 2
+_EPS = 1e-9
+_MAX_ZERO_OVERHEAD_ROUNDS = 64
+
+
+class PolicyError(RuntimeError):
+    """A policy asked for something impossible (a bug in the policy)."""
+
+
+class _Run(JobView):
+    """Engine-side job: the view plus progress bookkeeping."""
+
+    __slots__ = ("qkey", "phases", "cost", "x", "t0", "rate", "ver", "start", "finish",
+                 "area", "t_area", "npre", "ack_x", "used")
+
+    def __init__(self, job: Job, seq: int, P: int) -> None:
+        super().__init__(job.id, seq, job.arrival, job.model, P)
+        self.phases = job.phases
+        self.cost = job.reconfig_cost
+        self.x = 0.0  # progress at time t0
+        self.t0 = 0.0
+        self.rate = 0.0  # progress per second from t0 on
+        self.ver = 0
+        self.start = math.nan
+        self.finish = math.nan
+        self.area = 0.0  # processor-seconds held
+        self.t_area = 0.0
+        self.npre = 0
+        self.ack_x = 0.0
+        self.used = 0  # bitmask of every processor ever held
+
+
+def check_jobs(jobs: Iterable[Job], policy: Policy) -> list[Job]:
+    """Jobs sorted by arrival (stable), after checking the models tell the policy enough."""
+    jobs = list(jobs)
+    ids = set()
+    for job in jobs:
+        missing = policy.needs - job.model.knows
+        if missing:
+            what = ", ".join(sorted(k.value for k in missing))
+            raise ValueError(f"policy {policy.name} needs {what}, but job {job.id} has no model "
+                             f"giving it (only {', '.join(sorted(k.value for k in job.model.knows))})")
+        if job.id in ids:
+            raise ValueError(f"duplicate job id {job.id!r}")
+        ids.add(job.id)
+    return sorted(jobs, key=lambda j: j.arrival)
+
+
+def simulate(jobs: Iterable[Job], policy: Policy | str, P: int, *, timeline: bool = True) -> SimResult:
+    """Run every job to completion under `policy` on workstations 0..P-1.
+
+    `timeline=False` skips the event log (faster, for large studies).
+    Raises ValueError for bad input and PolicyError if the policy breaks a
+    rule or leaves jobs waiting with nothing left to happen.
+    """
+    if isinstance(policy, str):
+        from scheduler.registry import get_policy
+        policy = get_policy(policy)
+    if not isinstance(P, int) or P < 1:
+        raise ValueError(f"P must be an integer >= 1, got {P!r}")
+    return _Engine(check_jobs(jobs, policy), policy, P, timeline).run()
+
+
+class _Engine:
+    def __init__(self, jobs: list[Job], policy: Policy, P: int, record: bool) -> None:
+        self.jobs = jobs
+        self.policy = policy
+        self.P = P
+        self.record = record
+        self.log: list[TimelineEvent] = []
+        self.free: set[int] = set(range(P))
+        self.running: dict[int, _Run] = {}
+        self.preempting: dict[int, _Run] = {}
+        self.preempted: dict[int, _Run] = {}
+        self.queue: list[_Run] = []
+        self.qkeys: list[tuple] = []
+        self.by_id: dict[object, _Run] = {}
+        self.heap: list[tuple[float, int, int, _Run, int]] = []
+        self.tick = 0
+        self.now = 0.0
+        self.zero = policy.zero_overhead
+
+    # -- bookkeeping -------------------------------------------------------
+    def _push(self, t: float, kind: int, job: _Run) -> None:
+        self.tick += 1
+        heapq.heappush(self.heap, (t, self.tick, kind, job, job.ver))
+
+    def _note(self, job: _Run, event: str) -> None:
+        if self.record:
+            self.log.append(TimelineEvent(self.now, job.id, event, job.procs))
+
+    def _hold(self, job: _Run, procs: tuple[int, ...]) -> None:
+        """Change the held set, closing the processor-time area so far."""
+        now = self.now
+        job.area += len(job.procs) * (now - job.t_area)
+        job.t_area = now
+        job.procs = procs
+        for p in procs:
+            job.used |= 1 << p
+
+    def _progress(self, job: _Run) -> float:
+        dt = self.now - job.t0
+        return job.x + dt * job.rate if dt > 0 else job.x
+
+    # -- the policy call ---------------------------------------------------
+    def _call(self, reason: Reason, subject: _Run | None) -> None:
+        for _ in range(_MAX_ZERO_OVERHEAD_ROUNDS):
+            snap = Snapshot(self.now, self.P, reason, subject, self.free, self.running,
+                            self.preempting, self.preempted, self.queue)
+            acked = self._apply(self.policy.decide(snap))
+            if not acked:
+                return
+            reason, subject = Reason.ACK, acked[-1]
+        raise PolicyError(f"policy {self.policy.name} kept preempting without settling")
+
+    def _apply(self, actions) -> list[_Run]:
+        acked: list[_Run] = []
+        for action in actions:
+            job = self.by_id.get(action.job)
+            if job is None:
+                raise PolicyError(f"{self.policy.name}: unknown job {action.job!r}")
+            if type(action) is Start:
+                self._start(job, action.procs)
+            elif type(action) is Preempt:
+                if self._preempt(job):
+                    acked.append(job)
+            elif type(action) is Resize:
+                self._resize(job, action.procs)
+            else:
+                raise PolicyError(f"{self.policy.name}: unknown action {action!r}")
+        return acked
+
+    def _check_size(self, job: _Run, procs: tuple[int, ...]) -> None:
+        if not 1 <= len(procs) <= job.pmax:
+            raise PolicyError(f"{self.policy.name}: job {job.id} given {len(procs)} processors "
+                              f"(allowed 1..{job.pmax})")
+
+    def _start(self, job: _Run, procs: tuple[int, ...]) -> None:
+        if job.status is not Status.QUEUED:
+            raise PolicyError(f"{self.policy.name}: start of job {job.id} which is {job.status.value}")
+        self._check_size(job, procs)
+        free = self.free
+        if not free.issuperset(procs) or len(set(procs)) != len(procs):
+            raise PolicyError(f"{self.policy.name}: job {job.id} started on busy processors {procs}")
+        free.difference_update(procs)
+        i = bisect_left(self.qkeys, job.qkey)
+        del self.qkeys[i]
+        del self.queue[i]
+        job.status = Status.RUNNING
+        job.start = job.t_area = self.now
+        self._hold(job, tuple(procs))
+        job.x = 0.0
+        job.t0 = self.now
+        job.rate = 1.0 / job.model.T(len(procs))
+        self.running[job.seq] = job
+        self._push(self.now + 1.0 / job.rate, _FINISH, job)
+        self._note(job, "start")
+
+    def _preempt(self, job: _Run) -> bool:
+        """Request a preemption; True if acknowledged on the spot (zero overhead)."""
+        if job.status is not Status.RUNNING:
+            raise PolicyError(f"{self.policy.name}: preempt of job {job.id} which is {job.status.value}")
+        del self.running[job.seq]
+        job.npre += 1
+        job.status = Status.PREEMPTING
+        self.preempting[job.seq] = job
+        self._note(job, "preempt_request")
+        if self.zero:
+            self._ack(job, self._progress(job))
+            return True
+        m = job.phases
+        k = math.ceil(max(self._progress(job), job.x) * m - _EPS)
+        if k < m:
+            job.ack_x = k / m
+            t_ack = max(self.now, job.t0 + (job.ack_x - job.x) / job.rate)
+            self._push(t_ack, _ACK, job)
+        return False
+
+    def _ack(self, job: _Run, x: float) -> None:
+        del self.preempting[job.seq]
+        job.status = Status.PREEMPTED
+        job.x = x
+        job.rate = 0.0
+        job.ver += 1  # its finish event no longer holds
+        self.preempted[job.seq] = job
+        self._note(job, "ack")
+
+    def _resize(self, job: _Run, procs: tuple[int, ...]) -> None:
+        if job.status is not Status.PREEMPTED:
+            raise PolicyError(f"{self.policy.name}: resize of job {job.id} which is {job.status.value}")
+        self._check_size(job, procs)
+        old, new = set(job.procs), set(procs)
+        if len(new) != len(procs) or not (new <= old or old <= new):
+            raise PolicyError(f"{self.policy.name}: resize of job {job.id} from {job.procs} to "
+                              f"{procs} breaks the subset restriction")
+        added = new - old
+        if not self.free.issuperset(added):
+            raise PolicyError(f"{self.policy.name}: job {job.id} resized onto busy processors {sorted(added)}")
+        self.free.difference_update(added)
+        self.free.update(old - new)
+        del self.preempted[job.seq]
+        cost = 0.0 if (self.zero or new == old) else job.cost
+        self._hold(job, tuple(sorted(procs)))
+        job.status = Status.RUNNING
+        job.rate = 1.0 / job.model.T(len(procs))
+        job.t0 = self.now + cost
+        self.running[job.seq] = job
+        self._push(job.t0 + (1.0 - job.x) / job.rate, _FINISH, job)
+        if cost > 0:
+            self._push(job.t0, _RECONF, job)
+        self._note(job, "resize")
+
+    # -- the event loop ----------------------------------------------------
+    def run(self) -> SimResult:
+        jobs, P, heap = self.jobs, self.P, self.heap
+        key = self.policy.queue_key
+        runs: list[_Run] = []
+        nxt, n = 0, len(jobs)
+        inf = math.inf
+        while True:
+            t_arr = jobs[nxt].arrival if nxt < n else inf
+            if heap and heap[0][0] <= t_arr:
+                t, _, kind, job, ver = heapq.heappop(heap)
+                if ver != job.ver:
+                    continue
+                self.now = t
+                if kind == _FINISH:
+                    self._finish(job)
+                    self._call(Reason.COMPLETION, job)
+                elif kind == _ACK:
+                    if job.status is Status.PREEMPTING:
+                        self._ack(job, job.ack_x)
+                        self._call(Reason.ACK, job)
+                else:
+                    self._call(Reason.RECONFIGURED, job)
+            elif nxt < n:
+                spec = jobs[nxt]
+                job = _Run(spec, nxt, P)
+                nxt += 1
+                runs.append(job)
+                self.now = spec.arrival
+                self.by_id[job.id] = job
+                job.qkey = (key(job), job.seq)
+                i = bisect_right(self.qkeys, job.qkey)
+                self.qkeys.insert(i, job.qkey)
+                self.queue.insert(i, job)
+                self._note(job, "arrive")
+                self._call(Reason.ARRIVAL, job)
+            else:
+                break
+        stuck = [r.id for r in runs if r.status is not Status.FINISHED]
+        if stuck:
+            raise PolicyError(f"policy {self.policy.name} left {len(stuck)} job(s) unfinished with "
+                              f"nothing left to happen (first: {stuck[0]!r})")
+        records = [JobRecord(r.id, r.arrival, r.start, r.finish, r.npre,
+                             r.area / (r.finish - r.start) if r.finish > r.start else float(len(r.procs)),
+                             tuple(i for i in range(P) if r.used >> i & 1)) for r in runs]
+        return SimResult(self.policy.name, P, records, self.log)
+
+    def _finish(self, job: _Run) -> None:
+        if job.status is Status.PREEMPTING:
+            del self.preempting[job.seq]
+        else:
+            del self.running[job.seq]
+        job.status = Status.FINISHED
+        job.x = 1.0
+        job.finish = self.now
+        job.ver += 1
+        procs = job.procs
+        self._hold(job, ())
+        job.procs = procs  # keep the last set for the finish row; the area is closed
+        self.free.update(procs)
+        self._note(job, "finish")
+        job.procs = ()

@@ -1,0 +1,152 @@
+"""Job execution-time models and job specs.
+
+A model answers T(p), the execution time in seconds on p processors, and
+declares which of Table 2's facts (Anastasiadis & Sevcik) it can supply, so
+an engine can refuse a policy that needs more than the jobs tell.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Protocol, Sequence
+
+
+class Knowledge(str, Enum):
+    """Application facts a policy may use (Table 2 of Anastasiadis & Sevcik)."""
+
+    PMAX = "pmax"
+    T1 = "T(1)"
+    TP = "T(p)"
+
+
+ALL_KNOWLEDGE = frozenset(Knowledge)
+
+
+class Model(Protocol):
+    """What the engine and the policies need from an execution-time model."""
+
+    pmax: int | None  # None: no limit of its own (the machine size bounds it)
+    knows: frozenset[Knowledge]
+
+    def T(self, p: int) -> float: ...
+
+
+@dataclass(frozen=True, slots=True)
+class SevcikModel:
+    """Sevcik's T(p) = W/p + alpha + beta*p seconds, with phi(p) = 1.
+
+    pmax defaults to ceil(sqrt(W/beta)) (eq. 6; unlimited when beta = 0).
+    Beyond pmax the job cannot use more processors, so T(p) = T(pmax):
+    the cap is where extra processors stop helping, not a penalty.
+    """
+
+    W: float
+    alpha: float = 0.0
+    beta: float = 0.0
+    pmax: int | None = None
+    knows: frozenset[Knowledge] = field(default=ALL_KNOWLEDGE, init=False)
+
+    def __post_init__(self) -> None:
+        if self.W <= 0 or self.alpha < 0 or self.beta < 0:
+            raise ValueError(f"Sevcik model needs W > 0, alpha >= 0, beta >= 0; got "
+                             f"W={self.W}, alpha={self.alpha}, beta={self.beta}")
+        if self.pmax is None and self.beta > 0:
+            object.__setattr__(self, "pmax", max(1, math.ceil(math.sqrt(self.W / self.beta))))
+        if self.pmax is not None and self.pmax < 1:
+            raise ValueError(f"pmax must be >= 1, got {self.pmax}")
+
+    def T(self, p: int) -> float:
+        if p < 1:
+            raise ValueError(f"T(p) needs p >= 1, got {p}")
+        if self.pmax is not None and p > self.pmax:
+            p = self.pmax
+        return self.W / p + self.alpha + self.beta * p
+
+
+@dataclass(frozen=True, slots=True)
+class TableModel:
+    """T(p) from measured times: times[i] is T(i+1) in seconds.
+
+    pmax defaults to the table length; beyond the table T stays at its last
+    entry (the job uses no more processors than it was measured on).
+    """
+
+    times: tuple[float, ...]
+    pmax: int | None = None
+    knows: frozenset[Knowledge] = field(default=ALL_KNOWLEDGE, init=False)
+
+    def __post_init__(self) -> None:
+        times = tuple(float(t) for t in self.times)
+        if not times or any(t <= 0 for t in times):
+            raise ValueError("TableModel needs at least one time and all times > 0")
+        object.__setattr__(self, "times", times)
+        if self.pmax is None:
+            object.__setattr__(self, "pmax", len(times))
+        if self.pmax < 1:
+            raise ValueError(f"pmax must be >= 1, got {self.pmax}")
+
+    def T(self, p: int) -> float:
+        if p < 1:
+            raise ValueError(f"T(p) needs p >= 1, got {p}")
+        p = min(p, self.pmax, len(self.times))
+        return self.times[p - 1]
+
+
+@dataclass(frozen=True, slots=True)
+class DemandModel:
+    """Only T(1) is known (a jobs CSV with a `t1` column).
+
+    Policies that need T(p) must refuse these jobs. The engine still has to
+    run them, so it assumes linear speedup T(p) = t1/p up to pmax; that
+    assumption is the engine's, and no policy may rely on it.
+    """
+
+    t1: float
+    pmax: int | None = None
+    knows: frozenset[Knowledge] = field(default=frozenset({Knowledge.PMAX, Knowledge.T1}), init=False)
+
+    def __post_init__(self) -> None:
+        if self.t1 <= 0:
+            raise ValueError(f"t1 must be > 0, got {self.t1}")
+        if self.pmax is not None and self.pmax < 1:
+            raise ValueError(f"pmax must be >= 1, got {self.pmax}")
+
+    def T(self, p: int) -> float:
+        if p < 1:
+            raise ValueError(f"T(p) needs p >= 1, got {p}")
+        if self.pmax is not None and p > self.pmax:
+            p = self.pmax
+        return self.t1 / p
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One job of a stream: arrival in seconds, its model, its safe points.
+
+    `phases` is the number of equal slices of work; a preemption request is
+    acknowledged at the next slice boundary. `reconfig_cost` (seconds) is
+    paid each time the job is restarted on a different processor set.
+    """
+
+    id: int | str
+    arrival: float
+    model: Model
+    phases: int = 1
+    reconfig_cost: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.arrival < 0 or not math.isfinite(self.arrival):
+            raise ValueError(f"job {self.id}: arrival must be a finite time >= 0, got {self.arrival}")
+        if self.phases < 1:
+            raise ValueError(f"job {self.id}: phases must be >= 1, got {self.phases}")
+        if self.reconfig_cost < 0:
+            raise ValueError(f"job {self.id}: reconfig_cost must be >= 0, got {self.reconfig_cost}")
+
+
+JobSpec = Job
+
+
+def sevcik_jobs(rows: Sequence[tuple[float, float, float, float, int | None]]) -> list[Job]:
+    """Jobs numbered 0.. from (arrival, W, alpha, beta, pmax) rows; for tests and examples."""
+    return [Job(i, a, SevcikModel(W, al, be, pm)) for i, (a, W, al, be, pm) in enumerate(rows)]

@@ -1,0 +1,1 @@
+"""The scheduling rules, one module per family."""

@@ -1,0 +1,136 @@
+"""The run-to-completion family of Anastasiadis & Sevcik §3, built from three choices.
+
+queue order  : FIFO, or SDF (non-decreasing T(1), FIFO among equals)
+target size  : ASP  max(1, floor(free / waiting))
+               AP1  max(1, floor(P / waiting))
+               AEP  max(1, floor(P / (waiting + running)))
+               SDF  pmax (all it can use), SDF-Max k: min(k, pmax)
+distribution : greedy (each job its target, in queue order), or DIF
+
+"waiting" counts the queue when the round starts (the newcomer included),
+"running" the jobs holding processors; the target is fixed for the round.
+ASP/AP1/AEP: each job in turn gets min(target, pmax, free left), so the
+job that meets fewer free processors than its target still starts on what
+is left (A&S footnote 1); and if the queue runs out first, its last job
+takes all that is left, capped at pmax (so ASP divides the free processors
+"as equally as possible"). The SDF family has no such rule: SDF-Max1 must
+keep every partition at 1.
+DIF keeps greedy's choice of *which* jobs start and *how many processors*
+are handed out in all, then redistributes them: one each, and each further
+processor to the job with the largest T(p) - T(p+1), up to pmax (ties: the
+earlier in queue order). Rounds run at arrivals and completions only.
+"""
+from __future__ import annotations
+
+import heapq
+from typing import Callable
+
+from scheduler.actions import Action, Start
+from scheduler.alloc import take
+from scheduler.model import Knowledge
+from scheduler.policy import Policy
+from scheduler.snapshot import JobView, Reason, Snapshot
+
+Target = Callable[[Snapshot], int]
+
+
+def asp_target(snap: Snapshot) -> int:
+    return max(1, len(snap.free) // len(snap.queue))
+
+
+def ap1_target(snap: Snapshot) -> int:
+    return max(1, snap.P // len(snap.queue))
+
+
+def aep_target(snap: Snapshot) -> int:
+    held = len(snap.running) + len(snap.preempting) + len(snap.preempted)
+    return max(1, snap.P // (len(snap.queue) + held))
+
+
+def greedy(queue, target: int, free: int, last_takes_rest: bool) -> list[tuple[JobView, int]]:
+    """(job, size) for the jobs activated this round, in queue order."""
+    chosen: list[tuple[JobView, int]] = []
+    n_queue = len(queue)
+    for i, job in enumerate(queue):
+        if free <= 0:
+            break
+        n = min(target, job.pmax, free)
+        if last_takes_rest and i == n_queue - 1:
+            n = min(job.pmax, free)
+        chosen.append((job, n))
+        free -= n
+    return chosen
+
+
+def dif(chosen: list[tuple[JobView, int]]) -> list[tuple[JobView, int]]:
+    """Same jobs, same total, sizes redistributed by the largest marginal gain."""
+    total = sum(n for _, n in chosen)
+    sizes = [1] * len(chosen)
+    left = total - len(chosen)
+    heap = []
+    for i, (job, _) in enumerate(chosen):
+        if job.pmax > 1:
+            T = job.model.T
+            heap.append((T(2) - T(1), i))
+    heapq.heapify(heap)
+    while left > 0 and heap:
+        _, i = heapq.heappop(heap)
+        sizes[i] += 1
+        left -= 1
+        job = chosen[i][0]
+        p = sizes[i]
+        if p < job.pmax:
+            T = job.model.T
+            heapq.heappush(heap, (T(p + 1) - T(p), i))
+    return [(job, n) for (job, _), n in zip(chosen, sizes)]
+
+
+class Adaptive(Policy):
+    """One member of the family; see the module docstring for the rules."""
+
+    def __init__(self, name: str, target: Target | int | None, *, sdf: bool, use_dif: bool,
+                 last_takes_rest: bool = True) -> None:
+        self.name = name
+        self._target = target
+        self._sdf = sdf
+        self._dif = use_dif
+        self._last_takes_rest = last_takes_rest
+        needs = {Knowledge.PMAX}
+        if sdf:
+            needs.add(Knowledge.T1)
+        if use_dif:
+            needs.add(Knowledge.TP)
+        self.needs = frozenset(needs)
+
+    def queue_key(self, job: JobView) -> object:
+        return (job.t1, job.seq) if self._sdf else job.seq
+
+    def decide(self, snap: Snapshot) -> list[Action]:
+        if snap.reason not in (Reason.ARRIVAL, Reason.COMPLETION) or not snap.queue or not snap.free:
+            return []
+        t = self._target
+        if t is None:
+            target = snap.P
+        elif isinstance(t, int):
+            target = t
+        else:
+            target = t(snap)
+        free = len(snap.free)
+        chosen = greedy(snap.queue, target, free, self._last_takes_rest)
+        if self._dif and chosen:
+            chosen = dif(chosen)
+        ids = set(snap.free)
+        return [Start(job.id, take(ids, n)) for job, n in chosen]
+
+
+def family() -> list[Adaptive]:
+    """The 12 adaptive rules and SDF variants named as in A&S (and Table 2)."""
+    rules: list[Adaptive] = []
+    for base, target in (("ASP", asp_target), ("AP1", ap1_target), ("AEP", aep_target)):
+        rules.append(Adaptive(base, target, sdf=False, use_dif=False))
+        rules.append(Adaptive(f"{base}(1)", target, sdf=True, use_dif=False))
+        rules.append(Adaptive(f"{base}(2)", target, sdf=True, use_dif=True))
+    rules.append(Adaptive("SDF", None, sdf=True, use_dif=False, last_takes_rest=False))
+    for k in (1, 2, 6):
+        rules.append(Adaptive(f"SDF-MAX{k}", k, sdf=True, use_dif=False, last_takes_rest=False))
+    return rules

@@ -1,0 +1,35 @@
+"""RA, the Robust Adaptive policy of Rosti et al. as run by Padhye & Dowdy §2.2."""
+from __future__ import annotations
+
+from scheduler.actions import Action, Start
+from scheduler.alloc import take
+from scheduler.policy import Policy
+from scheduler.snapshot import Reason, Snapshot
+
+
+class RA(Policy):
+    """Non-preemptive; target = max(1, floor(P / Q)) with Q the queue length
+    when the round starts.
+
+    A round runs at every arrival and completion: nothing starts until
+    `target` processors are free, then queued jobs start in FIFO order on
+    `target` processors each while that many are free, without recomputing
+    the target. Choice: a job is never given more than its pmax, so a job with
+    pmax < target gets pmax (the round still needs `target` free to start it).
+    """
+
+    name = "RA"
+
+    def decide(self, snap: Snapshot) -> list[Action]:
+        if snap.reason not in (Reason.ARRIVAL, Reason.COMPLETION) or not snap.queue:
+            return []
+        target = max(1, snap.P // len(snap.queue))
+        if len(snap.free) < target:
+            return []
+        free = set(snap.free)
+        actions: list[Action] = []
+        for job in snap.queue:
+            if len(free) < target:
+                break
+            actions.append(Start(job.id, take(free, min(target, job.pmax))))
+        return actions

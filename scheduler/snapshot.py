@@ -1,0 +1,76 @@
+"""What a policy sees when it is called: a snapshot of the scheduler state.
+
+Nothing here reads a clock. The discrete-event engine fills these in from
+simulated time; a live executor can fill them in from real events, so the
+same Policy objects drive both.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Mapping, Sequence
+
+from scheduler.model import Model
+
+
+class Reason(str, Enum):
+    """Why the policy is being called."""
+
+    ARRIVAL = "arrival"
+    COMPLETION = "completion"
+    ACK = "ack"  # a job reached a safe point after a preemption request
+    RECONFIGURED = "reconfigured"  # a resized job finished paying its reconfiguration cost
+
+
+class Status(str, Enum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    PREEMPTING = "preempting"  # asked to preempt, still running until its next safe point
+    PREEMPTED = "preempted"  # acknowledged; holds its processors, makes no progress, awaits a resize
+    FINISHED = "finished"
+
+
+class JobView:
+    """A job as a policy sees it. Read-only for policies.
+
+    `seq` is the arrival order (0, 1, ...): FIFO and "earliest arrived" mean
+    lowest seq. `pmax` is already capped at the machine size. `t1` is T(1)
+    in seconds, cached because queue orders and DIF use it often.
+    """
+
+    __slots__ = ("id", "seq", "arrival", "model", "pmax", "t1", "status", "procs")
+
+    def __init__(self, id: int | str, seq: int, arrival: float, model: Model, P: int) -> None:
+        self.id = id
+        self.seq = seq
+        self.arrival = arrival
+        self.model = model
+        self.pmax = P if model.pmax is None else min(model.pmax, P)
+        self.t1 = model.T(1)
+        self.status = Status.QUEUED
+        self.procs: tuple[int, ...] = ()
+
+    def __repr__(self) -> str:
+        return f"JobView(id={self.id!r}, status={self.status.value}, procs={self.procs})"
+
+
+@dataclass(slots=True)
+class Snapshot:
+    """The state at one event. Valid only during the policy call.
+
+    `running` holds jobs making progress with no request outstanding,
+    `preempting` those asked to preempt and not yet at a safe point, and
+    `preempted` those that acknowledged and wait to be resized. Each maps
+    seq to job. `queue` is in the policy's own queue order (its queue_key).
+    `free` is the set of processor ids not held by any job.
+    """
+
+    time: float
+    P: int
+    reason: Reason
+    subject: JobView | None  # the job the event is about
+    free: frozenset[int] | set[int]
+    running: Mapping[int, JobView]
+    preempting: Mapping[int, JobView]
+    preempted: Mapping[int, JobView]
+    queue: Sequence[JobView]
