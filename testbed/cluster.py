@@ -1,0 +1,281 @@
+"""A running emulated cluster: bring it up, drive it, change it live, take it down.
+
+`Cluster.up(spec)` builds it; `cluster(spec)` is the context manager that always tears it
+down; `Cluster.attach(name)` picks up a cluster started by another process (the CLI).
+"""
+from __future__ import annotations
+
+import contextlib
+import time
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+import docker
+import paramiko
+
+from testbed import docker_backend as backend
+from testbed import shaping, state
+from testbed.control import DockerControl, ExecResult, RemoteProcess, SshControl
+from testbed.image import ensure_image
+from testbed.placement import CORE_LIMIT, place
+from testbed.spec import ClusterSpec, SpecError
+from testbed.sshkeys import KEY_NAME, make_keypair
+from testbed.units import parse_rate
+
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+
+
+def _quiet(_stage: str, _done: int, _total: int) -> None:
+    return None
+
+
+def _taken_cores(exclude: str) -> dict[int, float]:
+    """Cap already pinned to each core by other running clusters of this host."""
+    taken: dict[int, float] = {}
+    for name in state.running_names():
+        if name == exclude:
+            continue
+        try:
+            st = state.ClusterState.load(name)
+        except (LookupError, ValueError, TypeError):
+            continue
+        spec = st.cluster_spec
+        for ws, core in st.cores.items():
+            taken[core] = taken.get(core, 0.0) + spec.cpu(ws)
+    return taken
+
+
+class Cluster:
+    def __init__(self, st: state.ClusterState, client: docker.DockerClient):
+        self.state = st
+        self.client = client
+        self._controls: dict[str, DockerControl] = {}
+
+    # -- lifecycle ---------------------------------------------------------------------
+    @classmethod
+    def up(cls, spec: ClusterSpec, *, progress: Progress = _quiet, ready_timeout: float = 60.0) -> "Cluster":
+        """Start every workstation and wait until each answers SSH; undo everything on failure."""
+        client = backend.client()
+        existing = backend.cluster_names(client)
+        if spec.name in existing:
+            raise SpecError(f"name: a cluster named {spec.name!r} is already running (nowlab down {spec.name})")
+        placement = place(spec, backend.host_cores(client), _taken_cores(spec.name))  # refuses before starting
+        image = ensure_image(client, log=lambda msg: progress(msg, 0, 1))
+        n = len(spec.names)
+        cluster: Cluster | None = None
+        try:
+            key_dir = state.cluster_dir(spec.name) / "ssh"
+            make_keypair(key_dir, comment=f"nowlab-{spec.name}")
+            net_id, subnet = backend.create_network(client, spec.name, n)
+            ips = backend.addresses(spec, subnet)
+            st = state.ClusterState(spec=spec.model_dump(by_alias=True), network=net_id, subnet=str(subnet),
+                                    gateway=str(subnet[1]), image=image, ips=ips, cores=placement.cores)
+            st.save()
+            cluster = cls(st, client)
+            configs = [backend.container_config(spec, ws, image=image, ips=ips, core=placement.cores[ws],
+                                                key_dir=key_dir) for ws in spec.names]
+            done = 0
+
+            def create_and_start(cfg: dict) -> tuple[str, str]:
+                nonlocal done
+                cid = backend.create_container(client, net_id, cfg)
+                backend.start(client, cid)
+                done += 1
+                progress("starting workstations", done, n)
+                return cfg["hostname"], cid
+
+            st.containers = dict(backend.parallel(create_and_start, configs))
+            st.save()
+            cluster.wait_ssh_ready(timeout=ready_timeout, progress=progress)
+            return cluster
+        except BaseException:
+            # A half-built cluster is removed whatever went wrong, Ctrl-C included.
+            backend.remove(client, spec.name)
+            state.forget(spec.name)
+            raise
+
+    @classmethod
+    def attach(cls, name: str | None = None) -> "Cluster":
+        names = state.running_names()
+        if name is None:
+            if len(names) != 1:
+                raise LookupError("name a cluster: " + (", ".join(names) if names else "none is running"))
+            name = names[0]
+        return cls(state.ClusterState.load(name), backend.client())
+
+    def down(self) -> dict[str, int]:
+        removed = backend.remove(self.client, self.name)
+        state.forget(self.name)
+        return removed
+
+    def __enter__(self) -> "Cluster":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.down()
+
+    # -- facts -------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.state.name
+
+    @property
+    def spec(self) -> ClusterSpec:
+        return self.state.cluster_spec
+
+    @property
+    def workstations(self) -> list[str]:
+        return self.spec.names
+
+    @property
+    def ips(self) -> dict[str, str]:
+        return dict(self.state.ips)
+
+    @property
+    def controller_address(self) -> str:
+        """The host as the workstations see it: a coordinator connects back to it here."""
+        return self.state.gateway
+
+    @property
+    def key_path(self) -> Path:
+        return state.cluster_dir(self.name) / "ssh" / KEY_NAME
+
+    def container_id(self, ws: str) -> str:
+        try:
+            return self.state.containers[ws]
+        except KeyError:
+            raise KeyError(f"no workstation {ws!r} in cluster {self.name!r} "
+                           f"(known: {', '.join(self.workstations)})") from None
+
+    # -- running things ----------------------------------------------------------------
+    def control(self, ws: str) -> DockerControl:
+        if ws not in self._controls:
+            self._controls[ws] = DockerControl(self.client, self.container_id(ws))
+        return self._controls[ws]
+
+    def ssh(self, ws: str) -> SshControl:
+        return SshControl(self.ips[ws], str(self.key_path))
+
+    def exec(self, ws: str, argv: Sequence[str], *, env: dict[str, str] | None = None,
+             timeout: float | None = None) -> ExecResult:
+        return self.control(ws).run(argv, env=env, timeout=timeout)
+
+    def start(self, ws: str, argv: Sequence[str], *, env: dict[str, str] | None = None) -> RemoteProcess:
+        return self.control(ws).start(argv, env=env)
+
+    def mpi_argv(self, hosts: Sequence[str], argv: Sequence[str], *, env: dict[str, str] | None = None,
+                 ranks_per_host: int = 1) -> list[str]:
+        """mpiexec across `hosts`; rank 0 (the coordinator) runs on hosts[0]."""
+        for h in hosts:
+            self.container_id(h)
+        hostlist = ",".join(f"{h}:{ranks_per_host}" for h in hosts)
+        exports = [x for k, v in (env or {}).items() for x in ("-x", f"{k}={v}")]
+        return ["mpiexec", "--allow-run-as-root", "-H", hostlist, "-n", str(len(hosts) * ranks_per_host),
+                "--map-by", "node", "--mca", "btl", "tcp,self", "-x", "PYTHONPATH", *exports, *argv]
+
+    def mpirun(self, hosts: Sequence[str], argv: Sequence[str], *, env: dict[str, str] | None = None,
+               timeout: float | None = None) -> ExecResult:
+        return self.exec(hosts[0], self.mpi_argv(hosts, argv, env=env), timeout=timeout)
+
+    def mpirun_popen(self, hosts: Sequence[str], argv: Sequence[str], *,
+                     env: dict[str, str] | None = None) -> RemoteProcess:
+        return self.start(hosts[0], self.mpi_argv(hosts, argv, env=env))
+
+    def wait_ssh_ready(self, *, timeout: float = 60.0, progress: Progress = _quiet) -> None:
+        """Every workstation accepts the cluster key over SSH and runs a command."""
+        deadline = time.monotonic() + timeout
+        ready = 0
+
+        def probe(ws: str) -> None:
+            nonlocal ready
+            while True:
+                ctl = self.ssh(ws)
+                try:
+                    if ctl.run(["true"]).ok:
+                        ready += 1
+                        progress("waiting for ssh", ready, len(self.workstations))
+                        return
+                except (OSError, paramiko.SSHException, EOFError):
+                    pass
+                finally:
+                    ctl.close()
+                if time.monotonic() > deadline:
+                    logs = self.client.api.logs(self.container_id(ws), tail=5).decode(errors="replace").strip()
+                    raise TimeoutError(f"{ws}: no SSH after {timeout:.0f} s; its log says: {logs}")
+                time.sleep(0.1)
+
+        backend.parallel(probe, self.workstations)
+
+    # -- live changes ------------------------------------------------------------------
+    def _replace_spec(self, spec: ClusterSpec) -> None:
+        self.state.spec = spec.model_dump(by_alias=True)
+        self.state.save()
+
+    def _with_workstation(self, spec: ClusterSpec, ws: str, **changes: object) -> ClusterSpec:
+        new = [w.model_copy(update=changes) if w.name == ws else w for w in spec.workstations]
+        return spec.model_copy(update={"workstations": new})
+
+    def set_cpu(self, ws: str, cores: float) -> None:
+        """Change a workstation's CPU cap in place (no restart)."""
+        spec = self.spec
+        spec.workstation(ws)
+        if cores <= 0 or cores > 1:
+            raise SpecError(f"cpu: must be in (0, 1] cores, got {cores}")
+        new = self._with_workstation(spec, ws, cpu=float(cores))
+        core = self.state.cores[ws]
+        load = sum(new.cpu(w) for w, c in self.state.cores.items() if c == core)
+        load += _taken_cores(self.name).get(core, 0.0)
+        if load > CORE_LIMIT + 1e-9 and not spec.oversubscribe:
+            raise SpecError(f"cpu: core {core} would carry {load:.2f} cores of caps, above {CORE_LIMIT:.0%}")
+        backend.update_cpu(self.client, self.container_id(ws), cores, new.cfs_period_us(ws))
+        self._replace_spec(new)
+
+    def set_bandwidth(self, ws: str, rate: int | str, *, to: str | None = None) -> None:
+        """Change a workstation's egress, or its link to `to` (both ways if links are symmetric)."""
+        bits = parse_rate(rate)
+        spec = self.spec
+        spec.workstation(ws)
+        if to is None:
+            new = self._with_workstation(spec, ws, egress=bits)
+            touched = [ws]
+        else:
+            spec.workstation(to)
+            if to == ws:
+                raise SpecError(f"to: a link from {ws} to itself")
+            new = self._with_workstation(spec, ws, links={**spec.workstation(ws).links, to: bits})
+            touched = [ws]
+            if spec.symmetric_links:
+                new = self._with_workstation(new, to, links={**new.workstation(to).links, ws: bits})
+                touched.append(to)
+        for name in touched:
+            for cmd in shaping.change_commands(new, name, self.ips):
+                self.exec(name, ["tc", *cmd]).check(f"tc on {name}")
+        self._replace_spec(new)
+
+    # -- reading back what the kernel enforces ------------------------------------------
+    def cgroup_file(self, ws: str, controller: str, filename: str) -> Path:
+        return CGROUP_ROOT / controller / "docker" / self.container_id(ws) / filename
+
+    def cpu_limits(self, ws: str) -> dict[str, object]:
+        """The quota, period and cpuset as the host's cgroup files hold them."""
+        read = lambda ctl, f: self.cgroup_file(ws, ctl, f).read_text().strip()  # noqa: E731
+        quota, period = int(read("cpu", "cpu.cfs_quota_us")), int(read("cpu", "cpu.cfs_period_us"))
+        return {"quota_us": quota, "period_us": period, "cores": quota / period, "cpuset": read("cpuset", "cpuset.cpus")}
+
+    def cpu_usage_ns(self, ws: str) -> int:
+        return int(self.cgroup_file(ws, "cpuacct", "cpuacct.usage").read_text())
+
+    def tc_show(self, ws: str, what: str = "class") -> str:
+        return self.exec(ws, ["tc", what, "show", "dev", shaping.DEV]).check("tc show").stdout
+
+
+@contextlib.contextmanager
+def cluster(spec: ClusterSpec, *, progress: Progress = _quiet) -> Iterator[Cluster]:
+    """Bring a cluster up for the block and always take it down."""
+    c = Cluster.up(spec, progress=progress)
+    try:
+        yield c
+    finally:
+        c.down()

@@ -1,0 +1,167 @@
+"""Running commands on workstations: one small interface, Docker exec and SSH behind it.
+
+The scheduler, workloads and calibration speak to workstations only through `Control`,
+so the same code drives containers on this host today and SSH hosts later.
+"""
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Protocol, Sequence
+
+import docker
+import paramiko
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
+
+    def check(self, what: str = "command") -> "ExecResult":
+        if self.exit_code != 0:
+            tail = (self.stderr or self.stdout).strip().splitlines()[-5:]
+            raise RuntimeError(f"{what} failed with exit code {self.exit_code}: {' | '.join(tail)}")
+        return self
+
+
+@dataclass
+class RemoteProcess:
+    """A command left running on a workstation; output is collected in the background."""
+
+    argv: list[str]
+    _done: threading.Event = field(default_factory=threading.Event)
+    _out: list[str] = field(default_factory=list)
+    _err: list[str] = field(default_factory=list)
+    exit_code: int | None = None
+    pid: int | None = None  # host pid, when the backend knows it
+
+    def poll(self) -> int | None:
+        return self.exit_code if self._done.is_set() else None
+
+    def wait(self, timeout: float | None = None) -> ExecResult:
+        if not self._done.wait(timeout):
+            raise TimeoutError(f"{shlex.join(self.argv)} still running after {timeout} s")
+        return ExecResult(self.exit_code if self.exit_code is not None else -1, "".join(self._out), "".join(self._err))
+
+    def output(self) -> str:
+        return "".join(self._out)
+
+    def terminate(self) -> None:
+        if self.pid and self.poll() is None:
+            try:
+                os.kill(self.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+
+class Control(Protocol):
+    def run(self, argv: Sequence[str], *, env: dict[str, str] | None = None,
+            timeout: float | None = None) -> ExecResult: ...
+
+    def start(self, argv: Sequence[str], *, env: dict[str, str] | None = None) -> RemoteProcess: ...
+
+
+def _with_timeout(argv: Sequence[str], timeout: float | None) -> list[str]:
+    # coreutils `timeout` inside the workstation: the Docker exec API has no deadline.
+    return ["timeout", "--kill-after=5", f"{timeout:g}", *argv] if timeout else list(argv)
+
+
+class DockerControl:
+    """docker exec into one container."""
+
+    def __init__(self, client: docker.DockerClient, container_id: str):
+        self.api = client.api
+        self.container_id = container_id
+
+    def run(self, argv: Sequence[str], *, env: dict[str, str] | None = None,
+            timeout: float | None = None) -> ExecResult:
+        exec_id = self.api.exec_create(self.container_id, _with_timeout(argv, timeout), environment=env)["Id"]
+        out, err = self.api.exec_start(exec_id, demux=True)
+        code = self.api.exec_inspect(exec_id)["ExitCode"]
+        return ExecResult(code if code is not None else -1, (out or b"").decode(errors="replace"),
+                          (err or b"").decode(errors="replace"))
+
+    def start(self, argv: Sequence[str], *, env: dict[str, str] | None = None) -> RemoteProcess:
+        proc = RemoteProcess(list(argv))
+        exec_id = self.api.exec_create(self.container_id, list(argv), environment=env)["Id"]
+        stream = self.api.exec_start(exec_id, stream=True, demux=True)
+
+        def pump() -> None:
+            try:
+                for out, err in stream:
+                    if out:
+                        proc._out.append(out.decode(errors="replace"))
+                    if err:
+                        proc._err.append(err.decode(errors="replace"))
+            finally:
+                for _ in range(50):  # the exit code lands a moment after the stream ends
+                    info = self.api.exec_inspect(exec_id)
+                    if not info["Running"]:
+                        break
+                    time.sleep(0.02)
+                proc.exit_code = info["ExitCode"] if info["ExitCode"] is not None else -1
+                proc._done.set()
+
+        threading.Thread(target=pump, daemon=True).start()
+        for _ in range(100):
+            info = self.api.exec_inspect(exec_id)
+            if info.get("Pid") or not info["Running"]:
+                proc.pid = info.get("Pid") or None
+                break
+            time.sleep(0.01)
+        return proc
+
+
+class SshControl:
+    """SSH (paramiko) to a workstation: the backend for real hosts, and the readiness probe here."""
+
+    def __init__(self, host: str, key_path: str, *, user: str = "root", port: int = 22, connect_timeout: float = 5):
+        self.host, self.user, self.port = host, user, port
+        self.key = paramiko.Ed25519Key.from_private_key_file(key_path)
+        self.connect_timeout = connect_timeout
+        self._client: paramiko.SSHClient | None = None
+
+    def _connect(self) -> paramiko.SSHClient:
+        if self._client is None:
+            client = paramiko.SSHClient()
+            client.set_missing_host_key_policy(paramiko.AutoAddPolicy())  # host keys are per container
+            client.connect(self.host, port=self.port, username=self.user, pkey=self.key,
+                           timeout=self.connect_timeout, banner_timeout=self.connect_timeout,
+                           auth_timeout=self.connect_timeout, allow_agent=False, look_for_keys=False)
+            self._client = client
+        return self._client
+
+    def run(self, argv: Sequence[str], *, env: dict[str, str] | None = None,
+            timeout: float | None = None) -> ExecResult:
+        prefix = ["env", *[f"{k}={v}" for k, v in (env or {}).items()]] if env else []
+        _stdin, stdout, stderr = self._connect().exec_command(shlex.join(_with_timeout([*prefix, *argv], timeout)))
+        out, err = stdout.read().decode(errors="replace"), stderr.read().decode(errors="replace")
+        return ExecResult(stdout.channel.recv_exit_status(), out, err)
+
+    def start(self, argv: Sequence[str], *, env: dict[str, str] | None = None) -> RemoteProcess:
+        proc = RemoteProcess(list(argv))
+
+        def work() -> None:
+            result = self.run(argv, env=env)
+            proc._out.append(result.stdout)
+            proc._err.append(result.stderr)
+            proc.exit_code = result.exit_code
+            proc._done.set()
+
+        threading.Thread(target=work, daemon=True).start()
+        return proc
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None

@@ -1,0 +1,176 @@
+"""The Docker backend: one bridge network and one pinned, capped container per workstation.
+
+This module does I/O and holds no policy: the spec, placement and shaping it is handed
+are decided elsewhere. Everything it creates carries the `nowlab.cluster` label, and
+removal always goes by that label, never by name matching.
+"""
+from __future__ import annotations
+
+import ipaddress
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Iterable
+
+import docker
+import docker.errors
+from docker.types import IPAMConfig, IPAMPool
+
+from testbed import shaping
+from testbed.spec import ClusterSpec, cfs_quota_us
+from testbed.sshkeys import KEY_NAME
+
+LABEL = "nowlab.cluster"
+WS_LABEL = "nowlab.workstation"
+WORKLOADS_DIR = Path(__file__).resolve().parent.parent / "workloads"
+# Subnets for cluster networks come from this block, /24 each, skipping any in use.
+SUBNET_POOL = ipaddress.ip_network("172.28.0.0/14")
+
+
+def client() -> docker.DockerClient:
+    try:
+        c = docker.from_env(timeout=120)
+        c.ping()
+    except docker.errors.DockerException as exc:
+        raise RuntimeError(f"the Docker engine does not answer ({exc}); run scripts/bootstrap.sh") from None
+    return c
+
+
+def network_name(cluster: str) -> str:
+    return f"nowlab-{cluster}"
+
+
+def container_name(cluster: str, ws: str) -> str:
+    return f"nowlab-{cluster}-{ws}"
+
+
+def _used_subnets(c: docker.DockerClient) -> list[ipaddress.IPv4Network]:
+    used = []
+    for net in c.api.networks():
+        for cfg in (net.get("IPAM") or {}).get("Config") or []:
+            if cfg.get("Subnet") and ":" not in cfg["Subnet"]:
+                used.append(ipaddress.ip_network(cfg["Subnet"]))
+    return used
+
+
+def create_network(c: docker.DockerClient, cluster: str, size: int) -> tuple[str, ipaddress.IPv4Network]:
+    """A private bridge with a subnet of our choosing, so workstation IPs are known before start."""
+    prefix = 24 if size <= 250 else 22
+    tried = 0
+    for subnet in SUBNET_POOL.subnets(new_prefix=prefix):
+        if any(subnet.overlaps(u) for u in _used_subnets(c)):
+            continue
+        ipam = IPAMConfig(pool_configs=[IPAMPool(subnet=str(subnet), gateway=str(subnet[1]))])
+        try:
+            net = c.networks.create(network_name(cluster), driver="bridge", ipam=ipam, labels={LABEL: cluster},
+                                    check_duplicate=True)
+        except docker.errors.APIError as exc:
+            # Another cluster took the subnet between our look and our create: try the next.
+            tried += 1
+            if "overlap" in str(exc).lower() and tried < 20:
+                continue
+            raise
+        return net.id, subnet
+    raise RuntimeError("no free /24 left in 172.28.0.0/14 for a cluster network")
+
+
+def addresses(spec: ClusterSpec, subnet: ipaddress.IPv4Network) -> dict[str, str]:
+    hosts = list(subnet.hosts())
+    return {name: str(hosts[i + 1]) for i, name in enumerate(spec.names)}  # hosts[0] is the gateway
+
+
+def container_config(spec: ClusterSpec, ws: str, *, image: str, ips: dict[str, str], core: int,
+                     key_dir: Path) -> dict:
+    """The Docker parameters of one workstation, as plain data (tested without Docker)."""
+    share = spec.cpu(ws)
+    period = spec.cfs_period_us(ws)
+    return {
+        "image": image,
+        "name": container_name(spec.name, ws),
+        "hostname": ws,
+        "labels": {LABEL: spec.name, WS_LABEL: ws},
+        "environment": {"NOWLAB_TC": shaping.as_script(shaping.setup_commands(spec, ws, ips)),
+                        "NOWLAB_WORKSTATION": ws, "NOWLAB_CLUSTER": spec.name},
+        "ip": ips[ws],
+        "cpu_period": period,
+        "cpu_quota": cfs_quota_us(share, period),
+        "cpuset_cpus": str(core),
+        "cap_add": ["NET_ADMIN"],
+        "binds": {str(key_dir / KEY_NAME): {"bind": f"/run/secrets/{KEY_NAME}", "mode": "ro"},
+                  str(key_dir / f"{KEY_NAME}.pub"): {"bind": f"/run/secrets/{KEY_NAME}.pub", "mode": "ro"},
+                  str(WORKLOADS_DIR): {"bind": "/opt/nowlab/workloads", "mode": "ro"}},
+        "extra_hosts": {n: ip for n, ip in ips.items()},
+    }
+
+
+def create_container(c: docker.DockerClient, network: str, cfg: dict) -> str:
+    api = c.api
+    host_config = api.create_host_config(
+        cpu_period=cfg["cpu_period"], cpu_quota=cfg["cpu_quota"], cpuset_cpus=cfg["cpuset_cpus"],
+        cap_add=cfg["cap_add"], privileged=False, binds=cfg["binds"], network_mode=network,
+        extra_hosts=cfg["extra_hosts"], init=True)
+    networking = api.create_networking_config({network: api.create_endpoint_config(ipv4_address=cfg["ip"])})
+    created = api.create_container(cfg["image"], name=cfg["name"], hostname=cfg["hostname"], labels=cfg["labels"],
+                                   environment=cfg["environment"], host_config=host_config,
+                                   networking_config=networking, detach=True)
+    return created["Id"]
+
+
+def start(c: docker.DockerClient, container_id: str) -> None:
+    c.api.start(container_id)
+
+
+def update_cpu(c: docker.DockerClient, container_id: str, share: float, period_us: int) -> None:
+    c.api.update_container(container_id, cpu_period=period_us, cpu_quota=cfs_quota_us(share, period_us))
+
+
+def labelled(c: docker.DockerClient, cluster: str | None = None) -> dict[str, list[str]]:
+    """Ids of everything carrying the nowlab label (of one cluster, or of all)."""
+    flt = {"label": f"{LABEL}={cluster}" if cluster else LABEL}
+    return {
+        "containers": [x["Id"] for x in c.api.containers(all=True, filters=flt)],
+        "networks": [x["Id"] for x in c.api.networks(filters=flt)],
+        "volumes": [v["Name"] for v in (c.api.volumes(filters=flt).get("Volumes") or [])],
+    }
+
+
+def remove(c: docker.DockerClient, cluster: str | None = None) -> dict[str, int]:
+    """Remove every labelled container, network and volume (of one cluster, or all). Idempotent."""
+    found = labelled(c, cluster)
+
+    def rm_container(cid: str) -> None:
+        try:
+            c.api.remove_container(cid, force=True, v=True)
+        except docker.errors.NotFound:
+            pass
+
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        list(pool.map(rm_container, found["containers"]))
+    for nid in found["networks"]:
+        try:
+            c.api.remove_network(nid)
+        except docker.errors.NotFound:
+            pass
+    for vol in found["volumes"]:
+        try:
+            c.api.remove_volume(vol, force=True)
+        except docker.errors.NotFound:
+            pass
+    return {k: len(v) for k, v in found.items()}
+
+
+def cluster_names(c: docker.DockerClient) -> list[str]:
+    names: set[str] = set()
+    for x in c.api.containers(all=True, filters={"label": LABEL}):
+        names.add(x["Labels"][LABEL])
+    for x in c.api.networks(filters={"label": LABEL}):
+        names.add(x["Labels"][LABEL])
+    return sorted(names)
+
+
+def host_cores(c: docker.DockerClient) -> list[int]:
+    return list(range(int(c.info()["NCPU"])))
+
+
+def parallel(fn, items: Iterable, workers: int = 16) -> list:
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(fn, items))

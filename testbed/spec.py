@@ -1,0 +1,272 @@
+"""The cluster spec: what workstations exist, how fast they are, and how their links are shaped.
+
+A spec is a description only. It is validated here, rendered to Docker parameters, tc
+commands and Compose files elsewhere, and never starts anything by itself.
+"""
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from testbed.units import RateError, format_rate, parse_rate
+
+HOSTNAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
+CLUSTER_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,30}$")
+DEFAULT_EGRESS = 1_000_000_000  # 1 Gbit/s: an unshaped Gigabit Ethernet NOW
+
+
+class SpecError(ValueError):
+    """A spec that can't be used; the message is one line and names the field."""
+
+
+def _rate(value: Any) -> int:
+    try:
+        return parse_rate(value)
+    except RateError as exc:
+        raise ValueError(str(exc)) from None
+
+
+class _Strict(BaseModel):
+    # Misspelled options are errors, not silently ignored keys.
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Defaults(_Strict):
+    cpu: float = Field(0.25, description="CPU share in cores of a workstation with none given")
+    egress: int = Field(DEFAULT_EGRESS, description="egress bandwidth, bit/s")
+    cfs_period_us: int | None = Field(None, description="CFS period in µs; None picks it from the share")
+
+    _egress = field_validator("egress", mode="before")(lambda v: _rate(v))
+
+    @field_validator("cpu")
+    @classmethod
+    def _positive_cpu(cls, v: float) -> float:
+        if v <= 0:
+            raise ValueError(f"must be > 0 cores, got {v}")
+        return v
+
+    @field_validator("cfs_period_us")
+    @classmethod
+    def _period(cls, v: int | None) -> int | None:
+        if v is not None and not 1_000 <= v <= 1_000_000:
+            raise ValueError(f"must be between 1000 and 1000000 µs, got {v}")
+        return v
+
+
+class WorkstationSpec(_Strict):
+    name: str
+    cpu: float | None = Field(None, description="CPU share in cores; overrides the speed class")
+    speed_class: str | None = Field(None, alias="class", description="name of a speed class")
+    egress: int | None = Field(None, description="egress bandwidth, bit/s")
+    links: dict[str, int] = Field(default_factory=dict, description="per-peer bandwidth, bit/s")
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @field_validator("name")
+    @classmethod
+    def _hostname(cls, v: str) -> str:
+        if not HOSTNAME.match(v):
+            raise ValueError(f"{v!r} is not a valid hostname (lowercase letters, digits and '-', max 63)")
+        return v
+
+    @field_validator("cpu")
+    @classmethod
+    def _positive(cls, v: float | None) -> float | None:
+        if v is not None and v <= 0:
+            raise ValueError(f"must be > 0 cores, got {v}")
+        if v is not None and v > 1:
+            raise ValueError(f"a workstation is pinned to one core, so at most 1.0 core, got {v}")
+        return v
+
+    @field_validator("egress", mode="before")
+    @classmethod
+    def _egress(cls, v: Any) -> int | None:
+        return None if v is None else _rate(v)
+
+    @field_validator("links", mode="before")
+    @classmethod
+    def _links(cls, v: Any) -> dict[str, int]:
+        if not isinstance(v, dict):
+            raise ValueError("must be a table of peer = rate")
+        out = {}
+        for peer, rate in v.items():
+            try:
+                out[peer] = parse_rate(rate)
+            except RateError as exc:
+                raise ValueError(f"{peer}: {exc}") from None
+        return out
+
+
+class ClusterSpec(_Strict):
+    """A cluster of emulated workstations. Rates are bit/s, CPU shares are cores."""
+
+    name: str = "nowlab"
+    defaults: Defaults = Field(default_factory=Defaults)
+    classes: dict[str, float] = Field(default_factory=dict, description="speed classes: name -> cores")
+    workstations: list[WorkstationSpec] = Field(alias="workstation", min_length=1)
+    symmetric_links: bool = Field(True, description="a per-link rate applies both ways unless the peer sets its own")
+    oversubscribe: bool = Field(False, description="warn instead of refusing caps above 90% of a core")
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @field_validator("name")
+    @classmethod
+    def _cluster_name(cls, v: str) -> str:
+        if not CLUSTER_NAME.match(v):
+            raise ValueError(f"{v!r} is not a valid cluster name (lowercase letters, digits, '-', max 31)")
+        return v
+
+    @field_validator("classes")
+    @classmethod
+    def _classes(cls, v: dict[str, float]) -> dict[str, float]:
+        for name, cores in v.items():
+            if cores <= 0 or cores > 1:
+                raise ValueError(f"{name}: a speed must be in (0, 1] cores, got {cores}")
+        return v
+
+    @model_validator(mode="after")
+    def _cross_checks(self) -> "ClusterSpec":
+        seen: set[str] = set()
+        for i, ws in enumerate(self.workstations):
+            if ws.name in seen:
+                raise ValueError(f"workstation[{i}].name: duplicate name {ws.name!r}")
+            seen.add(ws.name)
+            if ws.speed_class is not None and ws.speed_class not in self.classes:
+                known = ", ".join(sorted(self.classes)) or "none defined"
+                raise ValueError(f"workstation[{i}].class: unknown speed class {ws.speed_class!r} (known: {known})")
+        for i, ws in enumerate(self.workstations):
+            for peer in ws.links:
+                if peer not in seen:
+                    raise ValueError(f"workstation[{i}].links.{peer}: unknown peer {peer!r}")
+                if peer == ws.name:
+                    raise ValueError(f"workstation[{i}].links.{peer}: a link to itself")
+        return self
+
+    # -- derived views -------------------------------------------------------------------
+    @property
+    def names(self) -> list[str]:
+        return [ws.name for ws in self.workstations]
+
+    def workstation(self, name: str) -> WorkstationSpec:
+        for ws in self.workstations:
+            if ws.name == name:
+                return ws
+        raise KeyError(f"no workstation named {name!r} (known: {', '.join(self.names)})")
+
+    def cpu(self, name: str) -> float:
+        ws = self.workstation(name)
+        if ws.cpu is not None:
+            return ws.cpu
+        if ws.speed_class is not None:
+            return self.classes[ws.speed_class]
+        return self.defaults.cpu
+
+    def egress(self, name: str) -> int:
+        ws = self.workstation(name)
+        return ws.egress if ws.egress is not None else self.defaults.egress
+
+    def link_rates(self, name: str) -> dict[str, int]:
+        """Per-peer caps on this workstation's egress, after symmetry is applied."""
+        own = dict(self.workstation(name).links)
+        if self.symmetric_links:
+            for other in self.workstations:
+                if name in other.links and other.name not in own:
+                    own[other.name] = other.links[name]
+        return own
+
+    def link_rate(self, src: str, dst: str) -> int:
+        """What src can send to dst: the smaller of its egress and any per-link cap."""
+        return min(self.egress(src), self.link_rates(src).get(dst, self.egress(src)))
+
+    def cfs_period_us(self, name: str) -> int:
+        return cfs_period_us(self.cpu(name), self.defaults.cfs_period_us)
+
+    def describe(self) -> list[dict[str, Any]]:
+        return [{"name": n, "cpu": self.cpu(n), "egress": format_rate(self.egress(n)),
+                 "links": {p: format_rate(r) for p, r in self.link_rates(n).items()}} for n in self.names]
+
+    def with_name(self, name: str) -> "ClusterSpec":
+        return self.model_copy(update={"name": ClusterSpec._cluster_name(name)})
+
+
+# The kernel refuses a CFS quota below 1 ms, so a share s needs a period of at least 1 ms/s.
+MIN_QUOTA_US = 1_000
+# 10 ms: at 0.1 core a rank is throttled for at most 9 ms at a time instead of 90 ms with
+# Docker's default 100 ms, which keeps MPI latency from being quantised by the throttle
+# (measured in benchmarks/bench_cfs_period.py; see docs/cpu.md).
+DEFAULT_CFS_PERIOD_US = 10_000
+
+
+def cfs_period_us(share: float, requested: int | None = None) -> int:
+    """The CFS period for a share: the requested or default one, raised so the quota is >= 1 ms."""
+    period = requested if requested is not None else DEFAULT_CFS_PERIOD_US
+    return max(period, int(-(-MIN_QUOTA_US // share)) if share < 1 else period)
+
+
+def cfs_quota_us(share: float, period_us: int) -> int:
+    return max(MIN_QUOTA_US, int(round(share * period_us)))
+
+
+def _expand(raw: dict[str, Any]) -> dict[str, Any]:
+    """`count = n` on a workstation table expands it to name1..nameN (handy for big clusters)."""
+    items = raw.get("workstation")
+    if not isinstance(items, list):
+        return raw
+    expanded = []
+    for i, item in enumerate(items):
+        if isinstance(item, dict) and "count" in item:
+            count = item["count"]
+            if not isinstance(count, int) or count < 1:
+                raise SpecError(f"workstation[{i}].count: must be a whole number >= 1, got {count!r}")
+            base = {k: v for k, v in item.items() if k != "count"}
+            expanded.extend({**base, "name": f"{base.get('name', 'ws')}{j}"} for j in range(1, count + 1))
+        else:
+            expanded.append(item)
+    return {**raw, "workstation": expanded}
+
+
+def _field_path(loc: tuple[Any, ...]) -> str:
+    parts: list[str] = []
+    for part in loc:
+        if isinstance(part, int):
+            parts[-1] = f"{parts[-1]}[{part}]" if parts else f"[{part}]"
+        else:
+            parts.append(str(part))
+    return ".".join(parts)
+
+
+def from_dict(raw: dict[str, Any]) -> ClusterSpec:
+    """Validate a raw mapping; any problem becomes one SpecError line naming the field."""
+    try:
+        return ClusterSpec.model_validate(_expand(raw))
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        msg = str(err["msg"]).removeprefix("Value error, ")
+        path = _field_path(tuple(err["loc"]))
+        if msg.startswith("workstation[") or not path:
+            raise SpecError(msg) from None
+        if err["type"] == "extra_forbidden":
+            msg = "unknown option (misspelled?)"
+        elif err["type"] == "missing":
+            msg = "required"
+        raise SpecError(f"{path}: {msg}") from None
+
+
+def load(path: str | Path) -> ClusterSpec:
+    """Read a TOML spec; the cluster is named after the file unless it names itself."""
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise SpecError(f"{path}: no such spec file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(f"{path}: not valid TOML ({exc})") from None
+    raw.setdefault("name", re.sub(r"[^a-z0-9-]", "-", path.stem.lower())[:31])
+    try:
+        return from_dict(raw)
+    except SpecError as exc:
+        raise SpecError(f"{path.name}: {exc}") from None
