@@ -16,6 +16,7 @@ from typing import Any
 JOB_TYPES = frozenset({"hello", "ack", "released", "restored", "done", "error"})
 CONTROLLER_TYPES = frozenset({"preempt", "partition"})
 MAX_LINE_BYTES = 1 << 20
+RESULT_PREFIX = "NOWLAB_RESULT "  # the coordinator's final stdout line: this prefix, then JSON
 
 
 class ProtocolError(ValueError):

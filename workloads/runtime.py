@@ -34,10 +34,10 @@ from workloads import checkpoint, polite
 from workloads.checkpoint import LocalState
 from workloads.control import ControlClient, control_address
 from workloads.plan import resize_kind
+from workloads.protocol import RESULT_PREFIX
 from workloads.redistribute import redistribute
 
 PARTITION_TIMEOUT_S = 600.0
-RESULT_PREFIX = "NOWLAB_RESULT "
 
 
 @dataclass

@@ -1,0 +1,92 @@
+"""How the host starts an MPI job: anything with mpirun_popen(hosts, argv, env).
+
+The testbed's Cluster provides it for Docker (and later SSH) workstations.
+LocalLauncher runs the same programs with the host's own Open MPI, all ranks on
+this machine, for development and benchmarks without containers; the logical
+host names still select the per-host checkpoint directories.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol, Sequence
+
+
+class Handle(Protocol):
+    def poll(self) -> int | None: ...
+    def wait(self, timeout: float | None = None) -> object: ...
+    def output(self) -> str: ...
+
+
+class Launcher(Protocol):
+    def mpirun_popen(self, hosts: Sequence[str], argv: Sequence[str],
+                     env: dict[str, str] | None = None) -> Handle: ...
+
+
+@dataclass(frozen=True)
+class LocalResult:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+@dataclass
+class LocalHandle:
+    process: subprocess.Popen
+    _out: list[str] = field(default_factory=list)
+    _err: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._threads = [threading.Thread(target=self._pump, args=(self.process.stdout, self._out), daemon=True),
+                         threading.Thread(target=self._pump, args=(self.process.stderr, self._err), daemon=True)]
+        for t in self._threads:
+            t.start()
+
+    @staticmethod
+    def _pump(stream, sink: list[str]) -> None:
+        for line in stream:
+            sink.append(line)
+
+    def poll(self) -> int | None:
+        return self.process.poll()
+
+    def wait(self, timeout: float | None = None) -> LocalResult:
+        try:
+            code = self.process.wait(timeout)
+        except subprocess.TimeoutExpired as exc:
+            raise TimeoutError(f"local mpiexec still running after {timeout} s") from exc
+        for t in self._threads:
+            t.join(timeout=5)
+        return LocalResult(code, "".join(self._out), "".join(self._err))
+
+    def output(self) -> str:
+        return "".join(self._out)
+
+    def terminate(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+
+
+@dataclass
+class LocalLauncher:
+    """Host Open MPI, one process per logical host, all on this machine."""
+
+    repo_root: Path = Path(__file__).resolve().parent.parent
+    mpiexec: str = "mpiexec"
+    python: str = "/usr/bin/python3"
+    controller_address: str = "127.0.0.1"
+
+    def mpirun_popen(self, hosts: Sequence[str], argv: Sequence[str],
+                     env: dict[str, str] | None = None) -> LocalHandle:
+        argv = list(argv)
+        if argv and argv[0] == "python3":
+            argv[0] = self.python
+        cmd = [self.mpiexec, "--allow-run-as-root", "--oversubscribe", "-n", str(len(hosts)),
+               "--mca", "btl", "tcp,self", *argv]
+        full_env = {**os.environ, "PYTHONPATH": str(self.repo_root), **(env or {})}
+        proc = subprocess.Popen(cmd, cwd=self.repo_root, env=full_env, text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        return LocalHandle(proc)

@@ -1,0 +1,146 @@
+"""Host side of a malleable job: launch it, resize it at safe points, record the cost.
+
+This is the scheduler's half of the §2.4 sequence for one job: send preempt,
+wait for the ack (the job is at a safe point), give the new partition, wait
+until the job has redistributed or checkpointed and released its processors,
+then relaunch it on the new partition with --resume. Each resize is recorded
+with the ack latency, the redistribution time and the bytes moved over MPI.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Sequence
+
+from workloads.controller import ControlServer, JobConnection
+from workloads.launch import Handle, Launcher
+from workloads.plan import resize_kind
+from workloads.protocol import RESULT_PREFIX
+
+
+@dataclass
+class ResizeRecord:
+    """Cost of one preemption, all times in seconds on the host clock unless noted."""
+
+    kind: str                  # loser, winner or same
+    from_hosts: list[str]
+    to_hosts: list[str]
+    iteration: int             # safe point at which the job acknowledged
+    ack_latency_s: float       # preempt sent -> ack received
+    redistribution_s: float    # MPI data movement (loser: before exit; winner: after restart), job clock
+    checkpoint_s: float        # writing blocks to local disk before exit, job clock
+    load_s: float              # reading blocks from local disk after restart, job clock
+    bytes_moved: int           # bytes sent over MPI between workstations
+    release_s: float           # ack received -> processors released (old mpiexec ended)
+    relaunch_s: float          # relaunch started -> restored report received
+    total_s: float             # preempt sent -> job running again
+
+
+@dataclass
+class JobRecord:
+    job: str
+    argv: list[str]
+    hosts_history: list[list[str]]
+    resizes: list[ResizeRecord] = field(default_factory=list)
+    result: dict[str, Any] = field(default_factory=dict)
+    wall_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def parse_result(stdout: str) -> dict[str, Any] | None:
+    """The coordinator's result line, if any."""
+    for line in stdout.splitlines():
+        if line.startswith(RESULT_PREFIX):
+            return json.loads(line[len(RESULT_PREFIX):])
+    return None
+
+
+class MalleableJob:
+    """One job driven by the host: start(), resize(hosts)..., wait()."""
+
+    def __init__(self, launcher: Launcher, server: ControlServer, job: str, program: Sequence[str],
+                 hosts: Sequence[str], control_host: str, *, env: dict[str, str] | None = None,
+                 timeout_s: float = 300.0) -> None:
+        self.launcher, self.server, self.job = launcher, server, job
+        self.program, self.hosts = list(program), list(hosts)
+        self.control = f"{control_host}:{server.port}"
+        self.env, self.timeout_s = env, timeout_s
+        self.record = JobRecord(job, self.program, [list(hosts)])
+        self._handle: Handle | None = None
+        self._conn: JobConnection | None = None
+        self._done: dict[str, Any] | None = None
+        self._t0 = 0.0
+
+    def argv(self, hosts: Sequence[str], resume: bool) -> list[str]:
+        return [*self.program, "--job", self.job, "--hosts", ",".join(hosts), "--control", self.control,
+                *(["--resume"] if resume else [])]
+
+    def _launch(self, hosts: Sequence[str], resume: bool) -> None:
+        self._handle = self.launcher.mpirun_popen(list(hosts), self.argv(hosts, resume), self.env)
+        try:
+            self._conn = self.server.connection(self.job, self.timeout_s)
+        except TimeoutError:
+            self._fail_with_output("did not connect")
+
+    def _fail_with_output(self, what: str) -> None:
+        out = ""
+        if self._handle is not None and self._handle.poll() is not None:
+            res = self._handle.wait(1)
+            out = f" stdout={res.stdout[-2000:]!r} stderr={res.stderr[-2000:]!r}"
+        raise RuntimeError(f"job {self.job} {what}.{out}")
+
+    def start(self) -> "MalleableJob":
+        self._t0 = time.monotonic()
+        self._launch(self.hosts, resume=False)
+        return self
+
+    def resize(self, new_hosts: Sequence[str]) -> ResizeRecord | None:
+        """Preempt at the next safe point and continue on new_hosts; None if the job finished first."""
+        new_hosts = list(new_hosts)
+        kind = resize_kind(self.hosts, new_hosts)
+        conn = self._conn
+        t_req = conn.send({"type": "preempt"})
+        reply = conn.expect(("ack", "done"), self.timeout_s)
+        if reply.message["type"] == "done":
+            self._done = reply.message
+            return None
+        t_ack = reply.at
+        conn.send({"type": "partition", "hosts": new_hosts})
+        released = conn.expect("released", self.timeout_s).message
+        restored: dict[str, Any] = {}
+        t_released = t_relaunch = t_running = time.monotonic()
+        if kind != "same":
+            result = self._handle.wait(self.timeout_s)
+            if result.exit_code != 0:
+                raise RuntimeError(f"job {self.job} exited {result.exit_code} on release: {result.stderr[-2000:]}")
+            conn.close()
+            t_released = t_relaunch = time.monotonic()
+            self._launch(new_hosts, resume=True)
+            restored_msg = self._conn.expect("restored", self.timeout_s)
+            restored, t_running = restored_msg.message, restored_msg.at
+        record = ResizeRecord(
+            kind=kind, from_hosts=self.hosts, to_hosts=new_hosts, iteration=int(reply.message["iteration"]),
+            ack_latency_s=t_ack - t_req,
+            redistribution_s=float(released.get("redistribution_s", 0.0)) + float(restored.get("redistribution_s", 0.0)),
+            checkpoint_s=float(released.get("checkpoint_s", 0.0)), load_s=float(restored.get("load_s", 0.0)),
+            bytes_moved=int(released.get("bytes_moved", 0)) + int(restored.get("bytes_moved", 0)),
+            release_s=t_released - t_ack, relaunch_s=t_running - t_relaunch, total_s=t_running - t_req)
+        self.hosts = new_hosts
+        self.record.hosts_history.append(new_hosts)
+        self.record.resizes.append(record)
+        return record
+
+    def wait(self) -> JobRecord:
+        """Run to completion; the result is the coordinator's final report."""
+        if self._done is None:
+            self._done = self._conn.expect("done", self.timeout_s).message
+        result = self._handle.wait(self.timeout_s)
+        if result.exit_code != 0:
+            raise RuntimeError(f"job {self.job} exited {result.exit_code}: {result.stderr[-2000:]}")
+        self._conn.close()
+        self.record.result = parse_result(result.stdout) or self._done
+        self.record.wall_s = time.monotonic() - self._t0
+        return self.record
