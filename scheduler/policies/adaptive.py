@@ -9,15 +9,17 @@ distribution : greedy (each job its target, in queue order), or DIF
 
 "waiting" counts the queue when the round starts (the newcomer included),
 "running" the jobs holding processors; the target is fixed for the round.
-ASP/AP1/AEP: each job in turn gets min(target, pmax, free left), so the
-job that meets fewer free processors than its target still starts on what
-is left (A&S footnote 1); and if the queue runs out first, its last job
-takes all that is left, capped at pmax (so ASP divides the free processors
-"as equally as possible"). The SDF family has no such rule: SDF-Max1 must
-keep every partition at 1.
-DIF keeps greedy's choice of *which* jobs start and *how many processors*
-are handed out in all, then redistributes them: one each, and each further
-processor to the job with the largest T(p) - T(p+1), up to pmax (ties: the
+Each job in queue order gets min(target, pmax, free left) while processors
+remain, so the last job activated takes what is left even when that is less
+than its target (A&S footnote 1). Choice: AP1 and AEP never give a job more
+than the target (that is what makes AEP conservative); ASP, whose target is
+a share of the free processors, gives the remainder of that division to the
+queue's last job (capped at pmax), so it divides all free processors "as
+equally as possible" and an arrival to an empty queue gets min(pmax, free).
+The SDF family activates jobs with min(pmax, [k,] free) each; SDF-Max k caps
+every partition at k. DIF keeps greedy's choice of *which* jobs start, gives
+each one processor, then hands out the remaining free processors one at a
+time to the job with the largest T(p) - T(p+1), up to pmax (ties: the
 earlier in queue order). Rounds run at arrivals and completions only.
 """
 from __future__ import annotations
@@ -62,9 +64,8 @@ def greedy(queue, target: int, free: int, last_takes_rest: bool) -> list[tuple[J
     return chosen
 
 
-def dif(chosen: list[tuple[JobView, int]]) -> list[tuple[JobView, int]]:
-    """Same jobs, same total, sizes redistributed by the largest marginal gain."""
-    total = sum(n for _, n in chosen)
+def dif(chosen: list[tuple[JobView, int]], total: int) -> list[tuple[JobView, int]]:
+    """Same jobs, `total` processors given out by the largest marginal gain."""
     sizes = [1] * len(chosen)
     left = total - len(chosen)
     heap = []
@@ -89,7 +90,7 @@ class Adaptive(Policy):
     """One member of the family; see the module docstring for the rules."""
 
     def __init__(self, name: str, target: Target | int | None, *, sdf: bool, use_dif: bool,
-                 last_takes_rest: bool = True) -> None:
+                 last_takes_rest: bool) -> None:
         self.name = name
         self._target = target
         self._sdf = sdf
@@ -118,7 +119,7 @@ class Adaptive(Policy):
         free = len(snap.free)
         chosen = greedy(snap.queue, target, free, self._last_takes_rest)
         if self._dif and chosen:
-            chosen = dif(chosen)
+            chosen = dif(chosen, free)
         ids = set(snap.free)
         return [Start(job.id, take(ids, n)) for job, n in chosen]
 
@@ -127,9 +128,10 @@ def family() -> list[Adaptive]:
     """The 12 adaptive rules and SDF variants named as in A&S (and Table 2)."""
     rules: list[Adaptive] = []
     for base, target in (("ASP", asp_target), ("AP1", ap1_target), ("AEP", aep_target)):
-        rules.append(Adaptive(base, target, sdf=False, use_dif=False))
-        rules.append(Adaptive(f"{base}(1)", target, sdf=True, use_dif=False))
-        rules.append(Adaptive(f"{base}(2)", target, sdf=True, use_dif=True))
+        rest = base == "ASP"
+        rules.append(Adaptive(base, target, sdf=False, use_dif=False, last_takes_rest=rest))
+        rules.append(Adaptive(f"{base}(1)", target, sdf=True, use_dif=False, last_takes_rest=rest))
+        rules.append(Adaptive(f"{base}(2)", target, sdf=True, use_dif=True, last_takes_rest=rest))
     rules.append(Adaptive("SDF", None, sdf=True, use_dif=False, last_takes_rest=False))
     for k in (1, 2, 6):
         rules.append(Adaptive(f"SDF-MAX{k}", k, sdf=True, use_dif=False, last_takes_rest=False))
