@@ -52,7 +52,9 @@ class SevcikModel:
             raise ValueError(f"Sevcik model needs W > 0, alpha >= 0, beta >= 0; got "
                              f"W={self.W}, alpha={self.alpha}, beta={self.beta}")
         if self.pmax is None and self.beta > 0:
-            object.__setattr__(self, "pmax", max(1, math.ceil(math.sqrt(self.W / self.beta))))
+            ratio = self.W / self.beta
+            if ratio < 2.0**62:  # otherwise as good as unlimited (and sqrt(inf) has no ceil)
+                object.__setattr__(self, "pmax", max(1, math.ceil(math.sqrt(ratio))))
         if self.pmax is not None and self.pmax < 1:
             raise ValueError(f"pmax must be >= 1, got {self.pmax}")
 
