@@ -121,23 +121,27 @@ def _aep_beats_asp_ap1(cells: pd.DataFrame, th: Thresholds) -> Claim:
     statement = "AEP has lower response time than ASP and AP1 in almost all cases (§6.2)"
     if not _have(cells, "AEP", "ASP", "AP1"):
         return _no_data("aep_beats", statement, "AEP", "ASP", "AP1")
-    wins, total, losses = 0, 0, []
+    wins, total, losses, all_saturated = 0, 0, [], []
     for wk in sorted(set(cells.workload)):
         for load in sorted(set(cells.load)):
             r = {p: cell(cells, wk, load, p) for p in ("AEP", "ASP", "AP1")}
             if any(v is None for v in r.values()):
                 continue
-            total += 1
             aep = math.inf if r["AEP"].saturated else r["AEP"].response_ks
             other = min(math.inf if r[p].saturated else r[p].response_ks for p in ("ASP", "AP1"))
-            if aep < other or (math.isinf(other) and not math.isinf(aep)):
+            if math.isinf(aep) and math.isinf(other):
+                all_saturated.append(f"{wk} {_pct(load)}")
+                continue  # no finite response to compare
+            total += 1
+            if aep < other:
                 wins += 1
             else:
                 losses.append(f"{wk} {_pct(load)} ({aep / other:.2f}x)")
     share = wins / total if total else math.nan
     verdict = "reproduced" if share >= th.almost_all else "not reproduced"
     answer = (f"AEP lowest in {wins}/{total} cells ({share:.0%}; threshold {th.almost_all:.0%})"
-              + (f"; not in: {', '.join(losses)}" if losses else ""))
+              + (f"; not in: {', '.join(losses)}" if losses else "")
+              + (f"; all three saturated (not counted): {', '.join(all_saturated)}" if all_saturated else ""))
     return Claim("aep_beats", statement, share, "share of cells where AEP < min(ASP, AP1)", answer, verdict)
 
 
@@ -147,7 +151,7 @@ def _sdf_helps_adaptive(cells: pd.DataFrame, th: Thresholds) -> Claim:
     pairs = (("ASP", "ASP(1)"), ("AP1", "AP1(1)"), ("AEP", "AEP(1)"))
     if not _have(cells, *(p for pair in pairs for p in pair)):
         return _no_data("sdf_helps", statement, *(p for pair in pairs for p in pair))
-    ratios = []
+    ratios, both_saturated = [], 0
     for wk in sorted(set(cells.workload)):
         for load in th.high_loads:
             for base, sdf in pairs:
@@ -156,7 +160,10 @@ def _sdf_helps_adaptive(cells: pd.DataFrame, th: Thresholds) -> Claim:
                     continue
                 ra = math.inf if a.saturated else a.response_ks
                 rb = math.inf if b.saturated else b.response_ks
-                ratios.append(rb / ra if math.isfinite(ra) else (0.0 if math.isfinite(rb) else math.nan))
+                if math.isinf(ra) and math.isinf(rb):
+                    both_saturated += 1  # nothing to compare
+                    continue
+                ratios.append(rb / ra if math.isfinite(ra) else 0.0)
     lower = sum(1 for x in ratios if x < 1)
     share = lower / len(ratios) if ratios else math.nan
     finite = [x for x in ratios if math.isfinite(x)]
@@ -165,6 +172,8 @@ def _sdf_helps_adaptive(cells: pd.DataFrame, th: Thresholds) -> Claim:
     answer = (f"R(with SDF)/R(without) < 1 in {lower}/{len(ratios)} comparisons at "
               f"{', '.join(_pct(x) for x in th.high_loads)}; ratio from {min(finite):.2f} to {max(finite):.2f}"
               if finite else "no comparable cells")
+    if both_saturated:
+        answer += f"; {both_saturated} pairs with both saturated not counted"
     return Claim("sdf_helps", statement, share, "share of high-load comparisons improved by SDF",
                  answer, verdict, {"min_ratio": min(finite) if finite else math.nan})
 
