@@ -17,6 +17,7 @@ import docker.errors
 
 CONTAINERS_DIR = Path(__file__).resolve().parent.parent / "containers"
 REPOSITORY = "nowlab/workstation"
+LATEST = f"{REPOSITORY}:latest"  # what hand-run Compose files use; moved to each new build
 BASE_REPOSITORY = "nowlab/base"
 SUITE = "bookworm"
 
@@ -90,6 +91,7 @@ def ensure_image(client: docker.DockerClient, *, force: bool = False, log=print,
     """Return the workstation image tag, building whatever is missing (or all, if forced)."""
     ref = image_ref(containers_dir)
     if not force and _exists(client, ref.image):
+        client.images.get(ref.image).tag(LATEST)
         return ref.image
     if force or not _exists(client, ref.base):
         build_base(ref.base, packages(containers_dir), log)
@@ -101,4 +103,5 @@ def ensure_image(client: docker.DockerClient, *, force: bool = False, log=print,
     except docker.errors.BuildError as exc:
         tail = "".join(str(chunk.get("stream", chunk.get("error", ""))) for chunk in exc.build_log)[-2000:]
         raise RuntimeError(f"docker build failed: {exc.msg}\n{tail}") from exc
+    client.images.get(ref.image).tag(LATEST)
     return ref.image

@@ -23,6 +23,9 @@ from testbed.units import tc_rate
 DEV = "eth0"
 ROOT = "1:1"
 DEFAULT_LEAF = "1:2"
+# Bytes a class may send per round when borrowing: ten full frames. Set explicitly because
+# HTB's rate/r2q default is far above its 200000-byte limit at these rates (and warns).
+QUANTUM = "15140"
 
 
 @dataclass(frozen=True)
@@ -57,14 +60,14 @@ def _leaf_rate(p: LinkPlan, ceil: int) -> int:
 def class_commands(p: LinkPlan, spec: ClusterSpec, verb: str, dev: str = DEV) -> list[list[str]]:
     cmds = [["class", verb, "dev", dev, "parent", "1:", "classid", ROOT, "htb",
              "rate", tc_rate(p.egress), "ceil", tc_rate(p.egress),
-             "burst", _burst(p.egress), "cburst", _burst(p.egress)]]
+             "burst", _burst(p.egress), "cburst", _burst(p.egress), "quantum", QUANTUM]]
     cmds.append(["class", verb, "dev", dev, "parent", ROOT, "classid", DEFAULT_LEAF, "htb",
                  "rate", tc_rate(_leaf_rate(p, p.egress)), "ceil", tc_rate(p.egress),
-                 "burst", _burst(p.egress), "cburst", _burst(p.egress)])
+                 "burst", _burst(p.egress), "cburst", _burst(p.egress), "quantum", QUANTUM])
     for peer, _ip, ceil in p.peers:
         cmds.append(["class", verb, "dev", dev, "parent", ROOT, "classid", classid(spec.names.index(peer)), "htb",
                      "rate", tc_rate(_leaf_rate(p, ceil)), "ceil", tc_rate(ceil),
-                     "burst", _burst(ceil), "cburst", _burst(ceil)])
+                     "burst", _burst(ceil), "cburst", _burst(ceil), "quantum", QUANTUM])
     return cmds
 
 

@@ -1,0 +1,130 @@
+"""Calibration: what each workstation and link really delivers under the caps in force.
+
+CPU: every workstation spins at once and the host reads each cgroup's cpuacct counter,
+so the share is the kernel's own accounting of CPU time given, not an estimate made in
+the guest. Links: iperf3 TCP one link at a time; the rate is counted at the link layer
+(TCP goodput scaled to whole frames, which is what HTB meters), with goodput kept alongside.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass
+from typing import Callable
+
+from testbed import state
+from testbed.cluster import Cluster
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class CpuSample:
+    workstation: str
+    requested: float  # cores
+    measured: float  # cores
+
+    @property
+    def error(self) -> float:
+        return (self.measured - self.requested) / self.requested
+
+
+@dataclass(frozen=True)
+class LinkSample:
+    src: str
+    dst: str
+    requested: int  # bit/s at the link layer
+    measured: int  # bit/s at the link layer
+    goodput: int  # bit/s of TCP payload
+
+    @property
+    def error(self) -> float:
+        return (self.measured - self.requested) / self.requested
+
+
+def _quiet(_s: str, _d: int, _n: int) -> None:
+    return None
+
+
+def measure_cpu(c: Cluster, seconds: float = 5.0, warmup: float = 1.0,
+                workstations: list[str] | None = None) -> list[CpuSample]:
+    names = workstations or c.workstations
+    total = warmup + seconds + 2
+    procs = [c.start(ws, ["timeout", f"{total:g}", "sh", "-c", "while :; do :; done"]) for ws in names]
+    try:
+        time.sleep(warmup)
+        before = {ws: c.cpu_usage_ns(ws) for ws in names}
+        t0 = time.monotonic()
+        time.sleep(seconds)
+        after = {ws: c.cpu_usage_ns(ws) for ws in names}
+        wall = time.monotonic() - t0
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            p.wait(timeout=total + 10)
+    return [CpuSample(ws, c.spec.cpu(ws), (after[ws] - before[ws]) / 1e9 / wall) for ws in names]
+
+
+# HTB meters whole frames: a full TCP segment of MTU-52 payload bytes (20 IP + 32 TCP with
+# timestamps) travels in an MTU+14 byte Ethernet frame. The interface byte counters can't be
+# used instead: with GSO they count one header per 64 KB super-packet.
+TCP_IP_HEADERS = 52
+ETHERNET_HEADER = 14
+
+
+def frame_ratio(mtu: int) -> float:
+    return (mtu + ETHERNET_HEADER) / (mtu - TCP_IP_HEADERS)
+
+
+def measure_link(c: Cluster, src: str, dst: str, seconds: float = 3.0, warmup: float = 1.0) -> LinkSample:
+    """Rate src->dst: receiver-side TCP goodput over the steady part of a stream, as frames."""
+    server = c.start(dst, ["iperf3", "-s", "-1", "-J"])
+    try:
+        for _ in range(100):  # wait for the server's listening socket
+            if c.exec(dst, ["sh", "-c", "ss -ltn | grep -q ':5201 '"]).ok:
+                break
+            time.sleep(0.05)
+        c.exec(src, ["iperf3", "-c", c.ips[dst], "-t", f"{warmup + seconds:g}"],
+               timeout=warmup + seconds + 30).check(f"iperf3 {src}->{dst}")
+        report = json.loads(server.wait(timeout=30).check(f"iperf3 server on {dst}").stdout)
+    finally:
+        if server.poll() is None:
+            server.terminate()
+    steady = [iv["sum"] for iv in report["intervals"] if iv["sum"]["start"] >= warmup - 1e-6]
+    goodput = sum(x["bytes"] for x in steady) * 8 / sum(x["seconds"] for x in steady)
+    mtu = int(c.exec(src, ["cat", "/sys/class/net/eth0/mtu"]).check("read mtu").stdout)
+    return LinkSample(src, dst, c.spec.link_rate(src, dst), int(goodput * frame_ratio(mtu)), int(goodput))
+
+
+def default_links(c: Cluster) -> list[tuple[str, str]]:
+    """A ring (every egress once) plus every declared per-link cap, each measured once."""
+    names = c.workstations
+    pairs = [(names[i], names[(i + 1) % len(names)]) for i in range(len(names))] if len(names) > 1 else []
+    for ws in names:
+        for peer in c.spec.link_rates(ws):
+            if (ws, peer) not in pairs:
+                pairs.append((ws, peer))
+    return pairs
+
+
+def calibrate(c: Cluster, *, cpu_seconds: float = 5.0, link_seconds: float = 3.0,
+              links: list[tuple[str, str]] | None = None, progress: Progress = _quiet) -> dict:
+    progress("cpu: all workstations busy", 0, 1)
+    cpu = measure_cpu(c, cpu_seconds)
+    progress("cpu: all workstations busy", 1, 1)
+    pairs = default_links(c) if links is None else links
+    samples = []
+    for i, (src, dst) in enumerate(pairs):
+        progress(f"link {src}->{dst}", i, len(pairs))
+        samples.append(measure_link(c, src, dst, link_seconds))
+    progress("links", len(pairs), len(pairs))
+    result = {
+        "cluster": c.name, "time": time.time(), "spec": c.spec.model_dump(by_alias=True),
+        "cpu": [asdict(s) | {"error": s.error} for s in cpu],
+        "links": [asdict(s) | {"error": s.error} for s in samples],
+    }
+    path = state.cluster_dir(c.name) / "calibration.json"
+    path.write_text(json.dumps(result, indent=2))
+    result["path"] = str(path)
+    return result

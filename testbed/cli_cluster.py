@@ -1,0 +1,202 @@
+"""CLI commands of the testbed: up, status, exec, set, down, gc, calibrate, compose, image."""
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from pathlib import Path
+from typing import Iterator, Optional
+
+import docker.errors
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from testbed import docker_backend as backend
+from testbed import state
+from testbed.cluster import Cluster
+from testbed.spec import SpecError, load
+from testbed.units import RateError, format_rate
+
+console = Console()
+err = Console(stderr=True)
+
+image_app = typer.Typer(no_args_is_help=True, help="The workstation image.")
+
+
+def fail(message: str, code: int = 2) -> None:
+    """One clear line on stderr, no traceback."""
+    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+@contextlib.contextmanager
+def user_errors() -> Iterator[None]:
+    try:
+        yield
+    except (SpecError, RateError, LookupError, KeyError, TimeoutError, RuntimeError,
+            docker.errors.DockerException) as exc:
+        fail(str(exc).strip("'\""))
+
+
+@contextlib.contextmanager
+def progress_bar() -> Iterator:
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err, transient=False) as bar:
+        tasks: dict[str, int] = {}
+
+        def update(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done, total=total)
+
+        yield update
+
+
+def status_table(c: Cluster, calibration: dict | None = None) -> Table:
+    spec = c.spec
+    measured = {x["workstation"]: x["measured"] for x in (calibration or {}).get("cpu", [])}
+    link_meas = {(x["src"], x["dst"]): x["measured"] for x in (calibration or {}).get("links", [])}
+    t = Table(title=f"cluster {c.name}: {len(spec.names)} workstations, network {c.state.subnet}")
+    for col in ("workstation", "address", "core", "cpu asked", "cpu cap (cgroup)", "cpu measured",
+                "egress", "links", "link measured"):
+        t.add_column(col, justify="right" if col.startswith(("cpu", "core")) else "left")
+    for ws in spec.names:
+        lim = c.cpu_limits(ws)
+        meas = f"{measured[ws]:.3f}" if ws in measured else "-"
+        links = ", ".join(f"{p} {format_rate(r)}" for p, r in spec.link_rates(ws).items()) or "-"
+        lm = ", ".join(f"{d} {format_rate(v)}" for (s, d), v in link_meas.items() if s == ws) or "-"
+        t.add_row(ws, c.ips[ws], str(c.state.cores[ws]), f"{spec.cpu(ws):.3f}",
+                  f"{lim['cores']:.3f} ({lim['quota_us']}/{lim['period_us']} µs)", meas,
+                  format_rate(spec.egress(ws)), links, lm)
+    return t
+
+
+def calibration_table(result: dict) -> tuple[Table, Table]:
+    cpu = Table(title="CPU share delivered with every workstation busy")
+    for col in ("workstation", "asked (cores)", "measured (cores)", "error"):
+        cpu.add_column(col, justify="right")
+    for x in result["cpu"]:
+        cpu.add_row(x["workstation"], f"{x['requested']:.3f}", f"{x['measured']:.4f}", f"{x['error']:+.2%}")
+    net = Table(title="Link bandwidth (frames on the wire; TCP goodput beside)")
+    for col in ("link", "asked", "measured", "goodput", "error"):
+        net.add_column(col, justify="right")
+    for x in result["links"]:
+        net.add_row(f"{x['src']} -> {x['dst']}", format_rate(x["requested"]), format_rate(x["measured"]),
+                    format_rate(x["goodput"]), f"{x['error']:+.2%}")
+    return cpu, net
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(image_app, name="image")
+
+    @app.command()
+    def up(spec_file: Path = typer.Argument(..., help="cluster spec (TOML)"),
+           name: Optional[str] = typer.Option(None, help="cluster name (default: from the spec)")) -> None:
+        """Bring a cluster up and wait until every workstation answers SSH."""
+        with user_errors():
+            spec = load(spec_file)
+            if name:
+                spec = spec.with_name(name)
+            with progress_bar() as update:
+                c = Cluster.up(spec, progress=update)
+            console.print(status_table(c))
+
+    @app.command()
+    def status(name: Optional[str] = typer.Argument(None)) -> None:
+        """Show running clusters and their workstations (asked, enforced and measured)."""
+        with user_errors():
+            names = [name] if name else state.running_names()
+            if not names:
+                console.print("no cluster is running")
+            for n in names:
+                c = Cluster.attach(n)
+                cal = state.cluster_dir(n) / "calibration.json"
+                console.print(status_table(c, json.loads(cal.read_text()) if cal.exists() else None))
+
+    @app.command("exec", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+    def exec_(ws: str = typer.Argument(..., help="workstation"),
+              cmd: list[str] = typer.Argument(..., help="command and arguments (after --)"),
+              cluster: Optional[str] = typer.Option(None, "--cluster", "-c")) -> None:
+        """Run a command on a workstation: nowlab exec ws1 -- tc qdisc show."""
+        with user_errors():
+            result = Cluster.attach(cluster).exec(ws, cmd)
+        sys.stdout.write(result.stdout)
+        sys.stderr.write(result.stderr)
+        raise typer.Exit(result.exit_code)
+
+    @app.command("set")
+    def set_(ws: str = typer.Argument(..., help="workstation"),
+             cpu: Optional[float] = typer.Option(None, help="CPU share in cores, e.g. 0.1"),
+             bw: Optional[str] = typer.Option(None, help="rate, e.g. 10mbit"),
+             to: Optional[str] = typer.Option(None, help="apply --bw to the link to this peer only"),
+             cluster: Optional[str] = typer.Option(None, "--cluster", "-c")) -> None:
+        """Change a running workstation's CPU cap or bandwidth, without a restart."""
+        if cpu is None and bw is None:
+            fail("give --cpu and/or --bw")
+        if to is not None and bw is None:
+            fail("--to needs --bw")
+        with user_errors():
+            c = Cluster.attach(cluster)
+            if cpu is not None:
+                c.set_cpu(ws, cpu)
+            if bw is not None:
+                c.set_bandwidth(ws, bw, to=to)
+            console.print(status_table(c))
+
+    @app.command()
+    def down(name: Optional[str] = typer.Argument(None)) -> None:
+        """Take a cluster down and remove everything it created."""
+        with user_errors():
+            removed = Cluster.attach(name).down()
+        console.print(f"removed {removed['containers']} containers, {removed['networks']} networks, "
+                      f"{removed['volumes']} volumes")
+
+    @app.command()
+    def gc() -> None:
+        """Remove every nowlab-labelled container, network and volume, whatever left them."""
+        with user_errors():
+            removed = backend.remove(backend.client())
+            for n in state.running_names():
+                state.forget(n)
+        console.print(f"removed {removed['containers']} containers, {removed['networks']} networks, "
+                      f"{removed['volumes']} volumes")
+
+    @app.command()
+    def calibrate(name: Optional[str] = typer.Argument(None),
+                  cpu_seconds: float = typer.Option(5.0, help="busy-loop window"),
+                  link_seconds: float = typer.Option(3.0, help="iperf3 window per link")) -> None:
+        """Measure the CPU share and link bandwidth each workstation really gets; save as JSON."""
+        from testbed.calibrate import calibrate as run_calibration
+        with user_errors():
+            c = Cluster.attach(name)
+            with progress_bar() as update:
+                result = run_calibration(c, cpu_seconds=cpu_seconds, link_seconds=link_seconds, progress=update)
+        for table in calibration_table(result):
+            console.print(table)
+        console.print(f"saved {result['path']}")
+
+    @app.command()
+    def compose(spec_file: Path = typer.Argument(..., help="cluster spec (TOML)"),
+                out: Path = typer.Option(Path("compose"), help="folder to write into"),
+                cores: Optional[int] = typer.Option(None, help="cores of the target host (default: this one)")) -> None:
+        """Render a docker-compose / docker stack file from a spec."""
+        from testbed.compose import write_compose
+        with user_errors():
+            paths = write_compose(load(spec_file), out, cores=cores)
+        console.print("wrote " + ", ".join(map(str, paths)))
+
+    @image_app.command("build")
+    def image_build() -> None:
+        """Rebuild the workstation image (base and all), even if one with this hash exists."""
+        from testbed.image import ensure_image
+        with user_errors():
+            console.print(ensure_image(backend.client(), force=True, log=lambda m: err.print(m)))
+
+    @image_app.command("ensure")
+    def image_ensure() -> None:
+        """Build the workstation image only if none matches the current containers/."""
+        from testbed.image import ensure_image
+        with user_errors():
+            console.print(ensure_image(backend.client(), log=lambda m: err.print(m)))
