@@ -22,7 +22,7 @@ class Handle(Protocol):
 
 
 class Launcher(Protocol):
-    def mpirun_popen(self, hosts: Sequence[str], argv: Sequence[str],
+    def mpirun_popen(self, hosts: Sequence[str], argv: Sequence[str], *,
                      env: dict[str, str] | None = None) -> Handle: ...
 
 
@@ -79,7 +79,7 @@ class LocalLauncher:
     python: str = "/usr/bin/python3"
     controller_address: str = "127.0.0.1"
 
-    def mpirun_popen(self, hosts: Sequence[str], argv: Sequence[str],
+    def mpirun_popen(self, hosts: Sequence[str], argv: Sequence[str], *,
                      env: dict[str, str] | None = None) -> LocalHandle:
         argv = list(argv)
         if argv and argv[0] == "python3":

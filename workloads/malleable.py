@@ -79,7 +79,7 @@ class MalleableJob:
                 *(["--resume"] if resume else [])]
 
     def _launch(self, hosts: Sequence[str], resume: bool) -> None:
-        self._handle = self.launcher.mpirun_popen(list(hosts), self.argv(hosts, resume), self.env)
+        self._handle = self.launcher.mpirun_popen(list(hosts), self.argv(hosts, resume), env=self.env)
         try:
             self._conn = self.server.connection(self.job, self.timeout_s)
         except TimeoutError:
