@@ -1,6 +1,7 @@
 """Processor placement and share arithmetic, shared by the policies.
 
-Placement prefers contiguous blocks of workstation ids and keeps the subset
+Placement prefers contiguous blocks of workstation ids (first fit: the
+lowest block that is long enough) and keeps the subset
 restriction of Padhye & Dowdy §2.4: a job that shrinks keeps the lowest ids
 of its old set, a job that grows keeps all of it and adds the free ids
 nearest to it. All functions are pure except that `take` and `grow` remove
@@ -11,35 +12,36 @@ from __future__ import annotations
 from typing import Sequence
 
 
-def _runs(free: set[int]) -> list[tuple[int, int]]:
-    """Maximal runs of consecutive free ids as (start, length)."""
-    runs: list[tuple[int, int]] = []
-    start = prev = None
-    for p in sorted(free):
-        if prev is not None and p == prev + 1:
-            prev = p
-            continue
-        if start is not None:
-            runs.append((start, prev - start + 1))
-        start = prev = p
-    if start is not None:
-        runs.append((start, prev - start + 1))
-    return runs
+def first_fit(mask: int, n: int) -> int:
+    """Lowest id starting n consecutive set bits of `mask`, or -1.
+
+    Bit tricks instead of a scan over ids: this is on the hot path of every
+    start. r has bit i set iff bits i..i+span-1 of mask are all set.
+    """
+    r, span = mask, 1
+    while span * 2 <= n:
+        r &= r >> span
+        span *= 2
+    if span < n:
+        r &= r >> (n - span)
+    return (r & -r).bit_length() - 1
 
 
 def take(free: set[int], n: int) -> tuple[int, ...]:
-    """n free ids: the smallest run that holds them all (best fit, lowest id
-    on ties), else the lowest ids, so fragmentation stays low."""
-    if n > len(free) or n < 1:
-        raise ValueError(f"cannot take {n} of {len(free)} free processors")
-    best = None
-    for start, length in _runs(free):
-        if length >= n and (best is None or length < best[1]):
-            best = (start, length)
-    if best is not None:
-        procs = tuple(range(best[0], best[0] + n))
-    else:
-        procs = tuple(sorted(free)[:n])
+    """n free ids: the lowest contiguous block that holds them (first fit),
+    else the lowest ids. Removes them from `free`."""
+    k = len(free)
+    if n > k or n < 1:
+        raise ValueError(f"cannot take {n} of {k} free processors")
+    if n == k:
+        procs = tuple(sorted(free))
+        free.clear()
+        return procs
+    mask = 0
+    for p in free:
+        mask |= 1 << p
+    start = first_fit(mask, n)
+    procs = tuple(range(start, start + n)) if start >= 0 else tuple(sorted(free)[:n])
     free.difference_update(procs)
     return procs
 

@@ -28,6 +28,8 @@ from scheduler.results import JobRecord, SimResult, TimelineEvent
 from scheduler.snapshot import JobView, Reason, Snapshot, Status
 
 _FINISH, _ACK, _RECONF = 0, 1, 2
+_QUEUED, _RUNNING, _PREEMPTING, _FINISHED = Status.QUEUED, Status.RUNNING, Status.PREEMPTING, Status.FINISHED
+_ARRIVAL, _COMPLETION, _ACKED, _RECONFIGURED = Reason.ARRIVAL, Reason.COMPLETION, Reason.ACK, Reason.RECONFIGURED
 _EPS = 1e-9
 _MAX_ZERO_OVERHEAD_ROUNDS = 64
 
@@ -40,10 +42,19 @@ class _Run(JobView):
     """Engine-side job: the view plus progress bookkeeping."""
 
     __slots__ = ("qkey", "phases", "cost", "x", "t0", "rate", "ver", "start", "finish",
-                 "area", "t_area", "npre", "ack_x", "used")
+                 "area", "t_area", "npre", "ack_x", "history")
 
     def __init__(self, job: Job, seq: int, P: int) -> None:
-        super().__init__(job.id, seq, job.arrival, job.model, P)
+        # JobView's fields, set here directly: this runs once per job.
+        model = job.model
+        self.id = job.id
+        self.seq = seq
+        self.arrival = job.arrival
+        self.model = model
+        self.pmax = P if model.pmax is None or model.pmax > P else model.pmax
+        self.t1 = model.T(1)
+        self.status = _QUEUED
+        self.procs = ()
         self.phases = job.phases
         self.cost = job.reconfig_cost
         self.x = 0.0  # progress at time t0
@@ -56,7 +67,7 @@ class _Run(JobView):
         self.t_area = 0.0
         self.npre = 0
         self.ack_x = 0.0
-        self.used = 0  # bitmask of every processor ever held
+        self.history: list[tuple[int, ...]] = []  # every processor set held, in order
 
 
 def check_jobs(jobs: Iterable[Job], policy: Policy) -> list[Job]:
@@ -108,6 +119,9 @@ class _Engine:
         self.tick = 0
         self.now = 0.0
         self.zero = policy.zero_overhead
+        self.decide = policy.decide
+        self.snap = Snapshot(0.0, P, _ARRIVAL, None, self.free, self.running, self.preempting,
+                             self.preempted, self.queue)
 
     # -- bookkeeping -------------------------------------------------------
     def _push(self, t: float, kind: int, job: _Run) -> None:
@@ -124,8 +138,8 @@ class _Engine:
         job.area += len(job.procs) * (now - job.t_area)
         job.t_area = now
         job.procs = procs
-        for p in procs:
-            job.used |= 1 << p
+        if procs:
+            job.history.append(procs)
 
     def _progress(self, job: _Run) -> float:
         dt = self.now - job.t0
@@ -133,13 +147,20 @@ class _Engine:
 
     # -- the policy call ---------------------------------------------------
     def _call(self, reason: Reason, subject: _Run | None) -> None:
+        snap = self.snap  # one object, refreshed per call: policies must not keep it
+        snap.time = self.now
+        snap.reason = reason
+        snap.subject = subject
+        if not self.zero:
+            actions = self.decide(snap)
+            if actions:
+                self._apply(actions)
+            return
         for _ in range(_MAX_ZERO_OVERHEAD_ROUNDS):
-            snap = Snapshot(self.now, self.P, reason, subject, self.free, self.running,
-                            self.preempting, self.preempted, self.queue)
-            acked = self._apply(self.policy.decide(snap))
+            acked = self._apply(self.decide(snap))
             if not acked:
                 return
-            reason, subject = Reason.ACK, acked[-1]
+            snap.reason, snap.subject = _ACKED, acked[-1]
         raise PolicyError(f"policy {self.policy.name} kept preempting without settling")
 
     def _apply(self, actions) -> list[_Run]:
@@ -165,25 +186,33 @@ class _Engine:
                               f"(allowed 1..{job.pmax})")
 
     def _start(self, job: _Run, procs: tuple[int, ...]) -> None:
-        if job.status is not Status.QUEUED:
+        if job.status is not _QUEUED:
             raise PolicyError(f"{self.policy.name}: start of job {job.id} which is {job.status.value}")
-        self._check_size(job, procs)
+        n = len(procs)
+        if not 1 <= n <= job.pmax:
+            self._check_size(job, procs)
         free = self.free
-        if not free.issuperset(procs) or len(set(procs)) != len(procs):
-            raise PolicyError(f"{self.policy.name}: job {job.id} started on busy processors {procs}")
+        before = len(free)
         free.difference_update(procs)
-        i = bisect_left(self.qkeys, job.qkey)
-        del self.qkeys[i]
-        del self.queue[i]
-        job.status = Status.RUNNING
-        job.start = job.t_area = self.now
-        self._hold(job, tuple(procs))
-        job.x = 0.0
-        job.t0 = self.now
-        job.rate = 1.0 / job.model.T(len(procs))
+        if len(free) != before - n:  # some id was not free, or repeated; the run is over
+            raise PolicyError(f"{self.policy.name}: job {job.id} started on busy processors {procs}")
+        queue, qkeys = self.queue, self.qkeys
+        i = 0 if queue[0] is job else bisect_left(qkeys, job.qkey)
+        del qkeys[i]
+        del queue[i]
+        now = self.now
+        job.status = _RUNNING
+        job.start = job.t_area = job.t0 = now
+        job.procs = procs = tuple(procs)
+        job.history.append(procs)
+        T = job.model.T(n)
+        job.rate = 1.0 / T
         self.running[job.seq] = job
-        self._push(self.now + 1.0 / job.rate, _FINISH, job)
-        self._note(job, "start")
+        self.tick += 1
+        heapq.heappush(self.heap, (now + T, self.tick, _FINISH, job, job.ver))
+        if self.record:
+            self.log.append(TimelineEvent(now, job.id, "start", procs))
+
 
     def _preempt(self, job: _Run) -> bool:
         """Request a preemption; True if acknowledged on the spot (zero overhead)."""
@@ -243,38 +272,47 @@ class _Engine:
     def run(self) -> SimResult:
         jobs, P, heap = self.jobs, self.P, self.heap
         key = self.policy.queue_key
+        call = self._call
+        heappop = heapq.heappop
+        queue, qkeys, by_id = self.queue, self.qkeys, self.by_id
+        record, log = self.record, self.log
         runs: list[_Run] = []
+        arrivals = [job.arrival for job in jobs]
+        arrivals.append(math.inf)
         nxt, n = 0, len(jobs)
-        inf = math.inf
         while True:
-            t_arr = jobs[nxt].arrival if nxt < n else inf
-            if heap and heap[0][0] <= t_arr:
-                t, _, kind, job, ver = heapq.heappop(heap)
+            if heap and heap[0][0] <= arrivals[nxt]:
+                t, _, kind, job, ver = heappop(heap)
                 if ver != job.ver:
                     continue
                 self.now = t
                 if kind == _FINISH:
                     self._finish(job)
-                    self._call(Reason.COMPLETION, job)
+                    call(_COMPLETION, job)
                 elif kind == _ACK:
-                    if job.status is Status.PREEMPTING:
+                    if job.status is _PREEMPTING:
                         self._ack(job, job.ack_x)
-                        self._call(Reason.ACK, job)
+                        call(_ACKED, job)
                 else:
-                    self._call(Reason.RECONFIGURED, job)
+                    call(_RECONFIGURED, job)
             elif nxt < n:
                 spec = jobs[nxt]
                 job = _Run(spec, nxt, P)
                 nxt += 1
                 runs.append(job)
                 self.now = spec.arrival
-                self.by_id[job.id] = job
-                job.qkey = (key(job), job.seq)
-                i = bisect_right(self.qkeys, job.qkey)
-                self.qkeys.insert(i, job.qkey)
-                self.queue.insert(i, job)
-                self._note(job, "arrive")
-                self._call(Reason.ARRIVAL, job)
+                by_id[job.id] = job
+                k = job.qkey = (key(job), job.seq)
+                if not qkeys or k > qkeys[-1]:
+                    qkeys.append(k)
+                    queue.append(job)
+                else:
+                    i = bisect_right(qkeys, k)
+                    qkeys.insert(i, k)
+                    queue.insert(i, job)
+                if record:
+                    log.append(TimelineEvent(spec.arrival, job.id, "arrive", ()))
+                call(_ARRIVAL, job)
             else:
                 break
         stuck = [r.id for r in runs if r.status is not Status.FINISHED]
@@ -282,22 +320,23 @@ class _Engine:
             raise PolicyError(f"policy {self.policy.name} left {len(stuck)} job(s) unfinished with "
                               f"nothing left to happen (first: {stuck[0]!r})")
         records = [JobRecord(r.id, r.arrival, r.start, r.finish, r.npre,
-                             r.area / (r.finish - r.start) if r.finish > r.start else float(len(r.procs)),
-                             tuple(i for i in range(P) if r.used >> i & 1)) for r in runs]
+                             r.area / (r.finish - r.start) if r.finish > r.start else 1.0,
+                             tuple(r.history)) for r in runs]
         return SimResult(self.policy.name, P, records, self.log)
 
     def _finish(self, job: _Run) -> None:
-        if job.status is Status.PREEMPTING:
+        if job.status is _PREEMPTING:
             del self.preempting[job.seq]
         else:
             del self.running[job.seq]
-        job.status = Status.FINISHED
+        now = self.now
+        job.status = _FINISHED
         job.x = 1.0
-        job.finish = self.now
+        job.finish = now
         job.ver += 1
         procs = job.procs
-        self._hold(job, ())
-        job.procs = procs  # keep the last set for the finish row; the area is closed
+        job.area += len(procs) * (now - job.t_area)
         self.free.update(procs)
-        self._note(job, "finish")
+        if self.record:
+            self.log.append(TimelineEvent(now, job.id, "finish", procs))
         job.procs = ()

@@ -27,7 +27,8 @@ class JobRecord:
 
     stretch = turnaround / execution time (finish - start), Batsim's definition.
     mean_partition is the time-weighted mean number of processors held
-    between start and finish. allocated is every processor the job ever held.
+    between start and finish. allocations is the history of processor sets
+    the job ran on, in order; allocated is their union (Batsim's column).
     """
 
     id: int | str
@@ -36,7 +37,11 @@ class JobRecord:
     finish: float
     preemptions: int
     mean_partition: float
-    allocated: tuple[int, ...]
+    allocations: tuple[tuple[int, ...], ...]
+
+    @property
+    def allocated(self) -> tuple[int, ...]:
+        return tuple(sorted({p for procs in self.allocations for p in procs}))
 
     @property
     def wait(self) -> float:
@@ -77,7 +82,8 @@ class SimResult:
     timeline: list[TimelineEvent]
 
     def to_dataframe(self) -> pd.DataFrame:
-        """Batsim jobs.csv columns, then preemptions and mean_partition."""
+        """Batsim jobs.csv columns, then preemptions, mean_partition and partition_sizes
+        (the size of each successive allocation, space-separated)."""
         return pd.DataFrame({
             "job_id": [r.id for r in self.jobs],
             "submission_time": [r.submission for r in self.jobs],
@@ -90,6 +96,7 @@ class SimResult:
             "allocated_resources": [interval_set(r.allocated) for r in self.jobs],
             "preemptions": [r.preemptions for r in self.jobs],
             "mean_partition": [r.mean_partition for r in self.jobs],
+            "partition_sizes": [" ".join(str(len(p)) for p in r.allocations) for r in self.jobs],
         })
 
     def timeline_dataframe(self) -> pd.DataFrame:

@@ -50,9 +50,11 @@ def test_registry_names_and_errors():
 
 def test_allocation_helpers():
     free = {0, 1, 3, 4, 5, 7}
-    assert take(free, 2) == (0, 1)  # best fit: the run of 2, not the run of 3
-    assert take(free, 2) == (3, 4)
-    assert free == {5, 7}
+    assert take(free, 3) == (3, 4, 5)  # the lowest block long enough
+    assert take(free, 2) == (0, 1)
+    assert take(free, 1) == (7,) and free == set()
+    free = {0, 2, 4, 5}
+    assert take(free, 3) == (0, 2, 4)  # no block of 3: the lowest ids
     assert shrink((4, 5, 6, 7), 3) == (4, 5, 6)
     free = {0, 1, 6, 7}
     assert grow((2, 3, 4, 5), free, 2) == (1, 2, 3, 4, 5, 6)

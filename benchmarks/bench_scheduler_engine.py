@@ -1,0 +1,142 @@
+"""Speed of scheduler.engine.simulate, and a side-by-side with plain SimPy.
+
+Workload: Anastasiadis & Sevcik Table 3 (WK4: W hyper-exponential, pmax in
+{4, 16, 64}, beta = W/pmax^2, alpha = W (1/pmax^2)^mu, mu in {0.2, 0.4, inf}),
+Poisson arrivals at the given offered load on P = 32, 10 phases per job.
+
+    .venv/bin/python benchmarks/bench_scheduler_engine.py [--jobs 20000] [--load 0.7] [--repeats 3]
+
+Prints, as medians over the repeats: seconds and jobs/s for every policy, then
+AEP in our engine vs AEP written directly on SimPy (same rules, same
+workload; their mean response times are checked to agree).
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import statistics
+import time
+
+import simpy
+from rich.console import Console
+from rich.table import Table
+
+from scheduler.engine import simulate
+from scheduler.model import Job, SevcikModel
+from scheduler.registry import get_policy, policy_names
+
+TARGET_SECONDS = 2.0  # the issue's bar: 20,000 jobs through any policy
+
+
+def wk4(n: int, load: float, P: int = 32, seed: int = 1) -> list[Job]:
+    """n jobs of A&S workload WK4 at the given offered load (eq. 10)."""
+    rng = random.Random(seed)
+    mean_interarrival = 16.40 / (P * load)  # E(T(1)) of WK4, Table 3
+    jobs, t = [], 0.0
+    for i in range(n):
+        W = rng.expovariate(1 / 101) if rng.random() < 0.125 else rng.expovariate(1 / 1.3)
+        W = max(W, 1e-6)
+        pmax = rng.choice((4, 16, 64))
+        mu = rng.choice((0.2, 0.4, math.inf))
+        alpha = 0.0 if mu == math.inf else W * (1 / pmax**2) ** mu
+        jobs.append(Job(i, t, SevcikModel(W, alpha, W / pmax**2, pmax), phases=10))
+        t += rng.expovariate(1 / mean_interarrival)
+    return jobs
+
+
+def simpy_aep(jobs: list[Job], P: int) -> list[float]:
+    """AEP on plain SimPy: FIFO queue, target max(1, P // (waiting + running)),
+    min(target, pmax, free) each, at every arrival and completion. Returns
+    each job's response time."""
+    env = simpy.Environment()
+    free = list(range(P - 1, -1, -1))  # a stack of processor ids
+    queue: list[Job] = []
+    running = [0]
+    response = [0.0] * len(jobs)
+    index = {job.id: i for i, job in enumerate(jobs)}
+
+    def run(job: Job, procs: list[int]):
+        yield env.timeout(job.model.T(len(procs)))
+        response[index[job.id]] = env.now - job.arrival
+        free.extend(procs)
+        running[0] -= 1
+        schedule()
+
+    def schedule():
+        if not queue or not free:
+            return
+        target = max(1, P // (len(queue) + running[0]))
+        started = 0
+        for job in queue:
+            if not free:
+                break
+            pmax = P if job.model.pmax is None else min(P, job.model.pmax)
+            n = min(target, pmax, len(free))
+            procs = [free.pop() for _ in range(n)]
+            running[0] += 1
+            started += 1
+            env.process(run(job, procs))
+        del queue[:started]
+
+    def arrivals():
+        for job in jobs:
+            yield env.timeout(job.arrival - env.now)
+            queue.append(job)
+            schedule()
+
+    env.process(arrivals())
+    env.run()
+    return response
+
+
+def median_seconds(fn, repeats: int) -> tuple[float, object]:
+    times, out = [], None
+    for _ in range(repeats):
+        t = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times), out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--jobs", type=int, default=20000)
+    ap.add_argument("--load", type=float, default=0.7)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--P", type=int, default=32)
+    args = ap.parse_args()
+    jobs = wk4(args.jobs, args.load, args.P)
+    console = Console()
+
+    table = Table(title=f"simulate(): {args.jobs} WK4 jobs, load {args.load}, P={args.P}, "
+                        f"median of {args.repeats}")
+    for col in ("policy", "s (timeline)", "jobs/s", "s (no timeline)", "mean response s", f"<= {TARGET_SECONDS} s"):
+        table.add_column(col, justify="right")
+    worst = 0.0
+    for name in policy_names():
+        s_tl, res = median_seconds(lambda: simulate(jobs, get_policy(name), args.P), args.repeats)
+        s_nt, _ = median_seconds(lambda: simulate(jobs, get_policy(name), args.P, timeline=False), args.repeats)
+        worst = max(worst, s_tl)
+        table.add_row(name, f"{s_tl:.3f}", f"{args.jobs / s_tl:,.0f}", f"{s_nt:.3f}",
+                      f"{res.summary()['mean_response']:.4g}", "yes" if s_tl <= TARGET_SECONDS else "NO")
+    console.print(table)
+
+    ours_s, ours = median_seconds(lambda: simulate(jobs, get_policy("AEP"), args.P, timeline=False), args.repeats)
+    simpy_s, theirs = median_seconds(lambda: simpy_aep(jobs, args.P), args.repeats)
+    ours_mean = ours.summary()["mean_response"]
+    simpy_mean = statistics.fmean(theirs)
+    agree = math.isclose(ours_mean, simpy_mean, rel_tol=1e-9)
+    side = Table(title=f"AEP side by side: {args.jobs} jobs, median of {args.repeats}")
+    for col in ("engine", "s", "jobs/s", "mean response s"):
+        side.add_column(col, justify="right")
+    side.add_row("scheduler.engine", f"{ours_s:.3f}", f"{args.jobs / ours_s:,.0f}", f"{ours_mean:.6g}")
+    side.add_row("plain SimPy", f"{simpy_s:.3f}", f"{args.jobs / simpy_s:,.0f}", f"{simpy_mean:.6g}")
+    console.print(side)
+    console.print(f"speed ratio (SimPy time / ours): {simpy_s / ours_s:.2f}x; mean responses "
+                  f"{'agree' if agree else 'DISAGREE'}; slowest policy {worst:.3f} s "
+                  f"({'within' if worst <= TARGET_SECONDS else 'OVER'} the {TARGET_SECONDS} s target)")
+
+
+if __name__ == "__main__":
+    main()
