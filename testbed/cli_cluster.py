@@ -59,16 +59,15 @@ def status_table(c: Cluster, calibration: dict | None = None) -> Table:
     measured = {x["workstation"]: x["measured"] for x in (calibration or {}).get("cpu", [])}
     link_meas = {(x["src"], x["dst"]): x["measured"] for x in (calibration or {}).get("links", [])}
     t = Table(title=f"cluster {c.name}: {len(spec.names)} workstations, network {c.state.subnet}")
-    for col in ("workstation", "address", "core", "cpu asked", "cpu cap (cgroup)", "cpu measured",
-                "egress", "links", "link measured"):
+    for col in ("workstation", "core", "cpu asked", "cpu cgroup", "cpu measured", "egress", "links",
+                "link measured"):
         t.add_column(col, justify="right" if col.startswith(("cpu", "core")) else "left")
     for ws in spec.names:
         lim = c.cpu_limits(ws)
         meas = f"{measured[ws]:.3f}" if ws in measured else "-"
-        links = ", ".join(f"{p} {format_rate(r)}" for p, r in spec.link_rates(ws).items()) or "-"
-        lm = ", ".join(f"{d} {format_rate(v)}" for (s, d), v in link_meas.items() if s == ws) or "-"
-        t.add_row(ws, c.ips[ws], str(c.state.cores[ws]), f"{spec.cpu(ws):.3f}",
-                  f"{lim['cores']:.3f} ({lim['quota_us']}/{lim['period_us']} µs)", meas,
+        links = ", ".join(f"{p}:{format_rate(r)}" for p, r in spec.link_rates(ws).items()) or "-"
+        lm = ", ".join(f"{d}:{format_rate(v)}" for (s, d), v in link_meas.items() if s == ws) or "-"
+        t.add_row(ws, str(c.state.cores[ws]), f"{spec.cpu(ws):.3f}", f"{lim['cores']:.3f}", meas,
                   format_rate(spec.egress(ws)), links, lm)
     return t
 
@@ -186,6 +185,15 @@ def register(app: typer.Typer) -> None:
         with user_errors():
             paths = write_compose(load(spec_file), out, cores=cores)
         console.print("wrote " + ", ".join(map(str, paths)))
+
+    @app.command("demo")
+    def demo_command(spec_file: Optional[Path] = typer.Option(None, help="cluster spec (default: demo4)"),
+                     n: int = typer.Option(500, help="CG matrix order"),
+                     iterations: int = typer.Option(100, help="CG iterations")) -> None:
+        """Bring a cluster up, calibrate it, run MPI across it, and take it down."""
+        from testbed.demo import DEMO_SPEC, demo
+        with user_errors():
+            demo(console, spec_file or DEMO_SPEC, n=n, iterations=iterations)
 
     @image_app.command("build")
     def image_build() -> None:
