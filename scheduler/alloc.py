@@ -27,6 +27,21 @@ def first_fit(mask: int, n: int) -> int:
     return (r & -r).bit_length() - 1
 
 
+def take_mask(mask: int, n: int) -> tuple[tuple[int, ...], int]:
+    """Like `take` on a bitmask of free ids: (ids taken, mask left)."""
+    start = first_fit(mask, n)
+    if start >= 0:
+        return tuple(range(start, start + n)), mask & ~(((1 << n) - 1) << start)
+    procs = []
+    while len(procs) < n:
+        if not mask:
+            raise ValueError(f"cannot take {n} processors: too few free")
+        low = mask & -mask
+        procs.append(low.bit_length() - 1)
+        mask ^= low
+    return tuple(procs), mask
+
+
 def take(free: set[int], n: int) -> tuple[int, ...]:
     """n free ids: the lowest contiguous block that holds them (first fit),
     else the lowest ids. Removes them from `free`."""

@@ -16,6 +16,7 @@ engine is deterministic: no randomness, no wall clock, no hashing of ids.
 """
 from __future__ import annotations
 
+import gc
 import heapq
 import math
 from bisect import bisect_left, bisect_right
@@ -25,7 +26,7 @@ from scheduler.actions import Preempt, Resize, Start
 from scheduler.model import Job
 from scheduler.policy import Policy
 from scheduler.results import JobRecord, SimResult, TimelineEvent
-from scheduler.snapshot import JobView, Reason, Snapshot, Status
+from scheduler.snapshot import JobView, Reason, Snapshot, Status, mask_of
 
 _FINISH, _ACK, _RECONF = 0, 1, 2
 _QUEUED, _RUNNING, _PREEMPTING, _FINISHED = Status.QUEUED, Status.RUNNING, Status.PREEMPTING, Status.FINISHED
@@ -98,7 +99,16 @@ def simulate(jobs: Iterable[Job], policy: Policy | str, P: int, *, timeline: boo
         policy = get_policy(policy)
     if not isinstance(P, int) or P < 1:
         raise ValueError(f"P must be an integer >= 1, got {P!r}")
-    return _Engine(check_jobs(jobs, policy), policy, P, timeline).run()
+    engine = _Engine(check_jobs(jobs, policy), policy, P, timeline)
+    # The run makes no reference cycles but keeps every job alive, so the
+    # cyclic collector would only rescan them, again and again: off meanwhile.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return engine.run()
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 class _Engine:
@@ -108,7 +118,7 @@ class _Engine:
         self.P = P
         self.record = record
         self.log: list[TimelineEvent] = []
-        self.free: set[int] = set(range(P))
+        self.free = (1 << P) - 1  # bitmask of free workstations
         self.running: dict[int, _Run] = {}
         self.preempting: dict[int, _Run] = {}
         self.preempted: dict[int, _Run] = {}
@@ -119,6 +129,7 @@ class _Engine:
         self.tick = 0
         self.now = 0.0
         self.zero = policy.zero_overhead
+        self.rtc = policy.run_to_completion
         self.decide = policy.decide
         self.snap = Snapshot(0.0, P, _ARRIVAL, None, self.free, self.running, self.preempting,
                              self.preempted, self.queue)
@@ -147,10 +158,13 @@ class _Engine:
 
     # -- the policy call ---------------------------------------------------
     def _call(self, reason: Reason, subject: _Run | None) -> None:
+        if self.rtc and not (self.queue and self.free):  # nothing it could do
+            return
         snap = self.snap  # one object, refreshed per call: policies must not keep it
         snap.time = self.now
         snap.reason = reason
         snap.subject = subject
+        snap.free_mask = self.free
         if not self.zero:
             actions = self.decide(snap)
             if actions:
@@ -158,6 +172,7 @@ class _Engine:
             return
         for _ in range(_MAX_ZERO_OVERHEAD_ROUNDS):
             acked = self._apply(self.decide(snap))
+            snap.free_mask = self.free
             if not acked:
                 return
             snap.reason, snap.subject = _ACKED, acked[-1]
@@ -191,11 +206,12 @@ class _Engine:
         n = len(procs)
         if not 1 <= n <= job.pmax:
             self._check_size(job, procs)
-        free = self.free
-        before = len(free)
-        free.difference_update(procs)
-        if len(free) != before - n:  # some id was not free, or repeated; the run is over
+        m = 0
+        for p in procs:
+            m |= 1 << p
+        if self.free & m != m or m.bit_count() != n:
             raise PolicyError(f"{self.policy.name}: job {job.id} started on busy processors {procs}")
+        self.free ^= m
         queue, qkeys = self.queue, self.qkeys
         i = 0 if queue[0] is job else bisect_left(qkeys, job.qkey)
         del qkeys[i]
@@ -251,11 +267,10 @@ class _Engine:
         if len(new) != len(procs) or not (new <= old or old <= new):
             raise PolicyError(f"{self.policy.name}: resize of job {job.id} from {job.procs} to "
                               f"{procs} breaks the subset restriction")
-        added = new - old
-        if not self.free.issuperset(added):
-            raise PolicyError(f"{self.policy.name}: job {job.id} resized onto busy processors {sorted(added)}")
-        self.free.difference_update(added)
-        self.free.update(old - new)
+        added, dropped = mask_of(new - old), mask_of(old - new)
+        if self.free & added != added or max(new) >= self.P or min(new) < 0:
+            raise PolicyError(f"{self.policy.name}: job {job.id} resized onto busy processors {sorted(new - old)}")
+        self.free = (self.free & ~added) | dropped
         del self.preempted[job.seq]
         cost = 0.0 if (self.zero or new == old) else job.cost
         self._hold(job, tuple(sorted(procs)))
@@ -336,7 +351,8 @@ class _Engine:
         job.ver += 1
         procs = job.procs
         job.area += len(procs) * (now - job.t_area)
-        self.free.update(procs)
+        for p in procs:
+            self.free |= 1 << p
         if self.record:
             self.log.append(TimelineEvent(now, job.id, "finish", procs))
         job.procs = ()

@@ -18,11 +18,15 @@ class Policy(ABC):
     are acknowledged at once (no wait for a safe point) and resizes cost no
     time. That is how the idealised DYN-EQUI of Anastasiadis & Sevcik (§5.1)
     is expressed; a live executor ignores the flag because real jobs cannot.
+    `run_to_completion` promises the policy never preempts and only starts
+    queued jobs on free processors, so a caller may skip calling it while
+    the queue is empty or no processor is free (half the events of a run).
     """
 
     name: ClassVar[str]
     needs: ClassVar[frozenset[Knowledge]] = frozenset({Knowledge.PMAX})
     zero_overhead: ClassVar[bool] = False
+    run_to_completion: ClassVar[bool] = False
 
     def queue_key(self, job: JobView) -> object:
         """Sort key of the waiting queue; FIFO by default."""

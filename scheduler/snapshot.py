@@ -62,15 +62,41 @@ class Snapshot:
     `preempting` those asked to preempt and not yet at a safe point, and
     `preempted` those that acknowledged and wait to be resized. Each maps
     seq to job. `queue` is in the policy's own queue order (its queue_key).
-    `free` is the set of processor ids not held by any job.
+    `free_mask` has bit i set iff workstation i is held by no job (ints are
+    cheap to copy and to search for blocks); `free` and `n_free` derive from it.
     """
 
     time: float
     P: int
     reason: Reason
     subject: JobView | None  # the job the event is about
-    free: frozenset[int] | set[int]
+    free_mask: int
     running: Mapping[int, JobView]
     preempting: Mapping[int, JobView]
     preempted: Mapping[int, JobView]
     queue: Sequence[JobView]
+
+    @property
+    def n_free(self) -> int:
+        return self.free_mask.bit_count()
+
+    @property
+    def free(self) -> frozenset[int]:
+        return frozenset(ids(self.free_mask))
+
+
+def ids(mask: int) -> list[int]:
+    """The ids whose bits are set, lowest first."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+def mask_of(procs) -> int:
+    m = 0
+    for p in procs:
+        m |= 1 << p
+    return m

@@ -28,16 +28,17 @@ import heapq
 from typing import Callable
 
 from scheduler.actions import Action, Start
-from scheduler.alloc import take
+from scheduler.alloc import take_mask
 from scheduler.model import Knowledge
 from scheduler.policy import Policy
 from scheduler.snapshot import JobView, Reason, Snapshot
 
 Target = Callable[[Snapshot], int]
+_ROUNDS = (Reason.ARRIVAL, Reason.COMPLETION)
 
 
 def asp_target(snap: Snapshot) -> int:
-    return max(1, len(snap.free) // len(snap.queue))
+    return max(1, snap.free_mask.bit_count() // len(snap.queue))
 
 
 def ap1_target(snap: Snapshot) -> int:
@@ -89,6 +90,8 @@ def dif(chosen: list[tuple[JobView, int]], total: int) -> list[tuple[JobView, in
 class Adaptive(Policy):
     """One member of the family; see the module docstring for the rules."""
 
+    run_to_completion = True
+
     def __init__(self, name: str, target: Target | int | None, *, sdf: bool, use_dif: bool,
                  last_takes_rest: bool) -> None:
         self.name = name
@@ -107,7 +110,8 @@ class Adaptive(Policy):
         return (job.t1, job.seq) if self._sdf else job.seq
 
     def decide(self, snap: Snapshot) -> list[Action]:
-        if snap.reason not in (Reason.ARRIVAL, Reason.COMPLETION) or not snap.queue or not snap.free:
+        mask = snap.free_mask
+        if not mask or not snap.queue or snap.reason not in _ROUNDS:
             return []
         t = self._target
         if t is None:
@@ -116,12 +120,15 @@ class Adaptive(Policy):
             target = t
         else:
             target = t(snap)
-        free = len(snap.free)
+        free = mask.bit_count()
         chosen = greedy(snap.queue, target, free, self._last_takes_rest)
         if self._dif and chosen:
             chosen = dif(chosen, free)
-        ids = set(snap.free)
-        return [Start(job.id, take(ids, n)) for job, n in chosen]
+        actions: list[Action] = []
+        for job, n in chosen:
+            procs, mask = take_mask(mask, n)
+            actions.append(Start(job.id, procs))
+        return actions
 
 
 def family() -> list[Adaptive]:

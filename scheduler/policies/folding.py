@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from scheduler.actions import Action, Preempt, Resize, Start
-from scheduler.alloc import grow, take
+from scheduler.alloc import grow, take_mask
 from scheduler.policy import Policy
 from scheduler.snapshot import Reason, Snapshot
 
@@ -35,7 +35,7 @@ class Folding(Policy):
     def decide(self, snap: Snapshot) -> list[Action]:
         reason = snap.reason
         if reason is Reason.ARRIVAL:
-            if snap.free:
+            if snap.free_mask:
                 return self._start_heads(snap)
             folds = [j for j in snap.running.values() if len(j.procs) > 1]
             if not folds:
@@ -45,7 +45,7 @@ class Folding(Policy):
         if reason is Reason.COMPLETION:
             if snap.queue:
                 return self._start_heads(snap)
-            if snap.free:
+            if snap.free_mask:
                 grows = [j for j in snap.running.values() if len(j.procs) < j.pmax]
                 if grows:
                     victim = min(grows, key=lambda j: (len(j.procs), -j.seq))
@@ -67,10 +67,11 @@ class Folding(Policy):
 
     @staticmethod
     def _start_heads(snap: Snapshot) -> list[Action]:
-        free = set(snap.free)
+        mask = snap.free_mask
         actions: list[Action] = []
         for job in snap.queue:
-            if not free:
+            if not mask:
                 break
-            actions.append(Start(job.id, take(free, min(len(free), job.pmax))))
+            procs, mask = take_mask(mask, min(mask.bit_count(), job.pmax))
+            actions.append(Start(job.id, procs))
         return actions

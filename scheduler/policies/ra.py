@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from scheduler.actions import Action, Start
-from scheduler.alloc import take
+from scheduler.alloc import take_mask
 from scheduler.policy import Policy
 from scheduler.snapshot import Reason, Snapshot
 
@@ -19,17 +19,20 @@ class RA(Policy):
     """
 
     name = "RA"
+    run_to_completion = True
 
     def decide(self, snap: Snapshot) -> list[Action]:
         if snap.reason not in (Reason.ARRIVAL, Reason.COMPLETION) or not snap.queue:
             return []
         target = max(1, snap.P // len(snap.queue))
-        if len(snap.free) < target:
-            return []
-        free = set(snap.free)
+        mask = snap.free_mask
+        free = mask.bit_count()
         actions: list[Action] = []
         for job in snap.queue:
-            if len(free) < target:
+            if free < target:
                 break
-            actions.append(Start(job.id, take(free, min(target, job.pmax))))
+            n = min(target, job.pmax)
+            procs, mask = take_mask(mask, n)
+            free -= n
+            actions.append(Start(job.id, procs))
         return actions
