@@ -15,7 +15,8 @@ if [ -f "$key" ]; then
     install -m 644 "$key.pub" /root/.ssh/id_ed25519.pub
     install -m 600 "$key.pub" /root/.ssh/authorized_keys
 fi
-ssh-keygen -A >/dev/null
+# One ed25519 host key: RSA key generation takes seconds at a 0.1-core cap.
+[ -f /etc/ssh/ssh_host_ed25519_key ] || ssh-keygen -q -t ed25519 -N "" -f /etc/ssh/ssh_host_ed25519_key
 
 if [ -n "${NOWLAB_TC:-}" ]; then
     printf '%s\n' "$NOWLAB_TC" | while IFS= read -r line; do

@@ -13,8 +13,9 @@ def _register() -> None:
     from testbed import cli_cluster
     from scheduler import cli as scheduler_cli
     from experiments import cli as experiments_cli
+    from workloads import cli as workloads_cli
 
-    for module in (cli_cluster, scheduler_cli, experiments_cli):
+    for module in (cli_cluster, workloads_cli, scheduler_cli, experiments_cli):
         module.register(app)
 
 

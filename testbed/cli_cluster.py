@@ -16,8 +16,8 @@ from rich.table import Table
 from testbed import docker_backend as backend
 from testbed import state
 from testbed.cluster import Cluster
-from testbed.spec import SpecError, load
-from testbed.units import RateError, format_rate
+from testbed.spec import load
+from testbed.units import format_rate
 
 console = Console()
 err = Console(stderr=True)
@@ -35,9 +35,11 @@ def fail(message: str, code: int = 2) -> None:
 def user_errors() -> Iterator[None]:
     try:
         yield
-    except (SpecError, RateError, LookupError, KeyError, TimeoutError, RuntimeError,
+    except KeyError as exc:  # str(KeyError) adds quotes around the message
+        fail(str(exc.args[0]) if exc.args else "unknown name")
+    except (ValueError, LookupError, TimeoutError, RuntimeError,
             docker.errors.DockerException) as exc:
-        fail(str(exc).strip("'\""))
+        fail(str(exc))
 
 
 @contextlib.contextmanager

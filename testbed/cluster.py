@@ -20,7 +20,7 @@ from testbed.image import ensure_image
 from testbed.placement import CORE_LIMIT, place
 from testbed.spec import ClusterSpec, SpecError
 from testbed.sshkeys import KEY_NAME, make_keypair
-from testbed.units import parse_rate
+from testbed.units import RateError, parse_rate
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
@@ -167,9 +167,16 @@ class Cluster:
 
     def mpi_argv(self, hosts: Sequence[str], argv: Sequence[str], *, env: dict[str, str] | None = None,
                  ranks_per_host: int = 1) -> list[str]:
-        """mpiexec across `hosts`; rank 0 (the coordinator) runs on hosts[0]."""
-        for h in hosts:
-            self.container_id(h)
+        """mpiexec across `hosts`, one rank each in the order given (rank i on hosts[i]).
+
+        Hosts must be listed lowest-numbered first, so the coordinator (rank 0) is always the
+        lowest-numbered workstation of the job, as the scheduling papers assume.
+        """
+        if not hosts:
+            raise ValueError("hosts: an MPI job needs at least one workstation")
+        order = [self.workstations.index(h) if h in self.workstations else self.container_id(h) for h in hosts]
+        if order != sorted(set(order)):
+            raise ValueError(f"hosts: list each workstation once, lowest-numbered first (got {', '.join(hosts)})")
         hostlist = ",".join(f"{h}:{ranks_per_host}" for h in hosts)
         exports = [x for k, v in (env or {}).items() for x in ("-x", f"{k}={v}")]
         return ["mpiexec", "--allow-run-as-root", "-H", hostlist, "-n", str(len(hosts) * ranks_per_host),
@@ -234,7 +241,10 @@ class Cluster:
 
     def set_bandwidth(self, ws: str, rate: int | str, *, to: str | None = None) -> None:
         """Change a workstation's egress, or its link to `to` (both ways if links are symmetric)."""
-        bits = parse_rate(rate)
+        try:
+            bits = parse_rate(rate)
+        except RateError as exc:
+            raise SpecError(f"bw: {exc}") from None
         spec = self.spec
         spec.workstation(ws)
         if to is None:

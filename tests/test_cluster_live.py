@@ -75,6 +75,18 @@ def test_mpi4py_across_three_workstations_over_ssh(live_cluster):
     assert result.stdout.strip() == "['ws2', 'ws3', 'ws4'] 6"
 
 
+def test_mpi_coordinator_is_the_lowest_numbered_workstation(live_cluster):
+    with pytest.raises(ValueError, match="lowest-numbered first"):
+        live_cluster.mpi_argv(["ws3", "ws1"], ["true"])
+    with pytest.raises(ValueError, match="once"):
+        live_cluster.mpi_argv(["ws1", "ws1"], ["true"])
+    with pytest.raises(KeyError, match="ws9"):
+        live_cluster.mpi_argv(["ws1", "ws9"], ["true"])
+    argv = live_cluster.mpi_argv(["ws1", "ws4"], ["python3", "x.py"], env={"A": "1"})
+    assert argv[argv.index("-H") + 1] == "ws1:1,ws4:1" and argv[-2:] == ["python3", "x.py"]
+    assert ["-x", "A=1"] == argv[argv.index("A=1") - 1:argv.index("A=1") + 1]
+
+
 def test_live_changes_of_cap_and_rates_without_restart(docker_engine):
     with cluster(from_dict(small("t-live", 3, egress="50mbit"))) as c:
         started = {ws: c.client.api.inspect_container(c.container_id(ws))["State"]["StartedAt"]
