@@ -103,19 +103,19 @@ def water_fill(caps: Sequence[int], P: int) -> list[int]:
         return []
     if n >= P:
         return [1] * P + [0] * (n - P)
+    base, extra = divmod(P, n)
+    if min(caps) > base:  # nobody is capped: plain equal shares
+        return [base + 1] * extra + [base] * (n - extra)
+    order = sorted(range(n), key=caps.__getitem__)
     sizes = [0] * n
-    open_ = sorted(range(n), key=lambda i: caps[i])
-    left = P
-    while open_:
-        share = left // len(open_)
-        i = open_[0]
-        if caps[i] <= share:
-            sizes[i] = caps[i]
-            left -= caps[i]
-            open_.pop(0)
-            continue
-        extra = left - share * len(open_)
-        for rank, j in enumerate(sorted(open_)):
+    left, k, i = P, n, 0
+    while i < n and caps[order[i]] <= left // k:
+        sizes[order[i]] = caps[order[i]]
+        left -= caps[order[i]]
+        k -= 1
+        i += 1
+    if k:
+        share, extra = divmod(left, k)
+        for rank, j in enumerate(sorted(order[i:])):
             sizes[j] = share + (1 if rank < extra else 0)
-        break
     return sizes

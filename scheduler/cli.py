@@ -14,7 +14,7 @@ def _fail(message: str) -> None:
 
 def simulate_command(
     jobs_csv: Path = typer.Argument(..., help="Jobs CSV: id, arrival and W, alpha, beta, pmax, phases (or t1)."),
-    policy: str = typer.Option(..., "--policy", "-p", help="Policy name, e.g. AEP(2); see --list-policies."),
+    policy: str = typer.Option(..., "--policy", "-p", help="Policy name, e.g. AEP(2) (case-insensitive); an unknown name lists the known ones."),
     processors: int = typer.Option(..., "--processors", "-P", help="Number of workstations P."),
     timeline_out: Path = typer.Option(Path("timeline.csv"), "--timeline", help="Timeline CSV to write."),
     jobs_out: Path = typer.Option(Path("jobs_out.csv"), "--jobs-out", help="Per-job CSV (Batsim columns) to write."),

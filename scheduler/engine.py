@@ -26,10 +26,11 @@ from scheduler.actions import Preempt, Resize, Start
 from scheduler.model import Job
 from scheduler.policy import Policy
 from scheduler.results import JobRecord, SimResult, TimelineEvent
-from scheduler.snapshot import JobView, Reason, Snapshot, Status, mask_of
+from scheduler.snapshot import JobView, Reason, Snapshot, Status
 
 _FINISH, _ACK, _RECONF = 0, 1, 2
-_QUEUED, _RUNNING, _PREEMPTING, _FINISHED = Status.QUEUED, Status.RUNNING, Status.PREEMPTING, Status.FINISHED
+_QUEUED, _RUNNING, _FINISHED = Status.QUEUED, Status.RUNNING, Status.FINISHED
+_PREEMPTING, _PREEMPTED = Status.PREEMPTING, Status.PREEMPTED
 _ARRIVAL, _COMPLETION, _ACKED, _RECONFIGURED = Reason.ARRIVAL, Reason.COMPLETION, Reason.ACK, Reason.RECONFIGURED
 _EPS = 1e-9
 _MAX_ZERO_OVERHEAD_ROUNDS = 64
@@ -43,7 +44,7 @@ class _Run(JobView):
     """Engine-side job: the view plus progress bookkeeping."""
 
     __slots__ = ("qkey", "phases", "cost", "x", "t0", "rate", "ver", "start", "finish",
-                 "area", "t_area", "npre", "ack_x", "history")
+                 "area", "t_area", "npre", "ack_x", "history", "pmask")
 
     def __init__(self, job: Job, seq: int, P: int) -> None:
         # JobView's fields, set here directly: this runs once per job.
@@ -69,6 +70,7 @@ class _Run(JobView):
         self.npre = 0
         self.ack_x = 0.0
         self.history: list[tuple[int, ...]] = []  # every processor set held, in order
+        self.pmask = 0  # the held set as a bitmask
 
 
 def check_jobs(jobs: Iterable[Job], policy: Policy) -> list[Job]:
@@ -139,23 +141,6 @@ class _Engine:
         self.tick += 1
         heapq.heappush(self.heap, (t, self.tick, kind, job, job.ver))
 
-    def _note(self, job: _Run, event: str) -> None:
-        if self.record:
-            self.log.append(TimelineEvent(self.now, job.id, event, job.procs))
-
-    def _hold(self, job: _Run, procs: tuple[int, ...]) -> None:
-        """Change the held set, closing the processor-time area so far."""
-        now = self.now
-        job.area += len(job.procs) * (now - job.t_area)
-        job.t_area = now
-        job.procs = procs
-        if procs:
-            job.history.append(procs)
-
-    def _progress(self, job: _Run) -> float:
-        dt = self.now - job.t0
-        return job.x + dt * job.rate if dt > 0 else job.x
-
     # -- the policy call ---------------------------------------------------
     def _call(self, reason: Reason, subject: _Run | None) -> None:
         if self.rtc and not (self.queue and self.free):  # nothing it could do
@@ -212,6 +197,7 @@ class _Engine:
         if self.free & m != m or m.bit_count() != n:
             raise PolicyError(f"{self.policy.name}: job {job.id} started on busy processors {procs}")
         self.free ^= m
+        job.pmask = m
         queue, qkeys = self.queue, self.qkeys
         i = 0 if queue[0] is job else bisect_left(qkeys, job.qkey)
         del qkeys[i]
@@ -232,56 +218,76 @@ class _Engine:
 
     def _preempt(self, job: _Run) -> bool:
         """Request a preemption; True if acknowledged on the spot (zero overhead)."""
-        if job.status is not Status.RUNNING:
+        if job.status is not _RUNNING:
             raise PolicyError(f"{self.policy.name}: preempt of job {job.id} which is {job.status.value}")
         del self.running[job.seq]
         job.npre += 1
-        job.status = Status.PREEMPTING
+        job.status = _PREEMPTING
         self.preempting[job.seq] = job
-        self._note(job, "preempt_request")
+        now = self.now
+        if self.record:
+            self.log.append(TimelineEvent(now, job.id, "preempt_request", job.procs))
+        dt = now - job.t0
+        x = job.x + dt * job.rate if dt > 0 else job.x
         if self.zero:
-            self._ack(job, self._progress(job))
+            self._ack(job, x)
             return True
         m = job.phases
-        k = math.ceil(max(self._progress(job), job.x) * m - _EPS)
+        k = math.ceil(x * m - _EPS)
         if k < m:
             job.ack_x = k / m
-            t_ack = max(self.now, job.t0 + (job.ack_x - job.x) / job.rate)
-            self._push(t_ack, _ACK, job)
+            t_ack = job.t0 + (job.ack_x - job.x) / job.rate
+            self.tick += 1
+            heapq.heappush(self.heap, (t_ack if t_ack > now else now, self.tick, _ACK, job, job.ver))
         return False
 
     def _ack(self, job: _Run, x: float) -> None:
         del self.preempting[job.seq]
-        job.status = Status.PREEMPTED
+        job.status = _PREEMPTED
         job.x = x
         job.rate = 0.0
         job.ver += 1  # its finish event no longer holds
         self.preempted[job.seq] = job
-        self._note(job, "ack")
+        if self.record:
+            self.log.append(TimelineEvent(self.now, job.id, "ack", job.procs))
 
     def _resize(self, job: _Run, procs: tuple[int, ...]) -> None:
-        if job.status is not Status.PREEMPTED:
+        if job.status is not _PREEMPTED:
             raise PolicyError(f"{self.policy.name}: resize of job {job.id} which is {job.status.value}")
-        self._check_size(job, procs)
-        old, new = set(job.procs), set(procs)
-        if len(new) != len(procs) or not (new <= old or old <= new):
+        n = len(procs)
+        if not 1 <= n <= job.pmax:
+            self._check_size(job, procs)
+        new = 0
+        for p in procs:
+            new |= 1 << p
+        old = job.pmask
+        common = old & new
+        if new.bit_count() != n or (common != old and common != new):
             raise PolicyError(f"{self.policy.name}: resize of job {job.id} from {job.procs} to "
                               f"{procs} breaks the subset restriction")
-        added, dropped = mask_of(new - old), mask_of(old - new)
-        if self.free & added != added or max(new) >= self.P or min(new) < 0:
-            raise PolicyError(f"{self.policy.name}: job {job.id} resized onto busy processors {sorted(new - old)}")
-        self.free = (self.free & ~added) | dropped
+        added = new & ~old
+        free = self.free
+        if free & added != added:
+            raise PolicyError(f"{self.policy.name}: job {job.id} resized onto busy processors {procs}")
+        self.free = (free & ~added) | (old & ~new)
         del self.preempted[job.seq]
-        cost = 0.0 if (self.zero or new == old) else job.cost
-        self._hold(job, tuple(sorted(procs)))
-        job.status = Status.RUNNING
-        job.rate = 1.0 / job.model.T(len(procs))
-        job.t0 = self.now + cost
+        now = self.now
+        cost = 0.0 if (new == old or self.zero) else job.cost
+        job.area += len(job.procs) * (now - job.t_area)
+        job.t_area = now
+        job.procs = procs = tuple(sorted(procs))
+        job.pmask = new
+        job.history.append(procs)
+        job.status = _RUNNING
+        job.rate = rate = 1.0 / job.model.T(n)
+        job.t0 = t0 = now + cost
         self.running[job.seq] = job
-        self._push(job.t0 + (1.0 - job.x) / job.rate, _FINISH, job)
+        self.tick += 1
+        heapq.heappush(self.heap, (t0 + (1.0 - job.x) / rate, self.tick, _FINISH, job, job.ver))
         if cost > 0:
-            self._push(job.t0, _RECONF, job)
-        self._note(job, "resize")
+            self._push(t0, _RECONF, job)
+        if self.record:
+            self.log.append(TimelineEvent(now, job.id, "resize", procs))
 
     # -- the event loop ----------------------------------------------------
     def run(self) -> SimResult:
@@ -351,8 +357,8 @@ class _Engine:
         job.ver += 1
         procs = job.procs
         job.area += len(procs) * (now - job.t_area)
-        for p in procs:
-            self.free |= 1 << p
+        self.free |= job.pmask
+        job.pmask = 0
         if self.record:
             self.log.append(TimelineEvent(now, job.id, "finish", procs))
         job.procs = ()

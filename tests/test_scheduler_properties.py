@@ -66,7 +66,7 @@ def check_run(result, jobs, P):
 
 
 @pytest.mark.parametrize("name", policy_names())
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(stream=streams())
 def test_invariants(name, stream):
     P, jobs = stream

@@ -47,6 +47,7 @@ def test_cg_across_three_workstations_matches_numpy(live_cluster):
     a, b = matrix_rows(n, 0, n), rhs(n, 0, n)
     reference, _ = serial_cg(a, b, 250)
     assert report["ranks"] == 3 and report["iterations"] == 250
+    assert report["placement"] == ["ws1", "ws2", "ws3"]  # rank i on hosts[i]: checkpoints land on the right disk
     assert rel(x, reference) < RTOL
     assert rel(x, np.linalg.solve(a, b)) < RTOL
     print(f"CG n={n} on 3 workstations: {report['compute_s']:.3f} s for 250 iterations")
@@ -89,6 +90,7 @@ def test_cg_shrunk_then_grown_matches_the_unpreempted_run(live_cluster):
     assert record.hosts_history == [hosts, ["ws1", "ws2"], ["ws1", "ws2", "ws3"]]
     result = record.result
     assert result["iterations"] == 250 and result["ranks"] == 3
+    assert result["placement"] == ["ws1", "ws2", "ws3"]
     assert result["iterations_this_run"] == 250 - grow.iteration
     assert rel(np.array(result["x"]), np.array(plain["x"])) < RTOL
 

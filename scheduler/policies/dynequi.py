@@ -1,11 +1,15 @@
 """DYN-EQUI of Anastasiadis & Sevcik §3.1: equal partitions under each job's pmax."""
 from __future__ import annotations
 
+from operator import attrgetter
+
 from scheduler.actions import Action, Preempt
 from scheduler.alloc import water_fill
 from scheduler.policies._restart import restart
 from scheduler.policy import Policy
-from scheduler.snapshot import Reason, Snapshot
+from scheduler.snapshot import Reason, Snapshot, ids
+
+_SEQ = attrgetter("seq")
 
 
 class DynEqui(Policy):
@@ -24,18 +28,19 @@ class DynEqui(Policy):
     zero_overhead = True
 
     def decide(self, snap: Snapshot) -> list[Action]:
-        if snap.reason is Reason.RECONFIGURED:
+        reason = snap.reason
+        if reason is Reason.RECONFIGURED or (reason is Reason.ACK and snap.preempting):
             return []
-        if snap.reason is Reason.ACK and snap.preempting:
-            return []
-        held = [*snap.running.values(), *snap.preempting.values(), *snap.preempted.values()]
-        held.sort(key=lambda j: j.seq)
-        ready = held + list(snap.queue[: max(0, snap.P - len(held))])
-        ready.sort(key=lambda j: j.seq)
+        running = snap.running
+        held = [*running.values(), *snap.preempting.values(), *snap.preempted.values()]
+        room = snap.P - len(held)
+        ready = held + snap.queue[:room] if room > 0 else held
+        ready.sort(key=_SEQ)
         sizes = water_fill([j.pmax for j in ready], snap.P)
         changes = [Preempt(j.id) for j, n in zip(ready, sizes)
-                   if j.seq in snap.running and n != len(j.procs)]
+                   if n != len(j.procs) and j.seq in running]
         if changes or snap.preempting:
             return changes
-        targets = [(j, n) for j, n in zip(ready, sizes) if j.seq not in snap.running]
-        return restart(targets, set(snap.free))
+        return restart([(j, n) for j, n in zip(ready, sizes) if j.seq not in running],
+                       set(ids(snap.free_mask)))
+

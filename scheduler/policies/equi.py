@@ -5,7 +5,7 @@ from scheduler.actions import Action, Preempt
 from scheduler.alloc import equal_shares
 from scheduler.policies._restart import restart
 from scheduler.policy import Policy
-from scheduler.snapshot import Reason, Snapshot
+from scheduler.snapshot import Reason, Snapshot, ids
 
 
 class Equipartition(Policy):
@@ -39,4 +39,4 @@ class Equipartition(Policy):
         ready.sort(key=lambda j: j.seq)
         sizes = equal_shares(len(ready), snap.P)
         targets = [(job, min(n, job.pmax)) for job, n in zip(ready, sizes)]
-        return restart(targets, set(snap.free))
+        return restart(targets, set(ids(snap.free_mask)))
