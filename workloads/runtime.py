@@ -24,6 +24,7 @@ import json
 import socket
 import sys
 import time
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -60,6 +61,7 @@ class Malleable:
     client: ControlClient | None = None
     restore_stats: dict[str, Any] = field(default_factory=dict)
     released: dict[str, Any] | None = None
+    placement: list[str] = field(default_factory=list)  # each rank's real host name
 
     def __post_init__(self) -> None:
         if self.comm.Get_size() != len(self.config.hosts):
@@ -80,6 +82,7 @@ class Malleable:
     def start(self, fresh: Callable[[], LocalState]) -> LocalState:
         """A new state from `fresh`, or the checkpointed one moved to the current hosts."""
         state = self._resume() if self.config.resume else fresh()
+        self.placement = polite.bcast_json(self.comm, polite.gather_json(self.comm, socket.gethostname()))
         if self.is_coordinator:
             address = control_address(self.config.control)
             if address is not None:
@@ -173,7 +176,7 @@ class Malleable:
     def finish(self, result: dict[str, Any]) -> None:
         """Report the end of the job to the scheduler and on stdout (coordinator only)."""
         if self.is_coordinator:
-            line = {"job": self.config.job, "hosts": self.config.hosts, **result}
+            line = {"job": self.config.job, "hosts": self.config.hosts, "placement": self.placement, **result}
             if self.client is not None:
                 self.client.send({"type": "done", **line})
             print(RESULT_PREFIX + json.dumps(line), flush=True)
@@ -187,12 +190,6 @@ def print_released(m: Malleable) -> None:
     if m.is_coordinator and m.released is not None:
         print(RESULT_PREFIX + json.dumps({"job": m.config.job, "status": "released", **m.released}),
               flush=True)
-
-
-def hostname_check(comm: MPI.Comm, hosts: list[str]) -> list[str]:
-    """Each rank's real host name, gathered to all, so a report can show the placement."""
-    names = polite.gather_json(comm, socket.gethostname())
-    return polite.bcast_json(comm, names)
 
 
 def add_job_arguments(parser: Any) -> None:
@@ -211,6 +208,16 @@ def config_from_args(args: Any) -> JobConfig:
                      control=args.control, resume=args.resume, ckpt_root=args.ckpt_root)
 
 
-def fail(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-    MPI.COMM_WORLD.Abort(1)
+def run_main(main: Callable[[], int]) -> int:
+    """Run a workload's main; on any exception print it and abort the whole MPI job.
+
+    Without the abort, the other ranks would poll forever for a message the dead
+    rank will never send, and the scheduler would wait for a job that is stuck.
+    """
+    try:
+        return main()
+    except Exception:  # noqa: BLE001 - the job must not outlive a failed rank
+        traceback.print_exc()
+        sys.stderr.flush()
+        MPI.COMM_WORLD.Abort(1)
+        return 1
