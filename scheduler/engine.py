@@ -2,17 +2,25 @@
 
 A job's progress is the fraction of its work done; on p processors it
 advances at 1/T(p) per second. A preemption request is acknowledged at the
-first safe point (phase boundary k/phases) at or after the request; a job
-that reaches the end of its work first simply finishes. A resize onto a
-different set pauses the job for its reconfig_cost seconds (it holds the new
-set meanwhile); a restart on the same set costs nothing. Policies marked
-`zero_overhead` (DYN-EQUI) get their requests acknowledged at once, mid-phase,
-and their resizes for free; the engine then calls them again, with reason
-ACK, in the same instant.
+first safe point (phase boundary k/phases) at or after the request, so a
+job just started or just resized acknowledges at once; a job that reaches
+the end of its work first simply finishes (and is not restarted). A resize
+onto a different set pauses the job for its reconfig_cost seconds (it holds
+the new set meanwhile, and a request during the pause is acknowledged when
+it ends); a restart on the same set costs nothing.
 
-Events at the same time are handled one at a time in the order they were
-scheduled, with finishes, acks and reconfigurations before arrivals. The
-engine is deterministic: no randomness, no wall clock, no hashing of ids.
+DYN-EQUI's zero overhead: a policy with `zero_overhead` set gets every
+preemption request acknowledged on the spot, mid-phase, and its resizes for
+free; the engine then calls it again, with reason ACK, in the same instant,
+so a re-partition takes no simulated time. The policy still speaks the
+ordinary preempt / ack / resize protocol, which keeps it runnable live.
+
+The policy is called at every arrival, completion, acknowledgment and end of
+a (non-zero) reconfiguration, except that `run_to_completion` policies are
+not called while the queue is empty or no processor is free (they could do
+nothing). Events at the same time are handled one at a time in the order
+they were scheduled, finishes, acks and reconfigurations before arrivals.
+The engine is deterministic: no randomness, no wall clock, no hashing of ids.
 """
 from __future__ import annotations
 
