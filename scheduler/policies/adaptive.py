@@ -17,10 +17,13 @@ a share of the free processors, gives the remainder of that division to the
 queue's last job (capped at pmax), so it divides all free processors "as
 equally as possible" and an arrival to an empty queue gets min(pmax, free).
 The SDF family activates jobs with min(pmax, [k,] free) each; SDF-Max k caps
-every partition at k. DIF keeps greedy's choice of *which* jobs start, gives
-each one processor, then hands out the remaining free processors one at a
-time to the job with the largest T(p) - T(p+1), up to pmax (ties: the
-earlier in queue order). Rounds run at arrivals and completions only.
+every partition at k. DIF keeps greedy's choice of *which* jobs start and of
+*how many* processors they get in all, gives each one processor, then hands
+out the rest one at a time to the job with the largest T(p) - T(p+1), up to
+pmax (ties: the earlier in queue order). Choice: the total is greedy's, not
+all free processors, because A&S §6.4 find DIF leaves AEP's partition sizes
+unchanged and affects only execution times. Rounds run at arrivals and
+completions only.
 """
 from __future__ import annotations
 
@@ -123,7 +126,7 @@ class Adaptive(Policy):
         free = mask.bit_count()
         chosen = greedy(snap.queue, target, free, self._last_takes_rest)
         if self._dif and chosen:
-            chosen = dif(chosen, free)
+            chosen = dif(chosen, sum(n for _, n in chosen))
         actions: list[Action] = []
         for job, n in chosen:
             procs, mask = take_mask(mask, n)
