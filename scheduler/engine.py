@@ -173,10 +173,12 @@ class _Engine:
 
     def _apply(self, actions) -> list[_Run]:
         acked: list[_Run] = []
+        by_id = self.by_id
         for action in actions:
-            job = self.by_id.get(action.job)
-            if job is None:
-                raise PolicyError(f"{self.policy.name}: unknown job {action.job!r}")
+            try:
+                job = by_id[action.job]
+            except KeyError:
+                raise PolicyError(f"{self.policy.name}: unknown job {action.job!r}") from None
             if type(action) is Start:
                 self._start(job, action.procs)
             elif type(action) is Preempt:
@@ -213,7 +215,9 @@ class _Engine:
         now = self.now
         job.status = _RUNNING
         job.start = job.t_area = job.t0 = now
-        job.procs = procs = tuple(procs)
+        if type(procs) is not tuple:
+            procs = tuple(procs)
+        job.procs = procs
         job.history.append(procs)
         T = job.model.T(n)
         job.rate = 1.0 / T
