@@ -33,6 +33,7 @@ from typing import Iterable
 from scheduler.actions import Preempt, Resize, Start
 from scheduler.model import Job
 from scheduler.policy import Policy
+from scheduler.registry import get_policy
 from scheduler.results import JobRecord, SimResult, TimelineEvent
 from scheduler.snapshot import JobView, Reason, Snapshot, Status
 
@@ -105,7 +106,6 @@ def simulate(jobs: Iterable[Job], policy: Policy | str, P: int, *, timeline: boo
     rule or leaves jobs waiting with nothing left to happen.
     """
     if isinstance(policy, str):
-        from scheduler.registry import get_policy
         policy = get_policy(policy)
     if not isinstance(P, int) or P < 1:
         raise ValueError(f"P must be an integer >= 1, got {P!r}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Protocol, Sequence
+from typing import Protocol
 
 
 class Knowledge(str, Enum):
@@ -148,7 +148,3 @@ class Job:
 
 JobSpec = Job
 
-
-def sevcik_jobs(rows: Sequence[tuple[float, float, float, float, int | None]]) -> list[Job]:
-    """Jobs numbered 0.. from (arrival, W, alpha, beta, pmax) rows; for tests and examples."""
-    return [Job(i, a, SevcikModel(W, al, be, pm)) for i, (a, W, al, be, pm) in enumerate(rows)]

@@ -13,7 +13,8 @@ import pandas as pd
 
 class TimelineEvent(NamedTuple):
     """One row of the timeline. event is one of arrive, start,
-    preempt_request, ack, resize, finish; procs is the set held after it."""
+    preempt_request, ack, resize, finish; procs is the set held after it
+    (for finish, the set released; for arrive, empty)."""
 
     time: float
     job: int | str

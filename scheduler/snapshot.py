@@ -35,7 +35,9 @@ class JobView:
 
     `seq` is the arrival order (0, 1, ...): FIFO and "earliest arrived" mean
     lowest seq. `pmax` is already capped at the machine size. `t1` is T(1)
-    in seconds, cached because queue orders and DIF use it often.
+    in seconds, cached because queue orders use it often. `model` gives
+    T(p); a policy may only use what its `needs` declares. `procs` is the
+    sorted set held now (empty while queued).
     """
 
     __slots__ = ("id", "seq", "arrival", "model", "pmax", "t1", "status", "procs")
