@@ -144,9 +144,19 @@ def main() -> None:
                       f"{res.summary()['mean_response']:.4g}", "yes" if s_tl <= TARGET_SECONDS else "NO")
     console.print(table)
 
-    ours_s, ours = median_seconds(lambda: simulate(jobs, get_policy("AEP"), args.P, timeline=False), args.repeats)
-    simpy_s, theirs = median_seconds(lambda: simpy_aep(jobs, args.P), args.repeats)
-    simpy_nogc_s, _ = median_seconds(lambda: without_gc(simpy_aep, jobs, args.P), args.repeats)
+    # Interleaved rounds, so a burst of load from other work on the machine hits all three alike.
+    runs = {"ours": [], "simpy": [], "simpy_nogc": []}
+    for _ in range(args.repeats):
+        for label, fn in (("ours", lambda: simulate(jobs, get_policy("AEP"), args.P, timeline=False)),
+                          ("simpy", lambda: simpy_aep(jobs, args.P)),
+                          ("simpy_nogc", lambda: without_gc(simpy_aep, jobs, args.P))):
+            seconds, out = median_seconds(fn, 1)
+            runs[label].append(seconds)
+            if label == "ours":
+                ours = out
+            elif label == "simpy":
+                theirs = out
+    ours_s, simpy_s, simpy_nogc_s = (statistics.median(runs[k]) for k in ("ours", "simpy", "simpy_nogc"))
     ours_mean = ours.summary()["mean_response"]
     simpy_mean = statistics.fmean(f - job.arrival for (_, f, _), job in zip(theirs, jobs))
     agree = all(math.isclose(r.start, s, rel_tol=1e-12, abs_tol=1e-9)

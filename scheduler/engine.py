@@ -37,6 +37,7 @@ from scheduler.registry import get_policy
 from scheduler.results import JobRecord, SimResult, TimelineEvent
 from scheduler.snapshot import JobView, Reason, Snapshot, Status
 
+_heappush, _heappop = heapq.heappush, heapq.heappop
 _FINISH, _ACK, _RECONF = 0, 1, 2
 _QUEUED, _RUNNING, _FINISHED = Status.QUEUED, Status.RUNNING, Status.FINISHED
 _PREEMPTING, _PREEMPTED = Status.PREEMPTING, Status.PREEMPTED
@@ -147,7 +148,7 @@ class _Engine:
     # -- bookkeeping -------------------------------------------------------
     def _push(self, t: float, kind: int, job: _Run) -> None:
         self.tick += 1
-        heapq.heappush(self.heap, (t, self.tick, kind, job, job.ver))
+        _heappush(self.heap, (t, self.tick, kind, job, job.ver))
 
     # -- the policy call ---------------------------------------------------
     def _call(self, reason: Reason, subject: _Run | None) -> None:
@@ -223,7 +224,7 @@ class _Engine:
         job.rate = 1.0 / T
         self.running[job.seq] = job
         self.tick += 1
-        heapq.heappush(self.heap, (now + T, self.tick, _FINISH, job, job.ver))
+        _heappush(self.heap, (now + T, self.tick, _FINISH, job, job.ver))
         if self.record:
             self.log.append(TimelineEvent(now, job.id, "start", procs))
 
@@ -250,7 +251,7 @@ class _Engine:
             job.ack_x = k / m
             t_ack = job.t0 + (job.ack_x - job.x) / job.rate
             self.tick += 1
-            heapq.heappush(self.heap, (t_ack if t_ack > now else now, self.tick, _ACK, job, job.ver))
+            _heappush(self.heap, (t_ack if t_ack > now else now, self.tick, _ACK, job, job.ver))
         return False
 
     def _ack(self, job: _Run, x: float) -> None:
@@ -295,7 +296,7 @@ class _Engine:
         job.t0 = t0 = now + cost
         self.running[job.seq] = job
         self.tick += 1
-        heapq.heappush(self.heap, (t0 + (1.0 - job.x) / rate, self.tick, _FINISH, job, job.ver))
+        _heappush(self.heap, (t0 + (1.0 - job.x) / rate, self.tick, _FINISH, job, job.ver))
         if cost > 0:
             self._push(t0, _RECONF, job)
         if self.record:
@@ -306,7 +307,7 @@ class _Engine:
         jobs, P, heap = self.jobs, self.P, self.heap
         key = self.policy.queue_key
         call = self._call
-        heappop = heapq.heappop
+        heappop = _heappop
         queue, qkeys, by_id = self.queue, self.qkeys, self.by_id
         record, log = self.record, self.log
         runs: list[_Run] = []

@@ -41,16 +41,16 @@ _ROUNDS = (Reason.ARRIVAL, Reason.COMPLETION)
 
 
 def asp_target(snap: Snapshot) -> int:
-    return max(1, snap.free_mask.bit_count() // len(snap.queue))
+    return snap.free_mask.bit_count() // len(snap.queue) or 1
 
 
 def ap1_target(snap: Snapshot) -> int:
-    return max(1, snap.P // len(snap.queue))
+    return snap.P // len(snap.queue) or 1
 
 
 def aep_target(snap: Snapshot) -> int:
-    held = len(snap.running) + len(snap.preempting) + len(snap.preempted)
-    return max(1, snap.P // (len(snap.queue) + held))
+    jobs = len(snap.queue) + len(snap.running) + len(snap.preempting) + len(snap.preempted)
+    return snap.P // jobs or 1
 
 
 def greedy(queue, target: int, free: int, last_takes_rest: bool) -> list[tuple[JobView, int]]:
@@ -125,7 +125,7 @@ class Adaptive(Policy):
             target = t(snap)
         free = mask.bit_count()
         chosen = greedy(snap.queue, target, free, self._last_takes_rest)
-        if self._dif and chosen:
+        if self._dif:
             chosen = dif(chosen, sum(n for _, n in chosen))
         actions: list[Action] = []
         for job, n in chosen:
