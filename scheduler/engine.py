@@ -28,6 +28,7 @@ import gc
 import heapq
 import math
 from bisect import bisect_left, bisect_right
+from operator import attrgetter
 from typing import Iterable
 
 from scheduler.actions import Preempt, Resize, Start
@@ -38,6 +39,7 @@ from scheduler.results import JobRecord, SimResult, TimelineEvent
 from scheduler.snapshot import JobView, Reason, Snapshot, Status
 
 _heappush, _heappop = heapq.heappush, heapq.heappop
+_ARRIVAL_KEY = attrgetter("arrival")
 _FINISH, _ACK, _RECONF = 0, 1, 2
 _QUEUED, _RUNNING, _FINISHED = Status.QUEUED, Status.RUNNING, Status.FINISHED
 _PREEMPTING, _PREEMPTED = Status.PREEMPTING, Status.PREEMPTED
@@ -87,16 +89,25 @@ def check_jobs(jobs: Iterable[Job], policy: Policy) -> list[Job]:
     """Jobs sorted by arrival (stable), after checking the models tell the policy enough."""
     jobs = list(jobs)
     ids = set()
+    needs = policy.needs
+    enough: set[frozenset] = set()  # `knows` sets already checked: most jobs share one
     for job in jobs:
-        missing = policy.needs - job.model.knows
-        if missing:
-            what = ", ".join(sorted(k.value for k in missing))
-            raise ValueError(f"policy {policy.name} needs {what}, but job {job.id} has no model "
-                             f"giving it (only {', '.join(sorted(k.value for k in job.model.knows))})")
-        if job.id in ids:
-            raise ValueError(f"duplicate job id {job.id!r}")
+        knows = job.model.knows
+        if knows not in enough:
+            missing = needs - knows
+            if missing:
+                what = ", ".join(sorted(k.value for k in missing))
+                raise ValueError(f"policy {policy.name} needs {what}, but job {job.id} has no model "
+                                 f"giving it (only {', '.join(sorted(k.value for k in knows))})")
+            enough.add(knows)
         ids.add(job.id)
-    return sorted(jobs, key=lambda j: j.arrival)
+    if len(ids) != len(jobs):
+        seen = set()
+        for job in jobs:
+            if job.id in seen:
+                raise ValueError(f"duplicate job id {job.id!r}")
+            seen.add(job.id)
+    return sorted(jobs, key=_ARRIVAL_KEY)
 
 
 def simulate(jobs: Iterable[Job], policy: Policy | str, P: int, *, timeline: bool = True) -> SimResult:

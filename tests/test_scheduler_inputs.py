@@ -74,6 +74,8 @@ def test_bad_p_and_broken_policies_are_reported():
     jobs = [Job(1, 0.0, SevcikModel(4, 0, 0, 2))]
     with pytest.raises(ValueError, match="P must be"):
         simulate(jobs, "RA", 0)
+    with pytest.raises(ValueError, match="duplicate job id 1"):
+        simulate(jobs + jobs, "RA", 2)
 
     class Idle(Policy):
         name = "IDLE"
