@@ -5,11 +5,13 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 import typer
+from hypothesis import given
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from scheduler import cli
 from scheduler.actions import Start
-from scheduler.alloc import equal_shares, grow, shrink, take, water_fill
+from scheduler.alloc import equal_shares, first_fit, grow, shrink, take, take_mask, water_fill
 from scheduler.engine import PolicyError, simulate
 from scheduler.jobs_csv import read_jobs
 from scheduler.model import DemandModel, Job, Knowledge, SevcikModel, TableModel
@@ -174,3 +176,13 @@ def test_cli_errors_are_one_line_exit_2(tmp_path, app, args, csv_text, message):
     assert res.exit_code == 2
     assert message in res.output
     assert "Traceback" not in res.output and len(res.output.strip().splitlines()) == 1
+
+
+@given(mask=st.integers(0, (1 << 40) - 1), n=st.integers(1, 40))
+def test_first_fit_matches_a_plain_scan(mask, n):
+    bits = [mask >> i & 1 for i in range(40)]
+    expected = next((i for i in range(40 - n + 1) if all(bits[i:i + n])), -1)
+    assert first_fit(mask, n) == expected
+    if bin(mask).count("1") >= n:
+        procs, left = take_mask(mask, n)
+        assert len(procs) == n and left | sum(1 << p for p in procs) == mask and left & mask == left
