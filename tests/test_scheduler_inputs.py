@@ -186,3 +186,17 @@ def test_first_fit_matches_a_plain_scan(mask, n):
     if bin(mask).count("1") >= n:
         procs, left = take_mask(mask, n)
         assert len(procs) == n and left | sum(1 << p for p in procs) == mask and left & mask == left
+
+
+@given(caps=st.lists(st.integers(1, 40), min_size=1, max_size=40), P=st.integers(1, 40))
+def test_water_fill_is_equal_under_caps(caps, P):
+    sizes = water_fill(caps, P)
+    if len(caps) >= P:
+        assert sizes == [1] * P + [0] * (len(caps) - P)
+        return
+    assert all(1 <= s <= c for s, c in zip(sizes, caps))
+    assert sum(sizes) == min(P, sum(caps))
+    free_ones = [s for s, c in zip(sizes, caps) if s < c]  # not held back by their cap
+    if free_ones:
+        assert max(free_ones) - min(free_ones) <= 1
+        assert all(s <= max(free_ones) + 1 for s in sizes)  # nobody sits above the water level
