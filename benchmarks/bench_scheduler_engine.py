@@ -132,15 +132,21 @@ def main() -> None:
     console = Console()
 
     table = Table(title=f"simulate(): {args.jobs} WK4 jobs, load {args.load}, P={args.P}, "
-                        f"median of {args.repeats}")
-    for col in ("policy", "s (timeline)", "jobs/s", "s (no timeline)", "mean response s", f"<= {TARGET_SECONDS} s"):
+                        f"{args.repeats} interleaved runs each")
+    for col in ("policy", "median s", "min s", "jobs/s (median)", "median s, no timeline",
+                "mean response s", f"<= {TARGET_SECONDS} s"):
         table.add_column(col, justify="right")
     worst = 0.0
     for name in policy_names():
-        s_tl, res = median_seconds(lambda: simulate(jobs, get_policy(name), args.P), args.repeats)
-        s_nt, _ = median_seconds(lambda: simulate(jobs, get_policy(name), args.P, timeline=False), args.repeats)
+        with_tl, without_tl = [], []
+        for _ in range(args.repeats):  # alternate, so a burst of outside load hits both alike
+            s, res = median_seconds(lambda: simulate(jobs, get_policy(name), args.P), 1)
+            with_tl.append(s)
+            s, _ = median_seconds(lambda: simulate(jobs, get_policy(name), args.P, timeline=False), 1)
+            without_tl.append(s)
+        s_tl, s_nt = statistics.median(with_tl), statistics.median(without_tl)
         worst = max(worst, s_tl)
-        table.add_row(name, f"{s_tl:.3f}", f"{args.jobs / s_tl:,.0f}", f"{s_nt:.3f}",
+        table.add_row(name, f"{s_tl:.3f}", f"{min(with_tl):.3f}", f"{args.jobs / s_tl:,.0f}", f"{s_nt:.3f}",
                       f"{res.summary()['mean_response']:.4g}", "yes" if s_tl <= TARGET_SECONDS else "NO")
     console.print(table)
 
