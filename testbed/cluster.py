@@ -87,6 +87,7 @@ class Cluster:
                 return cfg["hostname"], cid
 
             st.containers = dict(backend.parallel(create_and_start, configs))
+            backend.prioritize_workstations()  # the parent cgroup exists once a container runs
             st.save()
             cluster.wait_ssh_ready(timeout=ready_timeout, progress=progress)
             return cluster

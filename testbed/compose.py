@@ -50,6 +50,7 @@ def render(spec: ClusterSpec, *, cores: int, image: str | None = None, key_dir: 
             "environment": cfg["environment"],
             "labels": dict(cfg["labels"]),
             "extra_hosts": [f"{n}:{ip}" for n, ip in ips.items()],
+            "sysctls": dict(cfg["sysctls"]),
             "networks": {"now": {"ipv4_address": ips[ws]}},
             "volumes": ["../workloads:/opt/nowlab/workloads:ro"],
             "secrets": [{"source": "nowlab_ssh_key", "target": KEY_NAME},

@@ -99,6 +99,7 @@ def container_config(spec: ClusterSpec, ws: str, *, image: str, ips: dict[str, s
                   str(key_dir / f"{KEY_NAME}.pub"): {"bind": f"/run/secrets/{KEY_NAME}.pub", "mode": "ro"},
                   str(WORKLOADS_DIR): {"bind": "/opt/nowlab/workloads", "mode": "ro"}},
         "extra_hosts": {n: ip for n, ip in ips.items()},
+        "sysctls": {"net.ipv4.tcp_congestion_control": spec.defaults.tcp},
     }
 
 
@@ -107,7 +108,7 @@ def create_container(c: docker.DockerClient, network: str, cfg: dict) -> str:
     host_config = api.create_host_config(
         cpu_period=cfg["cpu_period"], cpu_quota=cfg["cpu_quota"], cpuset_cpus=cfg["cpuset_cpus"],
         cap_add=cfg["cap_add"], privileged=False, binds=cfg["binds"], network_mode=network,
-        extra_hosts=cfg["extra_hosts"], init=True)
+        extra_hosts=cfg["extra_hosts"], sysctls=cfg["sysctls"], init=True)
     networking = api.create_networking_config({network: api.create_endpoint_config(ipv4_address=cfg["ip"])})
     created = api.create_container(cfg["image"], name=cfg["name"], hostname=cfg["hostname"], labels=cfg["labels"],
                                    environment=cfg["environment"], host_config=host_config,
@@ -165,6 +166,28 @@ def cluster_names(c: docker.DockerClient) -> list[str]:
     for x in c.api.networks(filters={"label": LABEL}):
         names.add(x["Labels"][LABEL])
     return sorted(names)
+
+
+# cgroup v1 parent of every container (cgroupfs driver). Its CPU weight decides how the
+# workstations as a group compete with the host's own processes.
+DOCKER_CPU_CGROUP = Path("/sys/fs/cgroup/cpu/docker")
+MAX_CPU_SHARES = 262144
+
+
+def prioritize_workstations(cgroup: Path = DOCKER_CPU_CGROUP) -> bool:
+    """Give the containers' parent cgroup the largest CPU weight the kernel allows.
+
+    Caps only bound a workstation from above; with the default weight, busy host processes
+    (the controller, a build, a simulation) took 60% of 0.1-core caps here. At the maximum
+    weight the caps were delivered within 2% under the same host load. The caps still sum to
+    at most 90% of each core, so the host keeps the rest.
+    """
+    shares = cgroup / "cpu.shares"
+    if not shares.exists():
+        return False
+    if int(shares.read_text()) != MAX_CPU_SHARES:
+        shares.write_text(str(MAX_CPU_SHARES))
+    return True
 
 
 def host_cores(c: docker.DockerClient) -> list[int]:
