@@ -155,14 +155,18 @@ def register(app: typer.Typer) -> None:
                       f"{removed['volumes']} volumes")
 
     @app.command()
-    def gc() -> None:
-        """Remove every nowlab-labelled container, network and volume, whatever left them."""
+    def gc(all_: bool = typer.Option(False, "--all", help="also remove clusters that are up and looked after")) -> None:
+        """Remove leftovers: labelled clusters whose `up` died before they were ready (or all, with --all)."""
         with user_errors():
-            removed = backend.remove(backend.client())
-            for n in state.running_names():
+            client = backend.client()
+            names = backend.cluster_names(client) if all_ else backend.leftovers(client)
+            totals = {"containers": 0, "networks": 0, "volumes": 0}
+            for n in names:
+                for k, v in backend.remove(client, n).items():
+                    totals[k] += v
                 state.forget(n)
-        console.print(f"removed {removed['containers']} containers, {removed['networks']} networks, "
-                      f"{removed['volumes']} volumes")
+        console.print(f"removed {len(names)} clusters ({', '.join(names) or 'none'}): {totals['containers']} "
+                      f"containers, {totals['networks']} networks, {totals['volumes']} volumes")
 
     @app.command()
     def calibrate(name: Optional[str] = typer.Argument(None),

@@ -68,7 +68,8 @@ class Cluster:
         try:
             key_dir = state.cluster_dir(spec.name) / "ssh"
             make_keypair(key_dir, comment=f"nowlab-{spec.name}")
-            net_id, subnet = backend.create_network(client, spec.name, n)
+            owner = backend.owner_labels(state.home())
+            net_id, subnet = backend.create_network(client, spec.name, n, owner)
             ips = backend.addresses(spec, subnet)
             st = state.ClusterState(spec=spec.model_dump(by_alias=True), network=net_id, subnet=str(subnet),
                                     gateway=str(subnet[1]), image=image, ips=ips, cores=placement.cores)
@@ -80,7 +81,7 @@ class Cluster:
 
             def create_and_start(cfg: dict) -> tuple[str, str]:
                 nonlocal done
-                cid = backend.create_container(client, net_id, cfg)
+                cid = backend.create_container(client, net_id, cfg, owner)
                 backend.start(client, cid)
                 done += 1
                 progress("starting workstations", done, n)
@@ -90,6 +91,8 @@ class Cluster:
             backend.prioritize_workstations()  # the parent cgroup exists once a container runs
             st.save()
             cluster.wait_ssh_ready(timeout=ready_timeout, progress=progress)
+            st.ready = True
+            st.save()
             return cluster
         except BaseException:
             # A half-built cluster is removed whatever went wrong, Ctrl-C included.

@@ -7,6 +7,8 @@ removal always goes by that label, never by name matching.
 from __future__ import annotations
 
 import ipaddress
+import json
+import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Iterable
@@ -21,6 +23,8 @@ from testbed.sshkeys import KEY_NAME
 
 LABEL = "nowlab.cluster"
 WS_LABEL = "nowlab.workstation"
+HOME_LABEL = "nowlab.home"  # the state folder of the process that made the cluster
+OWNER_LABEL = "nowlab.owner"  # "pid:start-time" of that process, to tell if it still runs
 WORKLOADS_DIR = Path(__file__).resolve().parent.parent / "workloads"
 # Subnets for cluster networks come from this block, /24 each, skipping any in use.
 SUBNET_POOL = ipaddress.ip_network("172.28.0.0/14")
@@ -52,7 +56,8 @@ def _used_subnets(c: docker.DockerClient) -> list[ipaddress.IPv4Network]:
     return used
 
 
-def create_network(c: docker.DockerClient, cluster: str, size: int) -> tuple[str, ipaddress.IPv4Network]:
+def create_network(c: docker.DockerClient, cluster: str, size: int,
+                   owner: dict[str, str] | None = None) -> tuple[str, ipaddress.IPv4Network]:
     """A private bridge with a subnet of our choosing, so workstation IPs are known before start."""
     prefix = 24 if size <= 250 else 22
     tried = 0
@@ -61,7 +66,7 @@ def create_network(c: docker.DockerClient, cluster: str, size: int) -> tuple[str
             continue
         ipam = IPAMConfig(pool_configs=[IPAMPool(subnet=str(subnet), gateway=str(subnet[1]))])
         try:
-            net = c.networks.create(network_name(cluster), driver="bridge", ipam=ipam, labels={LABEL: cluster},
+            net = c.networks.create(network_name(cluster), driver="bridge", ipam=ipam, labels={LABEL: cluster, **(owner or {})},
                                     check_duplicate=True)
         except docker.errors.APIError as exc:
             # Another cluster took the subnet between our look and our create: try the next.
@@ -103,14 +108,15 @@ def container_config(spec: ClusterSpec, ws: str, *, image: str, ips: dict[str, s
     }
 
 
-def create_container(c: docker.DockerClient, network: str, cfg: dict) -> str:
+def create_container(c: docker.DockerClient, network: str, cfg: dict, owner: dict[str, str] | None = None) -> str:
     api = c.api
     host_config = api.create_host_config(
         cpu_period=cfg["cpu_period"], cpu_quota=cfg["cpu_quota"], cpuset_cpus=cfg["cpuset_cpus"],
         cap_add=cfg["cap_add"], privileged=False, binds=cfg["binds"], network_mode=network,
         extra_hosts=cfg["extra_hosts"], sysctls=cfg["sysctls"], init=True)
     networking = api.create_networking_config({network: api.create_endpoint_config(ipv4_address=cfg["ip"])})
-    created = api.create_container(cfg["image"], name=cfg["name"], hostname=cfg["hostname"], labels=cfg["labels"],
+    created = api.create_container(cfg["image"], name=cfg["name"], hostname=cfg["hostname"],
+                                   labels={**cfg["labels"], **(owner or {})},
                                    environment=cfg["environment"], host_config=host_config,
                                    networking_config=networking, detach=True)
     return created["Id"]
@@ -157,6 +163,46 @@ def remove(c: docker.DockerClient, cluster: str | None = None) -> dict[str, int]
         except docker.errors.NotFound:
             pass
     return {k: len(v) for k, v in found.items()}
+
+
+def _start_time(pid: int) -> str | None:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def owner_labels(home: Path) -> dict[str, str]:
+    pid = os.getpid()
+    return {HOME_LABEL: str(home), OWNER_LABEL: f"{pid}:{_start_time(pid)}"}
+
+
+def _owner_alive(owner: str) -> bool:
+    pid, _, started = owner.partition(":")
+    return pid.isdigit() and _start_time(int(pid)) == started  # same pid and start: not a reused pid
+
+
+def leftovers(c: docker.DockerClient) -> list[str]:
+    """Clusters nobody looks after: not marked ready in their state folder, and their `up` is dead.
+
+    Clusters without an owner label (started by docker-compose) are not ours to collect.
+    """
+    found: dict[str, dict[str, str]] = {}
+    flt = {"label": OWNER_LABEL}
+    for x in c.api.networks(filters=flt) + c.api.containers(all=True, filters=flt):
+        found.setdefault(x["Labels"][LABEL], x["Labels"])
+    out = []
+    for name, labels in sorted(found.items()):
+        state_file = Path(labels.get(HOME_LABEL, "/nonexistent")) / "clusters" / name / "cluster.json"
+        ready = False
+        if state_file.exists():
+            try:
+                ready = bool(json.loads(state_file.read_text()).get("ready"))
+            except ValueError:
+                ready = False
+        if not ready and not _owner_alive(labels.get(OWNER_LABEL, "")):
+            out.append(name)
+    return out
 
 
 def cluster_names(c: docker.DockerClient) -> list[str]:

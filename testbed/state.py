@@ -35,6 +35,7 @@ class ClusterState:
     ips: dict[str, str]
     cores: dict[str, int]
     containers: dict[str, str] = field(default_factory=dict)  # workstation -> container id
+    ready: bool = False  # set once every workstation answered ssh; `gc` spares ready clusters
 
     @property
     def cluster_spec(self) -> ClusterSpec:

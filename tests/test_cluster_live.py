@@ -128,7 +128,7 @@ def test_two_clusters_side_by_side(live_cluster):
     assert live_cluster.exec("ws1", ["hostname"]).ok  # untouched by the other's teardown
 
 
-def test_killed_controller_is_cleaned_by_gc(docker_engine, tmp_path):
+def test_killed_controller_is_cleaned_by_gc_which_spares_live_clusters(live_cluster, tmp_path):
     spec = tmp_path / "t-killed.toml"
     spec.write_text('[[workstation]]\nname = "ws"\ncount = 4\ncpu = 0.1\n')
     env = dict(os.environ)
@@ -145,6 +145,8 @@ def test_killed_controller_is_cleaned_by_gc(docker_engine, tmp_path):
     gc = subprocess.run([*NOWLAB, "gc"], env=env, capture_output=True, text=True, timeout=60)
     assert gc.returncode == 0, gc.stderr
     assert docker_backend.labelled(client, "t-killed") == {"containers": [], "networks": [], "volumes": []}
+    assert "t-killed" in gc.stdout
+    assert live_cluster.exec("ws1", ["true"]).ok  # a ready cluster is not a leftover
 
 
 def test_bad_spec_on_the_command_line_is_one_line_and_starts_nothing(docker_engine, tmp_path):
