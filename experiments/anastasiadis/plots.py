@@ -7,7 +7,6 @@ the paper; (b) the mean partition size against load.
 """
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import matplotlib
@@ -56,7 +55,7 @@ def family_figure(cells: pd.DataFrame, stem: str, out_dir: Path) -> Path | None:
             ax.bar(x, wait, width, color=c, edgecolor="black", linewidth=0.4,
                    label=f"{pol} waiting" if col == 0 else None)
             ax.bar(x, run, width, bottom=wait, color=c, alpha=0.4, edgecolor="black", linewidth=0.4,
-                   hatch=None, label=f"{pol} running" if col == 0 else None)
+                   label=f"{pol} running" if col == 0 else None)
             for xs in x[sat]:
                 ax.bar(xs, TOP_BORDER, width, color="none", edgecolor="red", hatch="xx", linewidth=0.4)
         ax.axhline(1.0, color="grey", linestyle=":", linewidth=1)
@@ -68,15 +67,17 @@ def family_figure(cells: pd.DataFrame, stem: str, out_dir: Path) -> Path | None:
         for i, pol in enumerate(policies + tuple(p for p in extra if p in set(cells.policy))):
             rows = _rows(cells, wk, pol, loads)
             ax.plot(loads, rows.partition, marker="o", label=pol, color=colours[i % len(colours)])
+        ax.set_xticks(loads, [f"{round(l * 100)}%" for l in loads])
         ax.set_title(f"{wk} (b) mean partition size")
         ax.set_xlabel("offered load")
         ax.set_ylabel("processors")
         ax.set_ylim(bottom=0)
     axes[0][0].set_ylabel("normalised response time")
-    axes[0][0].legend(fontsize=7, ncol=2, loc="upper left")
-    axes[1][0].legend(fontsize=7)
-    fig.suptitle(f"{title} (hatched red: saturated)")
-    fig.tight_layout()
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(policies), fontsize=8, frameon=False)
+    axes[1][0].legend(fontsize=8)
+    fig.suptitle(f"{title}: dark = waiting, light = running; hatched red = saturated")
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     path = out_dir / f"{stem}.png"
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -128,7 +129,3 @@ def _rows(cells: pd.DataFrame, wk: str, pol: str, loads: list[float]) -> pd.Data
     rows = rows.reindex(loads)
     rows["saturated"] = rows.saturated.fillna(False).astype(bool)
     return rows
-
-
-def _finite(x: float) -> bool:
-    return isinstance(x, float) and math.isfinite(x)

@@ -6,7 +6,6 @@ generator; the only fixed text is the explanation of how to read them.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -124,7 +123,7 @@ def render_markdown(result: StudyResult, cells: pd.DataFrame, claims: list[Claim
         "|---|---|---|---|",
     ]
     for i, c in enumerate(claims, 1):
-        lines.append(f"| {i} | {c.statement} | {c.answer} | **{c.verdict}** |")
+        lines.append(f"| {i} | {_md(c.statement)} | {_md(c.answer)} | **{c.verdict}** |")
     lines += ["", "## Figures", ""]
     for f in figures:
         lines += [f"![{f.stem}]({f.name})", ""]
@@ -178,5 +177,6 @@ def print_claims(claims: list[Claim], console: Console | None = None) -> None:
     console.print(table)
 
 
-def _fmt(x: float) -> str:
-    return "inf" if math.isinf(x) else f"{x:.3g}"
+def _md(text: str) -> str:
+    """Escape what would break a Markdown table cell."""
+    return text.replace("|", "\\|").replace("\n", " ")

@@ -182,6 +182,32 @@ def summarise(reps: pd.DataFrame, spec: StudySpec) -> pd.DataFrame:
     denom = [base.get((w, l), math.nan) for w, l in zip(cells.workload, cells.load)]
     for col in ("response", "wait", "run"):
         cells[f"norm_{col}"] = cells[f"{col}_ks"] / denom
+    paired = [_paired_vs_dyn(reps, w, l, p, spec.confidence)
+              for w, l, p in zip(cells.workload, cells.load, cells.policy)]
+    cells["vs_dyn_rel"] = [m for m, _ in paired]
+    cells["vs_dyn_rel_hw"] = [h for _, h in paired]
     order = {p: i for i, p in enumerate(spec.policies)}
     cells["_order"] = cells.policy.map(order)
     return cells.sort_values(["workload", "load", "_order"]).drop(columns="_order").reset_index(drop=True)
+
+
+def _paired_vs_dyn(reps: pd.DataFrame, wk: str, load: float, pol: str, confidence: float) -> tuple[float, float]:
+    """(R - R_DYN-EQUI) / R_DYN-EQUI and its half-width, paired by replication.
+
+    Replication r of both policies saw the same jobs, so the per-replication
+    difference cancels the noise the two policies share (e.g. how many huge
+    jobs the replication drew).  Only replications both cells ran are paired,
+    so a cell that stopped after a few replications gets a wide interval.
+    inf for a saturated cell; NaN when fewer than two pairs exist.
+    """
+    if bool(reps[(reps.workload == wk) & (reps.load == load) & (reps.policy == pol)].saturated.any()):
+        return math.inf, math.nan
+    sel = (reps.workload == wk) & (reps.load == load) & ~reps.saturated
+    a = reps[sel & (reps.policy == pol)].set_index("replication").response_ks
+    b = reps[sel & (reps.policy == "DYN-EQUI")].set_index("replication").response_ks
+    common = a.index.intersection(b.index)
+    if len(common) < 2:
+        return math.nan, math.nan
+    base = float(b[common].mean())
+    iv = t_interval(list(a[common] - b[common]), confidence)
+    return iv.mean / base, iv.half_width / base

@@ -1,0 +1,89 @@
+"""The quick study end to end: real engine, real policies, every output, and
+claim numbers recomputed independently from cells.csv."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from experiments import cli as experiments_cli
+from experiments.anastasiadis import paper
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("anastasiadis")
+    app = typer.Typer()
+    experiments_cli.register(app)
+    result = CliRunner().invoke(app, ["study", "anastasiadis", "--quick", "--out", str(out)],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return out, result.output
+
+
+def test_every_output_is_written(quick_run):
+    out, stdout = quick_run
+    for name in ("report.md", "cells.csv", "replications.csv", "claims.csv", "fig1_wait_over_run.png",
+                 "fig3_sdf.png", "fig4_adaptive.png", "fig5_adaptive_sdf.png", "fig6_adaptive_sdf_dif.png"):
+        assert (out / name).stat().st_size > 0, name
+    assert (out / "fig3_sdf.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    cells = pd.read_csv(out / "cells.csv")
+    assert len(cells) == 4 * 5 * 14
+    assert set(cells.policy) == set(paper.POLICIES)
+    report = (out / "report.md").read_text()
+    assert "| # | Paper's claim |" in report and "![fig6_adaptive_sdf_dif](fig6_adaptive_sdf_dif.png)" in report
+    assert "claims, measured" in stdout  # the rich table was printed
+
+
+def test_cells_are_the_means_of_their_replications(quick_run):
+    out, _ = quick_run
+    cells = pd.read_csv(out / "cells.csv")
+    reps = pd.read_csv(out / "replications.csv")
+    ok = cells[~cells.saturated]
+    means = reps.groupby(["workload", "load", "policy"]).response_ks.mean()
+    for _, c in ok.iterrows():
+        assert c.response_ks == pytest.approx(means[(c.workload, c.load, c.policy)], rel=1e-12)
+    dyn = cells[cells.policy == "DYN-EQUI"].set_index(["workload", "load"]).response_ks
+    for _, c in ok.iterrows():
+        assert c.norm_response == pytest.approx(c.response_ks / dyn[(c.workload, c.load)], rel=1e-12)
+
+
+def _r(cells: pd.DataFrame, wk: str, load: float, pol: str) -> float:
+    row = cells[(cells.workload == wk) & (cells.policy == pol) & np.isclose(cells.load, load)].iloc[0]
+    return math.inf if row.saturated else float(row.response_ks)
+
+
+def test_claim_numbers_come_from_the_cells(quick_run):
+    out, _ = quick_run
+    cells = pd.read_csv(out / "cells.csv")
+    claims = pd.read_csv(out / "claims.csv").set_index("key")
+    assert set(claims.verdict) <= {"reproduced", "not reproduced", "partly", "no data"}
+
+    # Claim: AEP(2) within about 30% of DYN-EQUI on WK4 -> worst ratio over loads.
+    worst = max(_r(cells, "WK4", l, "AEP(2)") / _r(cells, "WK4", l, "DYN-EQUI") for l in paper.LOADS)
+    assert claims.loc["aep2_near_dyn", "value"] == pytest.approx(worst, rel=1e-9)
+    assert claims.loc["aep2_near_dyn", "verdict"] == ("reproduced" if worst <= 1.30 else "not reproduced")
+
+    # Claim: ASP ~ AP1 -> largest relative difference over cells where both finished.
+    diffs = [abs(_r(cells, w, l, "ASP") / _r(cells, w, l, "AP1") - 1)
+             for w in ("WK1", "WK2", "WK3", "WK4") for l in paper.LOADS
+             if math.isfinite(_r(cells, w, l, "ASP")) and math.isfinite(_r(cells, w, l, "AP1"))]
+    assert claims.loc["asp_eq_ap1", "value"] == pytest.approx(max(diffs), rel=1e-9)
+
+    # Claim: at 90% the (2) policies beat DYN-EQUI -> share of the 12 pairs.
+    wins = sum(_r(cells, w, 0.9, p) < _r(cells, w, 0.9, "DYN-EQUI")
+               for w in ("WK1", "WK2", "WK3", "WK4") for p in ("ASP(2)", "AP1(2)", "AEP(2)"))
+    assert claims.loc["dif_beats_dyn_90", "value"] == pytest.approx(wins / 12)
+
+
+def test_bad_option_gives_one_line_error():
+    app = typer.Typer()
+    experiments_cli.register(app)
+    result = CliRunner().invoke(app, ["study", "anastasiadis", "--quick", "--workers", "0"])
+    assert result.exit_code == 2
+    lines = [l for l in result.output.splitlines() if l.strip()]
+    assert len(lines) == 1 and "workers" in lines[0], result.output
