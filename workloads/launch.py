@@ -17,6 +17,7 @@ from typing import Protocol, Sequence
 
 class Handle(Protocol):
     def poll(self) -> int | None: ...
+    def terminate(self) -> None: ...
     def wait(self, timeout: float | None = None) -> object: ...
     def output(self) -> str: ...
 
@@ -72,7 +73,11 @@ class LocalHandle:
 
 @dataclass
 class LocalLauncher:
-    """Host Open MPI, one process per logical host, all on this machine."""
+    """Host Open MPI, one process per logical host, all on this machine.
+
+    TCP is pinned to the loopback interface: with Docker bridges on the host, Open
+    MPI otherwise picks among several interfaces and a local job was seen to hang.
+    """
 
     repo_root: Path = Path(__file__).resolve().parent.parent
     mpiexec: str = "mpiexec"
@@ -85,8 +90,9 @@ class LocalLauncher:
         if argv and argv[0] == "python3":
             argv[0] = self.python
         cmd = [self.mpiexec, "--allow-run-as-root", "--oversubscribe", "-n", str(len(hosts)),
-               "--mca", "btl", "tcp,self", *argv]
+               "--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", "lo",
+               "--mca", "oob_tcp_if_include", "lo", *argv]
         full_env = {**os.environ, "PYTHONPATH": str(self.repo_root), **(env or {})}
-        proc = subprocess.Popen(cmd, cwd=self.repo_root, env=full_env, text=True,
+        proc = subprocess.Popen(cmd, cwd=self.repo_root, env=full_env, text=True, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         return LocalHandle(proc)

@@ -74,6 +74,17 @@ class MalleableJob:
         self._done: dict[str, Any] | None = None
         self._t0 = 0.0
 
+    def __enter__(self) -> "MalleableJob":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.terminate()
+
+    def terminate(self) -> None:
+        """Stop the current launch if it is still running (after a failure on our side)."""
+        if self._handle is not None and self._handle.poll() is None:
+            self._handle.terminate()
+
     def argv(self, hosts: Sequence[str], resume: bool) -> list[str]:
         return [*self.program, "--job", self.job, "--hosts", ",".join(hosts), "--control", self.control,
                 *(["--resume"] if resume else [])]
