@@ -109,6 +109,7 @@ class Malleable:
             raise RuntimeError(f"checkpoint laid out for {old_hosts} cannot shrink at restart to {cfg.hosts}")
         old = (checkpoint.load_arrays(cfg.ckpt_root, cfg.job, self.host, meta["arrays"])
                if self.host in old_hosts else {})
+        polite.barrier(self.comm)
         t_loaded = time.perf_counter()
         arrays, stats = redistribute(self.comm, cfg.hosts, old, meta["n_rows"], old_hosts, cfg.hosts)
         polite.barrier(self.comm)
@@ -156,10 +157,11 @@ class Malleable:
         if kind == "loser":
             arrays, stats = redistribute(self.comm, cfg.hosts, state.arrays, state.n_rows,
                                          cfg.hosts, new_hosts)
-            t_moved = time.perf_counter()
+            polite.barrier(self.comm)  # the move ends when the slowest link has delivered
             layout_hosts = new_hosts
         else:
-            arrays, stats, t_moved, layout_hosts = state.arrays, None, t0, cfg.hosts
+            arrays, stats, layout_hosts = state.arrays, None, cfg.hosts
+        t_moved = time.perf_counter()
         if arrays is not None:
             checkpoint.save(cfg.ckpt_root, cfg.job, self.host,
                             LocalState(arrays, state.n_rows, state.scalars), layout_hosts)
