@@ -1,0 +1,120 @@
+"""Checks of a live run against its own records; each returns a list of problems (empty: fine).
+
+  * `check_timeline`: processor sets held at once never overlap, never exceed
+    P, and every resize keeps new ⊇ old or old ⊇ new.
+  * `check_physical`: no two mpiexecs ever held one workstation at once.
+  * `check_actions`: each job's start/preempt/resize rows in the timeline are
+    exactly the actions the policy answered for it, in order.
+  * `replay`: a fresh policy, handed each recorded state in the measured
+    order, answers exactly what the live policy answered (the executor
+    carried out the policy's decisions and added no logic of its own).
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Sequence
+
+from scheduler.actions import Preempt, Resize, Start
+from scheduler.live.result import LiveResult
+from scheduler.live.stream import Arrival
+from scheduler.registry import get_policy
+from scheduler.snapshot import JobView, Reason, Snapshot, Status
+
+
+def check_timeline(result: LiveResult) -> list[str]:
+    problems: list[str] = []
+    held: dict[object, set[int]] = {}
+    for e in result.timeline:
+        procs = set(e.procs)
+        if e.event in ("start", "resize"):
+            if any(p < 0 or p >= result.P for p in procs):
+                problems.append(f"t={e.time:.3f} job {e.job} {e.event} outside 0..{result.P - 1}: {sorted(procs)}")
+            if e.event == "resize":
+                old = held.get(e.job, set())
+                if not (old <= procs or procs <= old):
+                    problems.append(f"t={e.time:.3f} job {e.job} resize {sorted(old)} -> {sorted(procs)} "
+                                    "breaks the subset rule")
+            for other, theirs in held.items():
+                if other != e.job and theirs & procs:
+                    problems.append(f"t={e.time:.3f} job {e.job} {e.event} on {sorted(procs)} while job {other} "
+                                    f"holds {sorted(theirs)}")
+            held[e.job] = procs
+        elif e.event == "finish":
+            held.pop(e.job, None)
+        if sum(len(s) for s in held.values()) > result.P:
+            problems.append(f"t={e.time:.3f} more than P={result.P} processors held")
+    return problems
+
+
+def check_physical(result: LiveResult) -> list[str]:
+    problems: list[str] = []
+    by_host: dict[str, list] = defaultdict(list)
+    for r in result.runs:
+        for h in r.hosts:
+            by_host[h].append(r)
+    for host, runs in by_host.items():
+        runs.sort(key=lambda r: r.launched_at)
+        for a, b in zip(runs, runs[1:]):
+            if b.launched_at < a.exited_at:
+                problems.append(f"{host}: job {b.job} launch {b.launch} started at {b.launched_at:.3f} before job "
+                                f"{a.job} launch {a.launch} exited at {a.exited_at:.3f}")
+    return problems
+
+
+def check_actions(result: LiveResult) -> list[str]:
+    decided: dict[object, list] = defaultdict(list)
+    for d in result.decisions:
+        for a in d.actions:
+            if type(a) is Preempt:
+                decided[a.job].append(("preempt_request", ()))
+            else:
+                decided[a.job].append(("start" if type(a) is Start else "resize", tuple(sorted(a.procs))))
+    done: dict[object, list] = defaultdict(list)
+    for e in result.timeline:
+        if e.event == "preempt_request":
+            done[e.job].append((e.event, ()))
+        elif e.event in ("start", "resize"):
+            done[e.job].append((e.event, tuple(sorted(e.procs))))
+    return [f"job {j}: policy decided {decided.get(j, [])}, executed {done.get(j, [])}"
+            for j in sorted(set(decided) | set(done), key=str) if decided.get(j, []) != done.get(j, [])]
+
+
+def replay(result: LiveResult, arrivals: Sequence[Arrival], policy: str | None = None) -> list[str]:
+    """Re-ask a fresh policy every recorded decision from the recorded state."""
+    pol = get_policy(policy or result.policy)
+    ordered = sorted(arrivals, key=lambda a: a.arrival)  # the executor's seq order
+    views: dict[object, JobView] = {}
+    for seq, a in enumerate(ordered):
+        views[a.id] = JobView(a.id, seq, a.arrival, a.job_class.model, result.P)
+    problems: list[str] = []
+    for i, d in enumerate(result.decisions):
+        tables = {}
+        for status, key in ((Status.RUNNING, "running"), (Status.PREEMPTING, "preempting"),
+                            (Status.PREEMPTED, "preempted")):
+            table = {}
+            for jid, procs in d.state[key]:
+                v = views[jid]
+                v.status, v.procs = status, tuple(procs)
+                table[v.seq] = v
+            tables[key] = table
+        queue = []
+        for jid in d.state["queue"]:
+            v = views[jid]
+            v.status, v.procs = Status.QUEUED, ()
+            queue.append(v)
+        subject = views[d.subject]
+        if d.reason == Reason.COMPLETION.value:
+            subject.status, subject.procs = Status.FINISHED, ()
+        snap = Snapshot(d.time, result.P, Reason(d.reason), subject, d.state["free_mask"], tables["running"],
+                        tables["preempting"], tables["preempted"], queue)
+        again = tuple(pol.decide(snap))
+        if again != d.actions:
+            problems.append(f"decision {i} at t={d.time:.3f} ({d.reason} of job {d.subject}): live {d.actions}, "
+                            f"replayed {again}")
+    return problems
+
+
+def audit(result: LiveResult, arrivals: Sequence[Arrival]) -> list[str]:
+    """All four checks, plus every job finished."""
+    problems = [f"job {s.id} {s.status}: {s.error}" for s in result.failed]
+    return problems + check_timeline(result) + check_physical(result) + check_actions(result) + replay(result, arrivals)

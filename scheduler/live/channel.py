@@ -1,0 +1,116 @@
+"""One mpiexec of one job, watched from the host: the executor's adapter to workloads/.
+
+`workloads.malleable.MalleableJob.resize` runs a whole preemption (request,
+ack, partition, release, relaunch) as one blocking call. A scheduler needs
+the steps apart: the ack is an event the policy answers, and the partition
+it answers with may come much later (EQUI waits for every job to ack). So
+this module speaks the same protocol (workloads.protocol, through
+workloads.controller's server) one message at a time: each `Launch` starts
+one mpiexec through any workloads.launch.Launcher and a thread turns
+everything the job says, and finally its exit, into `Event`s on one queue.
+"""
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from workloads.controller import ControlServer, JobConnection
+from workloads.launch import Handle, Launcher
+from workloads.protocol import JOB_TYPES
+
+_KINDS = tuple(sorted(JOB_TYPES - {"hello"}))
+_POLL_S = 0.5
+
+
+@dataclass
+class Event:
+    """Something a launch did; `at` is time.monotonic() on the host when it was seen."""
+
+    at: float
+    kind: str  # hello, ack, released, restored, done, error, no_connect, exited
+    launch: "Launch"
+    message: dict[str, Any] = field(default_factory=dict)
+    exit_code: int | None = None
+    output: str = ""  # stderr tail (exited events)
+
+
+def workload_argv(program: Sequence[str], job: str, hosts: Sequence[str], control: str, resume: bool) -> list[str]:
+    """The command line a malleable workload expects (as MalleableJob.argv builds it)."""
+    return [*program, "--job", job, "--hosts", ",".join(hosts), "--control", control,
+            *(["--resume"] if resume else [])]
+
+
+class Launch:
+    """One mpiexec of a job on `hosts`, from start() to its `exited` event."""
+
+    def __init__(self, job: Any, key: str, number: int, hosts: Sequence[str], resume: bool) -> None:
+        self.job = job  # the executor's job object (opaque here)
+        self.key = key  # the workload's --job (checkpoint directory, hello name)
+        self.number = number
+        self.hosts = list(hosts)
+        self.resume = resume
+        self.handle: Handle | None = None
+        self.conn: JobConnection | None = None
+        self.launched_at = float("nan")
+        self.exited_at = float("nan")
+        self.exit_code: int | None = None
+
+    def start(self, launcher: Launcher, server: ControlServer, program: Sequence[str], control: str,
+              events: "queue.Queue[Event]", *, env: dict[str, str] | None, connect_timeout_s: float,
+              exit_timeout_s: float) -> None:
+        argv = workload_argv(program, self.key, self.hosts, control, self.resume)
+        self.launched_at = time.monotonic()
+        self.handle = launcher.mpirun_popen(self.hosts, argv, env=env)
+        threading.Thread(target=self._watch, args=(server, events, connect_timeout_s, exit_timeout_s),
+                         name=f"nowlab-live-{self.key}-{self.number}", daemon=True).start()
+
+    def send(self, message: dict[str, Any]) -> float:
+        """Send one control line now; the launch must have said hello."""
+        if self.conn is None:
+            raise RuntimeError(f"launch {self.number} of {self.key} is not connected")
+        return self.conn.send(message)
+
+    def terminate(self) -> None:
+        if self.handle is not None and self.handle.poll() is None:
+            self.handle.terminate()
+
+    def _watch(self, server: ControlServer, events: "queue.Queue[Event]", connect_timeout_s: float,
+               exit_timeout_s: float) -> None:
+        handle = self.handle
+        deadline = time.monotonic() + connect_timeout_s
+        conn = None
+        while conn is None:
+            try:
+                conn = server.connection(self.key, _POLL_S)
+            except TimeoutError:
+                if handle.poll() is not None:
+                    break
+                if time.monotonic() > deadline:
+                    events.put(Event(time.monotonic(), "no_connect", self,
+                                     {"error": f"no hello within {connect_timeout_s:g} s"}))
+                    handle.terminate()
+                    break
+        if conn is not None:
+            self.conn = conn
+            events.put(Event(conn.hello.at, "hello", self, conn.hello.message))
+            while True:
+                try:
+                    got = conn.expect(_KINDS, _POLL_S)
+                except TimeoutError:
+                    continue
+                except ConnectionError:
+                    break
+                events.put(Event(got.at, got.message["type"], self, got.message))
+            conn.close()
+        try:
+            result = handle.wait(exit_timeout_s)
+            code, err = result.exit_code, result.stderr
+        except TimeoutError:
+            handle.terminate()
+            code, err = -1, f"mpiexec still running {exit_timeout_s:g} s after the job closed its channel"
+        self.exited_at = time.monotonic()
+        self.exit_code = code
+        events.put(Event(self.exited_at, "exited", self, exit_code=code, output=(err or "")[-2000:]))

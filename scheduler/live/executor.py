@@ -1,0 +1,438 @@
+"""The live executor: an arrival stream, a policy and a real cluster.
+
+The policy is the same pure object the engine drives; this is only the
+backend. Events come from the wall clock (arrivals) and from the jobs'
+control channels (ack, restored, done) and their mpiexec exits. At each
+event the executor builds a Snapshot, times `policy.decide`, checks each
+action as the engine does, and carries it out:
+
+  Start   launch mpiexec on the workstations (processor i is the i-th
+          workstation of the spec; hosts go to mpiexec lowest-numbered first)
+  Preempt send `preempt` (held until the current launch says hello)
+  Resize  send `partition`; unless the set is unchanged the job checkpoints
+          or redistributes, exits, and is relaunched with --resume
+
+The policy's view changes at once (as in the engine); the physical view
+follows: a launch waits until every workstation it needs is free of other
+mpiexecs (a shrinking job still redistributing, a finished job's mpiexec
+still exiting), so two jobs never share a workstation.
+
+Timeline rows (the engine's format) carry measured times, seconds since the
+run started: arrive (scheduled arrival), start (first mpiexec launched),
+preempt_request (preempt line sent; for a job still launching that is when
+it said hello, after the decision), ack (ack received), resize (decision,
+partition sent), finish (done received, or the exit of a failed job). Policy calls:
+ARRIVAL, ACK, RECONFIGURED (a relaunched job reported restored) and
+COMPLETION (done, or a failure: the job leaves the system).
+"""
+from __future__ import annotations
+
+import math
+import queue
+import time
+import uuid
+from bisect import bisect_right
+from collections import deque
+from typing import Callable, Sequence
+
+from scheduler.actions import Preempt, Resize, Start
+from scheduler.engine import PolicyError, check_jobs
+from scheduler.live.channel import Event, Launch
+from scheduler.live.result import Decision, JobState, LiveResult, PhysicalRun, ResizeCost
+from scheduler.live.stream import Arrival
+from scheduler.model import Job
+from scheduler.policy import Policy
+from scheduler.registry import get_policy
+from scheduler.results import JobRecord, TimelineEvent
+from scheduler.snapshot import JobView, Reason, Snapshot, Status
+from workloads.controller import ControlServer
+from workloads.launch import Launcher
+from workloads.plan import resize_kind
+
+Progress = Callable[[str, int, int], None]  # (what happened, jobs finished, jobs in all)
+
+
+def _quiet(_what: str, _done: int, _total: int) -> None:
+    return None
+
+
+class _Job(JobView):
+    """Executor-side job: the policy's view plus what is going on physically."""
+
+    __slots__ = ("cls", "key", "qkey", "pmask", "history", "start", "finish", "area", "t_area", "npre",
+                 "launches", "pending", "leaving", "outbox", "failed", "error", "done", "request", "reconf",
+                 "resizes")
+
+    def __init__(self, arrival: Arrival, seq: int, P: int, key: str) -> None:
+        super().__init__(arrival.id, seq, arrival.arrival, arrival.job_class.model, P)
+        self.cls = arrival.job_class
+        self.key = key
+        self.qkey: tuple = ()
+        self.pmask = 0
+        self.history: list[tuple[int, ...]] = []
+        self.start = math.nan
+        self.finish = math.nan
+        self.area = 0.0
+        self.t_area = 0.0
+        self.npre = 0
+        self.launches: list[Launch] = []
+        self.pending: Launch | None = None  # decided, waiting for its workstations
+        self.leaving: Launch | None = None  # told to release its workstations for a relaunch
+        self.outbox: list[dict] = []  # control lines for the next launch to say hello
+        self.failed = False
+        self.error = ""
+        self.done: dict = {}
+        self.request: ResizeCost | None = None  # a preemption asked for, not yet answered by a partition
+        self.reconf: ResizeCost | None = None  # partition sent, job not yet running again
+        self.resizes: list[ResizeCost] = []
+
+    @property
+    def current(self) -> Launch | None:
+        return self.launches[-1] if self.launches else None
+
+
+class LiveExecutor:
+    """Run `arrivals` under `policy` on `hosts` (processor i = hosts[i]) through `launcher`."""
+
+    def __init__(self, arrivals: Sequence[Arrival], policy: Policy | str, launcher: Launcher,
+                 hosts: Sequence[str], controller_host: str, *, env: dict[str, str] | None = None,
+                 connect_timeout_s: float = 120.0, job_timeout_s: float = 1800.0,
+                 run_timeout_s: float | None = None, progress: Progress = _quiet, tag: str | None = None) -> None:
+        self.policy = get_policy(policy) if isinstance(policy, str) else policy
+        if not hosts or len(set(hosts)) != len(hosts):
+            raise ValueError(f"hosts must be distinct workstation names, got {list(hosts)}")
+        self.hosts = list(hosts)
+        self.P = len(self.hosts)
+        jobs = [Job(a.id, a.arrival, a.job_class.model) for a in arrivals]
+        check_jobs(jobs, self.policy)  # the models tell the policy enough; ids are unique
+        self.arrivals = sorted(arrivals, key=lambda a: a.arrival)
+        self.launcher = launcher
+        self.controller_host = controller_host
+        self.env = env
+        self.connect_timeout_s = connect_timeout_s
+        self.job_timeout_s = job_timeout_s
+        self.run_timeout_s = run_timeout_s
+        self.progress = progress
+        self.tag = tag or f"live-{uuid.uuid4().hex[:8]}"
+        # policy-side state, as in the engine
+        self.free = (1 << self.P) - 1
+        self.running: dict[int, _Job] = {}
+        self.preempting: dict[int, _Job] = {}
+        self.preempted: dict[int, _Job] = {}
+        self.queue: list[_Job] = []
+        self.by_id: dict[object, _Job] = {}
+        self.jobs: list[_Job] = []
+        # physical state
+        self.occupant: dict[str, Launch] = {}
+        self.waiting: list[Launch] = []
+        self.runs: list[PhysicalRun] = []
+        # records
+        self.timeline: list[TimelineEvent] = []
+        self.decisions: list[Decision] = []
+        self.events: "queue.Queue[Event]" = queue.Queue()
+        self.t0 = 0.0
+        self.n_done = 0
+
+    # -- clock ----------------------------------------------------------------
+    def _rel(self, at: float) -> float:
+        return at - self.t0
+
+    def _log(self, t: float, job: _Job, event: str, procs: tuple[int, ...]) -> None:
+        self.timeline.append(TimelineEvent(t, job.id, event, procs))
+
+    # -- the run --------------------------------------------------------------
+    def run(self) -> LiveResult:
+        with ControlServer() as server:
+            self.server = server
+            self.control = f"{self.controller_host}:{server.port}"
+            try:
+                self._loop()
+            finally:
+                for job in self.jobs:
+                    for launch in job.launches:
+                        launch.terminate()
+        return self._result()
+
+    def _loop(self) -> None:
+        n = len(self.arrivals)
+        nxt = 0
+        held: deque[Event] = deque()
+        self.t0 = time.monotonic()
+        deadline = math.inf if self.run_timeout_s is None else self.t0 + self.run_timeout_s
+        self.progress("started", 0, n)
+        while self.n_done < n:
+            due = self.t0 + self.arrivals[nxt].arrival if nxt < n else math.inf
+            if held:
+                event = held.popleft()
+            else:
+                wait = min(due, deadline, time.monotonic() + 1.0) - time.monotonic()
+                try:
+                    event = self.events.get(timeout=max(wait, 0.0))
+                except queue.Empty:
+                    event = None
+            if event is not None and event.at > due:
+                held.appendleft(event)  # the arrival came first
+                event = None
+            if event is None:
+                now = time.monotonic()
+                if nxt < n and now >= due:
+                    self._arrive(self.arrivals[nxt], nxt)
+                    nxt += 1
+                elif now > deadline:
+                    raise TimeoutError(f"run still going after {self.run_timeout_s:g} s: "
+                                       f"{n - self.n_done} job(s) unfinished")
+                continue
+            self._handle(event)
+
+    # -- events ---------------------------------------------------------------
+    def _arrive(self, arrival: Arrival, seq: int) -> None:
+        job = _Job(arrival, seq, self.P, f"{self.tag}-{arrival.id}")
+        self.jobs.append(job)
+        self.by_id[job.id] = job
+        job.qkey = (self.policy.queue_key(job), seq)
+        keys = [j.qkey for j in self.queue]
+        self.queue.insert(bisect_right(keys, job.qkey), job)
+        self._log(arrival.arrival, job, "arrive", ())
+        self.progress(f"job {job.id} arrived", self.n_done, len(self.arrivals))
+        self._call(Reason.ARRIVAL, job, arrival.arrival)
+
+    def _handle(self, ev: Event) -> None:
+        launch, job = ev.launch, ev.launch.job
+        t = self._rel(ev.at)
+        kind = ev.kind
+        if kind == "hello":
+            if launch is job.current:
+                for message in job.outbox:
+                    sent = launch.send(message)
+                    if message["type"] == "preempt" and job.request is not None:
+                        job.request.sent_at = self._rel(sent)
+                        self._log(job.request.sent_at, job, "preempt_request", job.request.from_procs)
+                job.outbox.clear()
+        elif kind == "ack":
+            if job.status is not Status.PREEMPTING:
+                raise RuntimeError(f"job {job.id} acknowledged a preemption it was not asked for")
+            del self.preempting[job.seq]
+            job.status = Status.PREEMPTED
+            self.preempted[job.seq] = job
+            job.request.ack_at = t
+            job.request.iteration = int(ev.message.get("iteration", -1))
+            self._log(t, job, "ack", job.procs)
+            self._call(Reason.ACK, job, t)
+        elif kind == "released":
+            r = job.reconf
+            if r is not None:
+                r.released_at = t
+                r.bytes_moved += int(ev.message.get("bytes_moved", 0))
+                r.redistribution_s += float(ev.message.get("redistribution_s", 0.0))
+                r.checkpoint_s += float(ev.message.get("checkpoint_s", 0.0))
+                if not ev.message.get("exit", True):  # same set: running again already
+                    r.running_at = t
+                    self._resize_done(job)
+        elif kind == "restored":
+            r = job.reconf
+            if r is not None:
+                r.running_at = t
+                r.bytes_moved += int(ev.message.get("bytes_moved", 0))
+                r.redistribution_s += float(ev.message.get("redistribution_s", 0.0))
+                r.load_s += float(ev.message.get("load_s", 0.0))
+                self._resize_done(job)
+            self._call(Reason.RECONFIGURED, job, t)
+        elif kind == "done":
+            job.done = ev.message
+            if job.request is not None:  # the job ended before its next safe point
+                job.request.outcome = "finished first"
+                job.resizes.append(job.request)
+                job.request = None
+            self._finish(job, t)
+        elif kind in ("error", "no_connect"):
+            job.error = str(ev.message.get("error") or ev.message)[:500]
+        elif kind == "exited":
+            self._exited(launch, job, t, ev)
+        else:
+            raise RuntimeError(f"unknown event {kind!r}")
+
+    def _resize_done(self, job: _Job) -> None:
+        job.resizes.append(job.reconf)
+        job.reconf = None
+
+    def _exited(self, launch: Launch, job: _Job, t: float, ev: Event) -> None:
+        for host in launch.hosts:
+            if self.occupant.get(host) is launch:
+                del self.occupant[host]
+        self.runs.append(PhysicalRun(job.id, launch.number, tuple(launch.hosts), self._rel(launch.launched_at),
+                                     t, ev.exit_code if ev.exit_code is not None else -1))
+        clean = ev.exit_code == 0
+        leaving = launch is job.leaving
+        if leaving:
+            job.leaving = None
+            if job.reconf is not None:
+                job.reconf.exited_at = t
+        if job.status is not Status.FINISHED and not (clean and leaving):
+            job.failed = True
+            if not job.error:
+                job.error = f"mpiexec exited {ev.exit_code} without finishing: {ev.output.strip()[-300:]}"
+            if job.pending is not None and job.pending in self.waiting:
+                self.waiting.remove(job.pending)
+            job.pending = None
+            self._finish(job, t)
+        elif job.status is Status.FINISHED and not clean and not job.failed:
+            job.error = f"mpiexec exited {ev.exit_code} after done: {ev.output.strip()[-300:]}"
+        self._launch_waiting()
+
+    def _finish(self, job: _Job, t: float) -> None:
+        if job.status is Status.FINISHED:
+            return
+        if job.status is Status.QUEUED:  # cannot happen: only launched jobs report
+            raise RuntimeError(f"job {job.id} finished while queued")
+        for table in (self.running, self.preempting, self.preempted):
+            table.pop(job.seq, None)
+        if job.outbox and job.request is not None:  # a request that never reached the job
+            self._log(job.request.requested_at, job, "preempt_request", job.request.from_procs)
+            job.outbox.clear()
+        job.status = Status.FINISHED
+        job.finish = t
+        job.area += len(job.procs) * (t - job.t_area)
+        self.free |= job.pmask
+        job.pmask = 0
+        self._log(t, job, "finish", job.procs)
+        job.procs = ()
+        self.n_done += 1
+        what = "failed" if job.failed else "finished"
+        self.progress(f"job {job.id} {what}", self.n_done, len(self.arrivals))
+        self._call(Reason.COMPLETION, job, t)
+
+    # -- the policy call ------------------------------------------------------
+    def _call(self, reason: Reason, subject: _Job, t: float) -> None:
+        if self.policy.run_to_completion and not (self.queue and self.free):
+            return
+        snap = Snapshot(t, self.P, reason, subject, self.free, self.running, self.preempting,
+                        self.preempted, self.queue)
+        state = Decision.state_of(snap)
+        t_a = time.perf_counter_ns()
+        actions = self.policy.decide(snap)
+        t_b = time.perf_counter_ns()
+        self.decisions.append(Decision(t, reason.value, subject.id, state, tuple(actions), (t_b - t_a) / 1e9))
+        for action in actions:
+            self._apply(action, t)
+
+    def _apply(self, action, t: float) -> None:
+        name = self.policy.name
+        job = self.by_id.get(action.job)
+        if job is None:
+            raise PolicyError(f"{name}: unknown job {action.job!r}")
+        if type(action) is Start:
+            if job.status is not Status.QUEUED:
+                raise PolicyError(f"{name}: start of job {job.id} which is {job.status.value}")
+            procs = tuple(sorted(action.procs))
+            m = self._mask(job, procs)
+            if self.free & m != m:
+                raise PolicyError(f"{name}: job {job.id} started on busy processors {procs}")
+            self.free ^= m
+            self.queue.remove(job)
+            job.status = Status.RUNNING
+            job.procs, job.pmask = procs, m
+            job.history.append(procs)
+            self.running[job.seq] = job
+            self._queue_launch(job, procs, resume=False)
+        elif type(action) is Preempt:
+            if job.status is not Status.RUNNING:
+                raise PolicyError(f"{name}: preempt of job {job.id} which is {job.status.value}")
+            del self.running[job.seq]
+            job.status = Status.PREEMPTING
+            self.preempting[job.seq] = job
+            job.npre += 1
+            job.request = ResizeCost(job.id, requested_at=t, from_procs=job.procs)
+            launch = job.current
+            if job.pending is None and job.leaving is None and launch is not None and launch.conn is not None:
+                job.request.sent_at = self._rel(launch.send({"type": "preempt"}))
+                self._log(job.request.sent_at, job, "preempt_request", job.procs)
+            else:  # launching or relaunching: sent when the new mpiexec says hello
+                job.outbox.append({"type": "preempt"})
+        elif type(action) is Resize:
+            if job.status is not Status.PREEMPTED:
+                raise PolicyError(f"{name}: resize of job {job.id} which is {job.status.value}")
+            procs = tuple(sorted(action.procs))
+            new = self._mask(job, procs)
+            old = job.pmask
+            common = old & new
+            if common != old and common != new:
+                raise PolicyError(f"{name}: resize of job {job.id} from {job.procs} to {procs} "
+                                  "breaks the subset restriction")
+            added = new & ~old
+            if self.free & added != added:
+                raise PolicyError(f"{name}: job {job.id} resized onto busy processors {procs}")
+            self.free = (self.free & ~added) | (old & ~new)
+            del self.preempted[job.seq]
+            job.area += len(job.procs) * (t - job.t_area)
+            job.t_area = t
+            old_hosts = [self.hosts[p] for p in job.procs]
+            new_hosts = [self.hosts[p] for p in procs]
+            kind = resize_kind(old_hosts, new_hosts)
+            r = job.reconf = job.request
+            job.request = None
+            r.to_procs, r.kind, r.partition_at = procs, kind, t
+            job.current.send({"type": "partition", "hosts": new_hosts})
+            job.procs, job.pmask = procs, new
+            job.history.append(procs)
+            job.status = Status.RUNNING
+            self.running[job.seq] = job
+            self._log(t, job, "resize", procs)
+            if kind != "same":
+                job.leaving = job.current
+                self._queue_launch(job, procs, resume=True)
+        else:
+            raise PolicyError(f"{name}: unknown action {action!r}")
+
+    def _mask(self, job: _Job, procs: tuple[int, ...]) -> int:
+        if not 1 <= len(procs) <= job.pmax or len(set(procs)) != len(procs) \
+                or not all(isinstance(p, int) and 0 <= p < self.P for p in procs):
+            raise PolicyError(f"{self.policy.name}: job {job.id} given processors {procs} "
+                              f"(allowed 1..{job.pmax} distinct ids below {self.P})")
+        m = 0
+        for p in procs:
+            m |= 1 << p
+        return m
+
+    # -- launching ------------------------------------------------------------
+    def _queue_launch(self, job: _Job, procs: tuple[int, ...], *, resume: bool) -> None:
+        launch = Launch(job, job.key, len(job.launches), [self.hosts[p] for p in procs], resume)
+        job.pending = launch
+        self.waiting.append(launch)
+        self._launch_waiting()
+
+    def _launch_waiting(self) -> None:
+        """Start every waiting launch whose workstations no other mpiexec holds (in decision order)."""
+        for launch in list(self.waiting):
+            job = launch.job
+            if job.leaving is not None:
+                continue  # its own previous mpiexec is still releasing
+            if any(h in self.occupant for h in launch.hosts):
+                continue
+            self.waiting.remove(launch)
+            job.pending = None
+            for h in launch.hosts:
+                self.occupant[h] = launch
+            launch.start(self.launcher, self.server, job.cls.argv, self.control, self.events, env=self.env,
+                         connect_timeout_s=self.connect_timeout_s, exit_timeout_s=self.job_timeout_s)
+            job.launches.append(launch)
+            t = self._rel(launch.launched_at)
+            if launch.resume:
+                if job.reconf is not None:
+                    job.reconf.relaunched_at = t
+            else:
+                job.start = job.t_area = t
+                self._log(t, job, "start", job.procs)
+
+    # -- results --------------------------------------------------------------
+    def _result(self) -> LiveResult:
+        states, records = [], []
+        for job in self.jobs:
+            execution = job.finish - job.start
+            records.append(JobRecord(job.id, job.arrival, job.start, job.finish, job.npre,
+                                     job.area / execution if execution > 0 else float(len(job.history[0]) if job.history else 0),
+                                     tuple(job.history)))
+            states.append(JobState(job.id, job.cls.name, job.key, "failed" if job.failed else "done", job.error,
+                                   len(job.launches), job.done))
+        resizes = [r for job in self.jobs for r in job.resizes]
+        return LiveResult(self.policy.name, self.P, self.hosts, records, sorted(self.timeline, key=lambda e: e.time),
+                          self.decisions, resizes, sorted(self.runs, key=lambda r: r.launched_at), states)

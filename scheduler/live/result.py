@@ -1,0 +1,201 @@
+"""What a live run returns: the engine's per-job and timeline formats, plus what only a live run has.
+
+`LiveResult.to_dataframe()` and `timeline_dataframe()` are the engine's
+(`scheduler.results.SimResult`), with measured times and two columns added
+to the per-job table (status, error). Besides those: every policy call
+(`decisions`: the state it saw, what it answered, how long it took), every
+preemption's measured cost (`resizes`) and every mpiexec with the
+workstations it held (`runs`).
+"""
+from __future__ import annotations
+
+import statistics
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from scheduler.actions import Action
+from scheduler.results import JobRecord, SimResult, TimelineEvent, interval_set
+from scheduler.snapshot import Snapshot
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One policy call. `state` is the snapshot as plain data, taken before the call."""
+
+    time: float
+    reason: str
+    subject: int | str
+    state: dict[str, Any]
+    actions: tuple[Action, ...]
+    seconds: float  # wall time of policy.decide alone
+
+    @staticmethod
+    def state_of(snap: Snapshot) -> dict[str, Any]:
+        def table(jobs):  # in the mapping's own order: a policy may iterate it
+            return [(j.id, j.procs) for j in jobs.values()]
+        return {"free_mask": snap.free_mask, "running": table(snap.running), "preempting": table(snap.preempting),
+                "preempted": table(snap.preempted), "queue": [j.id for j in snap.queue]}
+
+
+@dataclass
+class ResizeCost:
+    """One preemption request, measured; times in seconds since the run started (None: did not happen)."""
+
+    job: int | str
+    requested_at: float  # the policy's Preempt
+    from_procs: tuple[int, ...] = ()
+    to_procs: tuple[int, ...] = ()
+    kind: str = ""  # loser, winner, same; empty if the job finished first
+    outcome: str = "resized"
+    iteration: int = -1  # safe point at which the job acknowledged
+    sent_at: float | None = None  # preempt line sent (later than requested while the job was launching)
+    ack_at: float | None = None
+    partition_at: float | None = None  # the policy's Resize (partition line sent)
+    released_at: float | None = None  # the job reported its data moved or checkpointed
+    exited_at: float | None = None  # its old mpiexec ended
+    relaunched_at: float | None = None  # new mpiexec started (after its workstations were free)
+    running_at: float | None = None  # restored reported (or released for an unchanged set)
+    bytes_moved: int = 0
+    redistribution_s: float = 0.0
+    checkpoint_s: float = 0.0
+    load_s: float = 0.0
+
+    def _span(self, a: float | None, b: float | None) -> float | None:
+        return None if a is None or b is None else b - a
+
+    @property
+    def ack_latency_s(self) -> float | None:
+        return self._span(self.sent_at, self.ack_at)
+
+    @property
+    def held_s(self) -> float | None:
+        """Ack to partition: how long the policy kept the job waiting (EQUI's synchronisation delay)."""
+        return self._span(self.ack_at, self.partition_at)
+
+    @property
+    def reconfig_s(self) -> float | None:
+        """Partition to running again: the cost of the reconfiguration itself."""
+        return self._span(self.partition_at, self.running_at)
+
+    @property
+    def total_s(self) -> float | None:
+        return self._span(self.requested_at, self.running_at)
+
+    def row(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["from_procs"], d["to_procs"] = interval_set(self.from_procs), interval_set(self.to_procs)
+        d.update(ack_latency_s=self.ack_latency_s, held_s=self.held_s, reconfig_s=self.reconfig_s,
+                 total_s=self.total_s)
+        return d
+
+
+@dataclass(frozen=True)
+class PhysicalRun:
+    """One mpiexec: the workstations it held from launch to exit (seconds since the run started)."""
+
+    job: int | str
+    launch: int
+    hosts: tuple[str, ...]
+    launched_at: float
+    exited_at: float
+    exit_code: int
+
+
+@dataclass(frozen=True)
+class JobState:
+    id: int | str
+    job_class: str
+    key: str  # the workload's --job (checkpoint directory)
+    status: str  # done or failed
+    error: str
+    launches: int
+    report: dict[str, Any] = field(default_factory=dict)  # the coordinator's done message
+
+
+@dataclass
+class LiveResult:
+    policy: str
+    P: int
+    hosts: list[str]
+    jobs: list[JobRecord]
+    timeline: list[TimelineEvent]
+    decisions: list[Decision]
+    resizes: list[ResizeCost]
+    runs: list[PhysicalRun]
+    states: list[JobState]
+
+    def sim_result(self) -> SimResult:
+        return SimResult(self.policy, self.P, self.jobs, self.timeline)
+
+    def to_dataframe(self) -> pd.DataFrame:
+        """The engine's per-job columns, then status (done/failed) and error."""
+        df = self.sim_result().to_dataframe()
+        df["status"] = [s.status for s in self.states]
+        df["error"] = [s.error for s in self.states]
+        return df
+
+    def timeline_dataframe(self) -> pd.DataFrame:
+        return self.sim_result().timeline_dataframe()
+
+    def decisions_dataframe(self) -> pd.DataFrame:
+        return pd.DataFrame({
+            "time": [d.time for d in self.decisions],
+            "reason": [d.reason for d in self.decisions],
+            "subject": [d.subject for d in self.decisions],
+            "actions": [" ".join(_action_text(a) for a in d.actions) for d in self.decisions],
+            "decide_us": [d.seconds * 1e6 for d in self.decisions],
+        })
+
+    def resizes_dataframe(self) -> pd.DataFrame:
+        return pd.DataFrame([r.row() for r in self.resizes])
+
+    def runs_dataframe(self) -> pd.DataFrame:
+        return pd.DataFrame([{**asdict(r), "hosts": ",".join(r.hosts)} for r in self.runs])
+
+    @property
+    def failed(self) -> list[JobState]:
+        return [s for s in self.states if s.status != "done"]
+
+    def summary(self) -> dict[str, float]:
+        s = dict(self.sim_result().summary())
+        times = [d.seconds for d in self.decisions]
+        done = [r for r in self.resizes if r.running_at is not None and r.kind != "same"]
+        s.update(
+            failed=len(self.failed),
+            preemptions=sum(r.preemptions for r in self.jobs),
+            resizes=sum(1 for e in self.timeline if e.event == "resize"),
+            resizes_changed=sum(1 for r in self.resizes if r.kind in ("loser", "winner")),
+            decisions=len(times),
+            decide_median_us=statistics.median(times) * 1e6 if times else float("nan"),
+            decide_max_us=max(times) * 1e6 if times else float("nan"),
+            decide_total_ms=sum(times) * 1e3,
+            reconfig_median_s=statistics.median(r.reconfig_s for r in done) if done else float("nan"),
+            reconfig_max_s=max(r.reconfig_s for r in done) if done else float("nan"),
+            ack_latency_median_s=(statistics.median(lat) if (lat := [r.ack_latency_s for r in self.resizes
+                                                                     if r.ack_latency_s is not None]) else float("nan")),
+            bytes_moved=sum(r.bytes_moved for r in self.resizes),
+        )
+        return s
+
+    def write(self, timeline: Path, jobs: Path, extras: Path | None = None) -> list[Path]:
+        """The timeline and per-job CSVs; with `extras` (a folder) also decisions, resizes and runs CSVs."""
+        self.timeline_dataframe().to_csv(timeline, index=False)
+        self.to_dataframe().to_csv(jobs, index=False)
+        paths = [Path(timeline), Path(jobs)]
+        if extras is not None:
+            extras = Path(extras)
+            extras.mkdir(parents=True, exist_ok=True)
+            for name, df in (("decisions.csv", self.decisions_dataframe()), ("resizes.csv", self.resizes_dataframe()),
+                             ("runs.csv", self.runs_dataframe())):
+                df.to_csv(extras / name, index=False)
+                paths.append(extras / name)
+        return paths
+
+
+def _action_text(action: Action) -> str:
+    name = type(action).__name__
+    procs = getattr(action, "procs", None)
+    return f"{name}({action.job})" if procs is None else f"{name}({action.job}:{interval_set(procs)})"
