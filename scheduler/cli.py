@@ -1,7 +1,8 @@
-"""CLI commands of the scheduler package (`nowlab simulate`)."""
+"""CLI commands of the scheduler package (`nowlab simulate`, `nowlab execute`)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional
 
 import typer
 
@@ -52,6 +53,92 @@ def simulate_command(
     console.print(f"wrote {timeline_out} and {jobs_out}")
 
 
+def execute_command(
+    stream_csv: Path = typer.Argument(..., help="Arrival stream CSV: class, arrival (s after the start) and optionally id."),
+    classes: Path = typer.Option(..., "--classes", "-c", help="Job classes (TOML): [class.NAME] with argv and a model (W/alpha/beta, profile, t1 or pmax)."),
+    policy: str = typer.Option(..., "--policy", "-p", help="Policy name, e.g. FOLDING (case-insensitive); an unknown name lists the known ones."),
+    cluster_name: Optional[str] = typer.Option(None, "--cluster", help="A running cluster (nowlab up); processor i is its i-th workstation."),
+    spec_file: Optional[Path] = typer.Option(None, "--spec", help="Or a cluster spec (TOML) to bring up for this run and take down after."),
+    local: Optional[int] = typer.Option(None, "--local", help="Or P logical workstations on this host's own Open MPI (development)."),
+    timeline_out: Path = typer.Option(Path("timeline.csv"), "--timeline", help="Timeline CSV to write (the engine's format, measured times)."),
+    jobs_out: Path = typer.Option(Path("jobs_out.csv"), "--jobs-out", help="Per-job CSV (Batsim columns, plus status and error)."),
+    extras: Optional[Path] = typer.Option(None, "--extras", help="Folder for decisions.csv, resizes.csv and runs.csv."),
+    run_timeout: float = typer.Option(3600.0, "--timeout", help="Give up (and stop every job) after this many seconds."),
+) -> None:
+    """Run an arrival stream on a live cluster under a scheduling policy, with measured times."""
+    import contextlib
+
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    from scheduler.live import LiveExecutor, load_classes, read_stream
+    from scheduler.live.audit import audit
+    from scheduler.registry import get_policy
+
+    if sum(x is not None for x in (cluster_name, spec_file, local)) != 1:
+        _fail("give exactly one of --cluster NAME, --spec FILE or --local P")
+    if local is not None and local < 1:
+        _fail(f"--local needs P >= 1, got {local}")
+    try:
+        chosen = get_policy(policy)
+        arrivals = read_stream(stream_csv, load_classes(classes))
+    except ValueError as exc:
+        _fail(str(exc))
+        return
+    console = Console(stderr=True)
+    with contextlib.ExitStack() as stack:
+        try:
+            if local is not None:
+                from workloads.launch import LocalLauncher
+                launcher = LocalLauncher()
+                hosts, controller = [f"ws{i + 1}" for i in range(local)], launcher.controller_address
+            else:
+                import testbed
+                from testbed.cluster import Cluster
+                if spec_file is not None:
+                    console.print(f"bringing up {spec_file} ...")
+                    launcher = stack.enter_context(testbed.cluster(testbed.load(spec_file)))
+                else:
+                    launcher = Cluster.attach(cluster_name)
+                hosts, controller = launcher.workstations, launcher.controller_address
+            bar = stack.enter_context(Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                               TimeElapsedColumn(), console=console))
+            task = bar.add_task(f"{chosen.name} on {len(hosts)} workstations", total=len(arrivals))
+
+            def progress(what: str, done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total, description=f"{chosen.name}: {what}")
+
+            executor = LiveExecutor(arrivals, chosen, launcher, hosts, controller, progress=progress,
+                                    run_timeout_s=run_timeout)
+            result = executor.run()
+        except (ValueError, LookupError, TimeoutError, RuntimeError, OSError) as exc:
+            _fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+            return
+    paths = result.write(timeline_out, jobs_out, extras)
+    s = result.summary()
+    table = Table(title=f"{result.policy} live on {result.P} workstations: {s['jobs']} jobs, {s['failed']} failed")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for label, key, unit in (("mean response", "mean_response", "s"), ("mean wait", "mean_wait", "s"),
+                             ("mean partition", "mean_partition", "proc"), ("makespan", "makespan", "s"),
+                             ("preemptions", "preemptions", ""), ("resizes (set changed)", "resizes_changed", ""),
+                             ("reconfiguration median", "reconfig_median_s", "s"),
+                             ("reconfiguration max", "reconfig_max_s", "s"),
+                             ("policy calls", "decisions", ""), ("decide median", "decide_median_us", "µs"),
+                             ("decide max", "decide_max_us", "µs")):
+        table.add_row(label, f"{s[key]:.4g} {unit}".strip())
+    out = Console()
+    out.print(table)
+    problems = audit(result, arrivals)
+    out.print("audit: " + ("ok (timeline, workstations, actions, replay)" if not problems else
+                           f"{len(problems)} problem(s); first: {problems[0]}"))
+    out.print("wrote " + ", ".join(str(p) for p in paths))
+    if result.failed or problems:
+        raise typer.Exit(code=1)
+
+
 def register(app: typer.Typer) -> None:
     """Add this package's commands to the `nowlab` app."""
     app.command("simulate")(simulate_command)
+    app.command("execute")(execute_command)
