@@ -67,11 +67,14 @@ class Launch:
         threading.Thread(target=self._watch, args=(server, events, connect_timeout_s, exit_timeout_s),
                          name=f"nowlab-live-{self.key}-{self.number}", daemon=True).start()
 
-    def send(self, message: dict[str, Any]) -> float:
-        """Send one control line now; the launch must have said hello."""
+    def send(self, message: dict[str, Any]) -> float | None:
+        """Send one control line now; None if the job has closed its channel (its exit event follows)."""
         if self.conn is None:
             raise RuntimeError(f"launch {self.number} of {self.key} is not connected")
-        return self.conn.send(message)
+        try:
+            return self.conn.send(message)
+        except OSError:
+            return None
 
     def terminate(self) -> None:
         if self.handle is not None and self.handle.poll() is None:

@@ -204,10 +204,13 @@ class LiveExecutor:
             if launch is job.current:
                 for message in job.outbox:
                     sent = launch.send(message)
+                    if sent is None:  # the job already ended; its done or exit event follows
+                        break
                     if message["type"] == "preempt" and job.request is not None:
                         job.request.sent_at = self._rel(sent)
                         self._log(job.request.sent_at, job, "preempt_request", job.request.from_procs)
-                job.outbox.clear()
+                else:
+                    job.outbox.clear()
         elif kind == "ack":
             if job.status is not Status.PREEMPTING:
                 raise RuntimeError(f"job {job.id} acknowledged a preemption it was not asked for")
@@ -240,6 +243,9 @@ class LiveExecutor:
         elif kind == "done":
             job.done = ev.message
             if job.request is not None:  # the job ended before its next safe point
+                if job.request.sent_at is None:  # or even before the request could reach it
+                    self._log(job.request.requested_at, job, "preempt_request", job.request.from_procs)
+                    job.outbox.clear()
                 job.request.outcome = "finished first"
                 job.resizes.append(job.request)
                 job.request = None
@@ -343,10 +349,13 @@ class LiveExecutor:
             job.npre += 1
             job.request = ResizeCost(job.id, requested_at=t, from_procs=job.procs)
             launch = job.current
+            sent = None
             if job.pending is None and job.leaving is None and launch is not None and launch.conn is not None:
-                job.request.sent_at = self._rel(launch.send({"type": "preempt"}))
+                sent = launch.send({"type": "preempt"})
+            if sent is not None:
+                job.request.sent_at = self._rel(sent)
                 self._log(job.request.sent_at, job, "preempt_request", job.procs)
-            else:  # launching or relaunching: sent when the new mpiexec says hello
+            else:  # launching or relaunching: sent when the new mpiexec says hello (or never: it ended)
                 job.outbox.append({"type": "preempt"})
         elif type(action) is Resize:
             if job.status is not Status.PREEMPTED:
@@ -371,7 +380,8 @@ class LiveExecutor:
             r = job.reconf = job.request
             job.request = None
             r.to_procs, r.kind, r.partition_at = procs, kind, t
-            job.current.send({"type": "partition", "hosts": new_hosts})
+            if job.current.send({"type": "partition", "hosts": new_hosts}) is None:
+                job.error = "channel closed before the partition could be sent"  # its exit event fails it
             job.procs, job.pmask = procs, new
             job.history.append(procs)
             job.status = Status.RUNNING
