@@ -24,9 +24,9 @@ from scheduler.live.audit import check_actions, check_physical, check_timeline, 
 
 pytestmark = pytest.mark.integration
 
-# Short jobs: 5 phases of 1.2e6 multiplies (split over the ranks) and 256 KiB to redistribute.
+# Short jobs: 6 phases of 1.3e7 multiplies (split over the ranks) and 256 KiB to redistribute.
 SHORT = job_class("short", {
-    "argv": ["python3", "-m", "workloads.synthetic", "--phases", "5", "--mults", "1200000",
+    "argv": ["python3", "-m", "workloads.synthetic", "--phases", "6", "--mults", "13000000",
              "--redist-bytes", str(256 * 1024)],
     "W": 4.0, "alpha": 1.0, "beta": 0.2, "pmax": 4,
 })
@@ -83,7 +83,7 @@ def test_live_stream_completes_and_follows_the_policy(runs, policy):
     assert [j.id for j in result.jobs] == list(range(len(ARRIVALS)))
     for rec, state in zip(result.jobs, result.states):
         assert rec.submission <= rec.start < rec.finish, rec
-        assert state.report.get("phases_done") == 5 and state.report.get("data_intact") is True, state
+        assert state.report.get("phases_done") == 6 and state.report.get("data_intact") is True, state
     assert check_timeline(result) == []
     assert check_physical(result) == []
     assert check_actions(result) == []

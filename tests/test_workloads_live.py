@@ -117,8 +117,11 @@ def test_synthetic_shrinks_and_moves_its_data(live_cluster):
                            hosts, live_cluster.controller_address).start()
         time.sleep(0.2)
         shrink = job.resize(kept)
+        same = job.resize(list(reversed(kept)))  # same set: acknowledged, nothing moves, no relaunch
         record = job.wait()
-    assert shrink is not None, "the job finished before it could be preempted"
+    assert shrink is not None and same is not None, "the job finished before it could be preempted"
+    assert same.kind == "same" and same.bytes_moved == 0 and same.to_hosts == kept
+    assert same.iteration >= shrink.iteration and same.ack_latency_s > 0
     print(json.dumps(asdict(shrink)))
     assert shrink.bytes_moved == rows_over_network(plan_moves(redist // 8, hosts, kept)) * 8
     assert record.result["phases_done"] == 40 and record.result["data_intact"]

@@ -13,7 +13,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Sequence
 
-from workloads.controller import ControlServer, JobConnection
+from workloads.controller import ControlServer, JobConnection, Received
 from workloads.launch import Handle, Launcher
 from workloads.plan import resize_kind
 from workloads.protocol import RESULT_PREFIX
@@ -72,6 +72,8 @@ class MalleableJob:
         self._handle: Handle | None = None
         self._conn: JobConnection | None = None
         self._done: dict[str, Any] | None = None
+        self._t_req = 0.0
+        self._ack: Received | None = None
         self._t0 = 0.0
 
     def __enter__(self) -> "MalleableJob":
@@ -110,15 +112,34 @@ class MalleableJob:
 
     def resize(self, new_hosts: Sequence[str]) -> ResizeRecord | None:
         """Preempt at the next safe point and continue on new_hosts; None if the job finished first."""
-        new_hosts = list(new_hosts)
-        kind = resize_kind(self.hosts, new_hosts)
-        conn = self._conn
-        t_req = conn.send({"type": "preempt"})
-        reply = conn.expect(("ack", "done"), self.timeout_s)
+        resize_kind(self.hosts, new_hosts)
+        self.preempt()
+        if self.await_ack() is None:
+            return None
+        return self.repartition(new_hosts)
+
+    # The three steps of resize(), for a scheduler that preempts several jobs at once
+    # and computes the new partitions only when all have acknowledged (§2.4, step 2).
+    def preempt(self) -> None:
+        """Step 1: ask for preemption at the next safe point."""
+        self._t_req = self._conn.send({"type": "preempt"})
+
+    def await_ack(self) -> int | None:
+        """Step 1 (cont.): the iteration at which the job stopped, or None if it finished instead."""
+        reply = self._conn.expect(("ack", "done"), self.timeout_s)
         if reply.message["type"] == "done":
             self._done = reply.message
             return None
-        t_ack = reply.at
+        self._ack = reply
+        return int(reply.message["iteration"])
+
+    def repartition(self, new_hosts: Sequence[str]) -> ResizeRecord:
+        """Steps 2-4: give the new partition, let the job redistribute and release, relaunch it."""
+        new_hosts = list(new_hosts)
+        kind = resize_kind(self.hosts, new_hosts)
+        if kind == "same":
+            new_hosts = list(self.hosts)  # the job carries on in place, in its current rank order
+        conn, ack = self._conn, self._ack
         conn.send({"type": "partition", "hosts": new_hosts})
         released = conn.expect("released", self.timeout_s).message
         restored: dict[str, Any] = {}
@@ -133,12 +154,12 @@ class MalleableJob:
             restored_msg = self._conn.expect("restored", self.timeout_s)
             restored, t_running = restored_msg.message, restored_msg.at
         record = ResizeRecord(
-            kind=kind, from_hosts=self.hosts, to_hosts=new_hosts, iteration=int(reply.message["iteration"]),
-            ack_latency_s=t_ack - t_req,
+            kind=kind, from_hosts=self.hosts, to_hosts=new_hosts, iteration=int(ack.message["iteration"]),
+            ack_latency_s=ack.at - self._t_req,
             redistribution_s=float(released.get("redistribution_s", 0.0)) + float(restored.get("redistribution_s", 0.0)),
             checkpoint_s=float(released.get("checkpoint_s", 0.0)), load_s=float(restored.get("load_s", 0.0)),
             bytes_moved=int(released.get("bytes_moved", 0)) + int(restored.get("bytes_moved", 0)),
-            release_s=t_released - t_ack, relaunch_s=t_running - t_relaunch, total_s=t_running - t_req)
+            release_s=t_released - ack.at, relaunch_s=t_running - t_relaunch, total_s=t_running - self._t_req)
         self.hosts = new_hosts
         self.record.hosts_history.append(new_hosts)
         self.record.resizes.append(record)
