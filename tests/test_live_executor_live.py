@@ -24,9 +24,9 @@ from scheduler.live.audit import check_actions, check_physical, check_timeline, 
 
 pytestmark = pytest.mark.integration
 
-# Short jobs: 6 phases of 1.3e7 multiplies (split over the ranks) and 256 KiB to redistribute.
+# Short jobs: 6 phases of 1.5e8 multiplies (split over the ranks) and 256 KiB to redistribute.
 SHORT = job_class("short", {
-    "argv": ["python3", "-m", "workloads.synthetic", "--phases", "6", "--mults", "13000000",
+    "argv": ["python3", "-m", "workloads.synthetic", "--phases", "6", "--mults", "150000000",
              "--redist-bytes", str(256 * 1024)],
     "W": 4.0, "alpha": 1.0, "beta": 0.2, "pmax": 4,
 })
