@@ -74,6 +74,7 @@ def execute_command(
 
     from scheduler.live import LiveExecutor, load_classes, read_stream
     from scheduler.live.audit import audit
+    from scheduler.live.executor import check_arrivals
     from scheduler.registry import get_policy
 
     if sum(x is not None for x in (cluster_name, spec_file, local)) != 1:
@@ -83,6 +84,7 @@ def execute_command(
     try:
         chosen = get_policy(policy)
         arrivals = read_stream(stream_csv, load_classes(classes))
+        check_arrivals(arrivals, chosen)
     except ValueError as exc:
         _fail(str(exc))
         return

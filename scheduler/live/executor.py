@@ -56,6 +56,11 @@ def _quiet(_what: str, _done: int, _total: int) -> None:
     return None
 
 
+def check_arrivals(arrivals: Sequence[Arrival], policy: Policy) -> None:
+    """ValueError unless the ids are unique and the models tell the policy what it needs."""
+    check_jobs([Job(a.id, a.arrival, a.job_class.model) for a in arrivals], policy)
+
+
 class _Job(JobView):
     """Executor-side job: the policy's view plus what is going on physically."""
 
@@ -103,8 +108,7 @@ class LiveExecutor:
             raise ValueError(f"hosts must be distinct workstation names, got {list(hosts)}")
         self.hosts = list(hosts)
         self.P = len(self.hosts)
-        jobs = [Job(a.id, a.arrival, a.job_class.model) for a in arrivals]
-        check_jobs(jobs, self.policy)  # the models tell the policy enough; ids are unique
+        check_arrivals(arrivals, self.policy)
         self.arrivals = sorted(arrivals, key=lambda a: a.arrival)
         self.launcher = launcher
         self.controller_host = controller_host
