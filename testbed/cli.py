@@ -10,12 +10,12 @@ app = typer.Typer(no_args_is_help=True, add_completion=False,
 def _register() -> None:
     # Each package owns a small `cli` module with a `register(app)` function, so the
     # command tree grows without this file knowing any command's details.
-    from testbed import cli_cluster
+    from testbed import cli_cluster, cli_load
     from scheduler import cli as scheduler_cli
     from experiments import cli as experiments_cli
     from workloads import cli as workloads_cli
 
-    for module in (cli_cluster, workloads_cli, scheduler_cli, experiments_cli):
+    for module in (cli_cluster, cli_load, workloads_cli, scheduler_cli, experiments_cli):
         module.register(app)
 
 

@@ -14,7 +14,7 @@ import docker
 import paramiko
 
 from testbed import docker_backend as backend
-from testbed import shaping, state
+from testbed import owner, shaping, state
 from testbed.control import DockerControl, ExecResult, RemoteProcess, SshControl
 from testbed.image import ensure_image
 from testbed.placement import CORE_LIMIT, place
@@ -25,6 +25,7 @@ from testbed.units import RateError, parse_rate
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
+GUEST_PREFIX = ["chrt", "--idle", "0"]  # guests yield to owners (same core, same cgroup)
 
 
 def _quiet(_stage: str, _done: int, _total: int) -> None:
@@ -68,8 +69,8 @@ class Cluster:
         try:
             key_dir = state.cluster_dir(spec.name) / "ssh"
             make_keypair(key_dir, comment=f"nowlab-{spec.name}")
-            owner = backend.owner_labels(state.home())
-            net_id, subnet = backend.create_network(client, spec.name, n, owner)
+            owned_by = backend.owner_labels(state.home())
+            net_id, subnet = backend.create_network(client, spec.name, n, owned_by)
             ips = backend.addresses(spec, subnet)
             st = state.ClusterState(spec=spec.model_dump(by_alias=True), network=net_id, subnet=str(subnet),
                                     gateway=str(subnet[1]), image=image, ips=ips, cores=placement.cores)
@@ -81,7 +82,7 @@ class Cluster:
 
             def create_and_start(cfg: dict) -> tuple[str, str]:
                 nonlocal done
-                cid = backend.create_container(client, net_id, cfg, owner)
+                cid = backend.create_container(client, net_id, cfg, owned_by)
                 backend.start(client, cid)
                 done += 1
                 progress("starting workstations", done, n)
@@ -91,6 +92,7 @@ class Cluster:
             backend.prioritize_workstations()  # the parent cgroup exists once a container runs
             st.save()
             cluster.wait_ssh_ready(timeout=ready_timeout, progress=progress)
+            owner.start_from_spec(cluster)
             st.ready = True
             st.save()
             return cluster
@@ -170,11 +172,12 @@ class Cluster:
         return self.control(ws).start(argv, env=env)
 
     def mpi_argv(self, hosts: Sequence[str], argv: Sequence[str], *, env: dict[str, str] | None = None,
-                 ranks_per_host: int = 1) -> list[str]:
+                 ranks_per_host: int = 1, guest: bool = True) -> list[str]:
         """mpiexec across `hosts`, one rank each in the order given (rank i on hosts[i]).
 
         Hosts must be listed lowest-numbered first, so the coordinator (rank 0) is always the
-        lowest-numbered workstation of the job, as the scheduling papers assume.
+        lowest-numbered workstation of the job, as the scheduling papers assume. Ranks are
+        guests: they run at SCHED_IDLE, so a workstation's owner processes preempt them.
         """
         if not hosts:
             raise ValueError("hosts: an MPI job needs at least one workstation")
@@ -184,7 +187,8 @@ class Cluster:
         hostlist = ",".join(f"{h}:{ranks_per_host}" for h in hosts)
         exports = [x for k, v in (env or {}).items() for x in ("-x", f"{k}={v}")]
         return ["mpiexec", "--allow-run-as-root", "-H", hostlist, "-n", str(len(hosts) * ranks_per_host),
-                "--map-by", "node", "--mca", "btl", "tcp,self", "-x", "PYTHONPATH", *exports, *argv]
+                "--map-by", "node", "--mca", "btl", "tcp,self", "-x", "PYTHONPATH", *exports,
+                *(GUEST_PREFIX if guest else []), *argv]
 
     def mpirun(self, hosts: Sequence[str], argv: Sequence[str], *, env: dict[str, str] | None = None,
                timeout: float | None = None) -> ExecResult:

@@ -35,6 +35,14 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class OwnerLoad(_Strict):
+    """Owner processes of a workstation (Menascé & Rao): N, think time Z s, CPU demand D s."""
+
+    n: int = Field(ge=0)
+    z: float = Field(gt=0)
+    d: float = Field(gt=0)
+
+
 class Defaults(_Strict):
     cpu: float = Field(0.25, description="CPU share in cores of a workstation with none given")
     egress: int = Field(DEFAULT_EGRESS, description="egress bandwidth, bit/s")
@@ -42,6 +50,7 @@ class Defaults(_Strict):
     # Reno, the TCP of the NOWs these papers measured, fills a shaped link; BBR (this host's
     # default) paces below it and delivered 4-6% less than asked at 1-2 Mbit/s here.
     tcp: Literal["reno", "bbr"] = Field("reno", description="TCP congestion control inside workstations")
+    owner: OwnerLoad | None = Field(None, description="owner load started with the cluster")
 
     _egress = field_validator("egress", mode="before")(lambda v: _rate(v))
 
@@ -66,6 +75,7 @@ class WorkstationSpec(_Strict):
     speed_class: str | None = Field(None, alias="class", description="name of a speed class")
     egress: int | None = Field(None, description="egress bandwidth, bit/s")
     links: dict[str, int] = Field(default_factory=dict, description="per-peer bandwidth, bit/s")
+    owner: OwnerLoad | None = Field(None, description="owner load started with the cluster")
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
@@ -113,6 +123,7 @@ class ClusterSpec(_Strict):
     workstations: list[WorkstationSpec] = Field(alias="workstation", min_length=1)
     symmetric_links: bool = Field(True, description="a per-link rate applies both ways unless the peer sets its own")
     oversubscribe: bool = Field(False, description="warn instead of refusing caps above 90% of a core")
+    seed: int = Field(0, description="seed of the owner load, for repeatable runs")
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
@@ -184,6 +195,10 @@ class ClusterSpec(_Strict):
     def link_rate(self, src: str, dst: str) -> int:
         """What src can send to dst: the smaller of its egress and any per-link cap."""
         return min(self.egress(src), self.link_rates(src).get(dst, self.egress(src)))
+
+    def owner(self, name: str) -> OwnerLoad | None:
+        ws = self.workstation(name)
+        return ws.owner if ws.owner is not None else self.defaults.owner
 
     def cfs_period_us(self, name: str) -> int:
         return cfs_period_us(self.cpu(name), self.defaults.cfs_period_us)

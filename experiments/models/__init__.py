@@ -1,0 +1,1 @@
+"""Analytic models the predictions use."""

@@ -1,0 +1,181 @@
+"""What is left for guests: the Network Weather Service's job, done from the host.
+
+CPU, per workstation: the cap in force (the cgroup's quota/period) minus the CPU rate of
+the owner processes, read from /proc/<pid>/schedstat (nanoseconds on the CPU) of the
+processes in the workstation's cgroup that run the owner agent. This is the cgroup's own
+accounting split by process, so it stays right while a guest runs: a low-priority probe
+would have to compete with that guest, and the cgroup's total would count the guest as
+load. AvailCPU is the result as a fraction of the workstation's nominal speed.
+
+Bandwidth, per link src->dst: the ceil HTB enforces on src's class for dst, less the
+traffic that class and the whole egress carried (tc's byte counters, which count frames
+the way HTB meters them). It counts all traffic, a guest's own included, as a passive
+sensor does; it sends no probe traffic.
+"""
+from __future__ import annotations
+
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable
+
+import pandas as pd
+
+from testbed import shaping
+
+if TYPE_CHECKING:
+    from testbed.cluster import Cluster
+
+OWNER_MARK = "agents/owner.py"
+_CLASS = re.compile(r"class htb (\S+) .*?ceil (\S+) .*?\n\s*Sent (\d+) bytes", re.S)
+_UNITS = {"bit": 1, "Kbit": 10**3, "Mbit": 10**6, "Gbit": 10**9}
+
+
+def parse_tc_rate(text: str) -> int:
+    m = re.fullmatch(r"([\d.]+)([KMG]?bit)", text)
+    if not m:
+        raise ValueError(f"not a tc rate: {text!r}")
+    return int(round(float(m.group(1)) * _UNITS[m.group(2)]))
+
+
+def parse_class_stats(text: str) -> dict[str, tuple[int, int]]:
+    """`tc -s class show` -> {classid: (ceil bit/s, bytes sent)}."""
+    return {cid: (parse_tc_rate(ceil), int(sent)) for cid, ceil, sent in _CLASS.findall(text)}
+
+
+def owner_cpu_ns(cgroup_procs: Path, proc: Path = Path("/proc")) -> int:
+    """CPU time of the owner processes in one workstation's cgroup, in ns."""
+    total = 0
+    try:
+        pids = cgroup_procs.read_text().split()
+    except OSError:
+        return 0
+    for pid in pids:
+        try:
+            if OWNER_MARK in (proc / pid / "cmdline").read_bytes().decode(errors="replace"):
+                total += int((proc / pid / "schedstat").read_text().split()[0])
+        except (OSError, IndexError, ValueError):
+            continue  # the process ended between the listing and the read
+    return total
+
+
+@dataclass
+class Monitor:
+    """Samples every `interval` s in a background thread; rows accumulate in memory."""
+
+    cluster: "Cluster"
+    interval: float = 1.0
+    cpu_rows: list[dict] = field(default_factory=list)
+    link_rows: list[dict] = field(default_factory=list)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+    _last: dict | None = None
+    t0: float = field(default_factory=time.monotonic)
+
+    def _read(self) -> dict:
+        c = self.cluster
+        now = time.monotonic() - self.t0
+        cpu, tc = {}, {}
+        for ws in c.workstations:
+            lim = c.cpu_limits(ws)
+            procs = c.cgroup_file(ws, "cpu", "cgroup.procs")
+            cpu[ws] = (lim["cores"], owner_cpu_ns(procs))
+        texts = dict(zip(c.workstations, _parallel(
+            lambda ws: c.exec(ws, ["tc", "-s", "class", "show", "dev", shaping.DEV]).stdout, c.workstations)))
+        for ws, text in texts.items():
+            tc[ws] = parse_class_stats(text)
+        return {"t": now, "cpu": cpu, "tc": tc}
+
+    def sample(self) -> None:
+        cur = self._read()
+        prev, self._last = self._last, cur
+        if prev is None:
+            return
+        dt = cur["t"] - prev["t"]
+        spec = self.cluster.spec
+        for ws, (cap, owner_ns) in cur["cpu"].items():
+            owner = max(0.0, (owner_ns - prev["cpu"][ws][1]) / 1e9 / dt)
+            avail = max(0.0, cap - owner)
+            self.cpu_rows.append({"t": cur["t"], "workstation": ws, "cap_cores": cap, "owner_cores": owner,
+                                  "avail_cores": avail, "avail_cpu": avail / spec.cpu(ws)})
+        names = spec.names
+        for src, classes in cur["tc"].items():
+            before = prev["tc"].get(src, {})
+            egress_ceil, egress_now = classes.get(shaping.ROOT, (0, 0))
+            used_total = (egress_now - before.get(shaping.ROOT, (0, egress_now))[1]) * 8 / dt
+            for i, dst in enumerate(names):
+                cid = shaping.classid(i)
+                if dst == src or cid not in classes:
+                    continue
+                ceil, sent = classes[cid]
+                used = (sent - before.get(cid, (0, sent))[1]) * 8 / dt
+                avail = max(0.0, min(ceil - used, egress_ceil - used_total))
+                self.link_rows.append({"t": cur["t"], "src": src, "dst": dst, "ceil_bps": ceil,
+                                       "used_bps": used, "avail_bps": avail})
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            started = time.monotonic()
+            self.sample()
+            self._stop.wait(max(0.0, self.interval - (time.monotonic() - started)))
+
+    def start(self) -> "Monitor":
+        self.sample()  # the first reading is the baseline for rates
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread:
+            self._thread.join()
+
+    def __enter__(self) -> "Monitor":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def frames(self) -> tuple[pd.DataFrame, pd.DataFrame]:
+        return pd.DataFrame(self.cpu_rows), pd.DataFrame(self.link_rows)
+
+    def save(self, directory: Path) -> tuple[Path, Path]:
+        directory.mkdir(parents=True, exist_ok=True)
+        cpu, links = self.frames()
+        paths = directory / "monitor_cpu.csv", directory / "monitor_links.csv"
+        cpu.to_csv(paths[0], index=False)
+        links.to_csv(paths[1], index=False)
+        return paths
+
+
+def _parallel(fn, items: list) -> list:
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        return list(pool.map(fn, items))
+
+
+@dataclass(frozen=True)
+class Availability:
+    """Sanjay & Vadhiyar's averages over a window, for a set of workstations."""
+
+    avg_avail_cpu: dict[str, float]  # fraction of nominal speed
+    avg_avail_bw: dict[tuple[str, str], float]  # bit/s
+    min_avg_avail_cpu: float
+    min_avg_avail_bw: float
+
+
+def summarize(cpu: pd.DataFrame, links: pd.DataFrame, workstations: Iterable[str],
+              t0: float = float("-inf"), t1: float = float("inf")) -> Availability:
+    ws = list(workstations)
+    if not ws:
+        raise ValueError("workstations: name at least one")
+    c = cpu[(cpu.t >= t0) & (cpu.t <= t1) & cpu.workstation.isin(ws)]
+    missing = sorted(set(ws) - set(c.workstation))
+    if missing:
+        raise ValueError(f"workstations: no samples for {', '.join(missing)} in [{t0}, {t1}]")
+    avg_cpu = c.groupby("workstation").avail_cpu.mean().to_dict()
+    l = links[(links.t >= t0) & (links.t <= t1) & links.src.isin(ws) & links.dst.isin(ws)] if len(links) else links
+    avg_bw = {(s, d): v for (s, d), v in l.groupby(["src", "dst"]).avail_bps.mean().items()} if len(l) else {}
+    return Availability(avg_cpu, avg_bw, min(avg_cpu.values()), min(avg_bw.values()) if avg_bw else float("nan"))

@@ -1,0 +1,62 @@
+"""Owner load in process mode: Menascé & Rao's daemon on each workstation.
+
+The daemon (containers/agents/owner.py) runs at normal priority inside the workstation,
+so it preempts guests, which MPI launches at SCHED_IDLE (`chrt --idle 0`). That priority
+only holds because each workstation is pinned to one core: unpinned, an owner and an
+idle-priority guest ran on different cores and split the cap evenly.
+"""
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from testbed.spec import OwnerLoad
+
+if TYPE_CHECKING:
+    from testbed.cluster import Cluster
+
+AGENT = "/opt/nowlab/agents/owner.py"
+PIDFILE = "/run/nowlab-owner.pid"
+
+
+def owner_argv(spec: OwnerLoad, speed: float, seed: int) -> list[str]:
+    return ["python3", AGENT, "--n", str(spec.n), "--z", repr(spec.z), "--d", repr(spec.d),
+            "--speed", repr(speed), "--seed", str(seed), "--pidfile", PIDFILE]
+
+
+def start(c: "Cluster", owners: dict[str, OwnerLoad], seed: int = 0) -> None:
+    """Start (or restart) the owner daemon on each named workstation; seeds differ per workstation."""
+    for ws, spec in owners.items():
+        stop(c, [ws])
+        if spec.n == 0:
+            continue
+        index = c.workstations.index(ws)
+        c.start(ws, owner_argv(spec, c.spec.cpu(ws), seed * 7919 + index))
+    for ws, spec in owners.items():
+        if spec.n:
+            _wait_for(c, ws)
+
+
+def _wait_for(c: "Cluster", ws: str) -> None:
+    for _ in range(200):
+        if c.exec(ws, ["test", "-s", PIDFILE]).ok:
+            return
+        time.sleep(0.05)
+    raise RuntimeError(f"{ws}: the owner daemon did not start")
+
+
+def start_from_spec(c: "Cluster") -> list[str]:
+    """Start the owner load the spec gives; returns the workstations that have one."""
+    owners = {ws: o for ws in c.workstations if (o := c.spec.owner(ws)) is not None and o.n > 0}
+    if owners:
+        start(c, owners, c.spec.seed)
+    return sorted(owners)
+
+
+def stop(c: "Cluster", workstations: list[str] | None = None) -> None:
+    for ws in workstations or c.workstations:
+        c.exec(ws, ["sh", "-c", f'[ -s {PIDFILE} ] && kill "$(cat {PIDFILE})" || true'])
+        for _ in range(100):
+            if not c.exec(ws, ["test", "-e", PIDFILE]).ok:
+                break
+            time.sleep(0.02)

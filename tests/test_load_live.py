@@ -1,0 +1,111 @@
+"""Integration: owner daemons, guest priority, cap mode, background traffic and the monitor, live."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from testbed import cluster, from_dict, owner, traffic
+from testbed.capmode import CapController
+from testbed.monitor import Monitor, summarize
+from testbed.spec import OwnerLoad, SpecError
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def loaded(docker_engine):
+    spec = from_dict({"name": "t-load", "defaults": {"egress": "20mbit"},
+                      "workstation": [{"name": "ws", "count": 3, "cpu": 0.2}]})
+    with cluster(spec) as c:
+        yield c
+
+
+def policy(c, ws: str, pid: str) -> str:
+    return c.exec(ws, ["chrt", "-p", pid]).stdout
+
+
+def test_owners_run_at_normal_priority_and_guests_at_idle(loaded):
+    owner.start(loaded, {"ws1": OwnerLoad(n=2, z=0.2, d=0.05)}, seed=3)
+    try:
+        pids = loaded.exec("ws1", ["pgrep", "-f", "agents/owner.py"]).stdout.split()
+        assert len(pids) == 3  # the daemon and its two owner processes
+        assert all("SCHED_OTHER" in policy(loaded, "ws1", p) for p in pids)
+        argv = loaded.mpi_argv(["ws1", "ws2"], ["sleep", "3"])
+        assert argv[-5:] == ["chrt", "--idle", "0", "sleep", "3"]
+        job = loaded.mpirun_popen(["ws1", "ws2"], ["sleep", "3"])
+        time.sleep(1.5)
+        for ws in ("ws1", "ws2"):
+            rank = loaded.exec(ws, ["pgrep", "-x", "sleep"]).stdout.split()
+            assert rank and all("SCHED_IDLE" in policy(loaded, ws, p) for p in rank)
+        assert job.wait(timeout=30).ok
+    finally:
+        owner.stop(loaded, ["ws1"])
+    assert loaded.exec("ws1", ["pgrep", "-f", "agents/owner.py"]).exit_code == 1
+
+
+def test_an_owner_preempts_an_idle_guest_on_its_workstation(loaded):
+    spin = "x=1.0\nwhile True: x = x * 1.0000001\n"
+    guest = loaded.start("ws2", ["timeout", "8", "chrt", "--idle", "0", "python3", "-c", spin + "# guest"])
+    boss = loaded.start("ws2", ["timeout", "8", "python3", "-c", spin + "# owner"])
+    time.sleep(1.0)
+
+    def cpu_ns(tag: str) -> int:  # read on the host: instantaneous, unlike an exec
+        for pid in loaded.cgroup_file("ws2", "cpu", "cgroup.procs").read_text().split():
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+            if cmd.startswith(b"python3\0-c") and f"# {tag}".encode() in cmd:
+                return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0])
+        raise AssertionError(f"no {tag} process")
+
+    t0 = time.monotonic()
+    g0, o0 = cpu_ns("guest"), cpu_ns("owner")
+    time.sleep(3.0)
+    g1, o1 = cpu_ns("guest"), cpu_ns("owner")
+    wall = time.monotonic() - t0
+    guest.wait(timeout=20)
+    boss.wait(timeout=20)
+    owner_cores, guest_cores = (o1 - o0) / 1e9 / wall, (g1 - g0) / 1e9 / wall
+    assert owner_cores == pytest.approx(0.2, rel=0.05)  # the owner gets the whole cap
+    assert guest_cores < 0.02 * 0.2 + 0.002  # the guest gets crumbs (SCHED_IDLE weight 3 of 1027)
+
+
+def test_cap_mode_changes_the_quota_on_schedule(loaded):
+    ctl = CapController(loaded, {"ws3": [(0.0, 1.0), (0.6, 0.5), (1.2, 0.05)]}, mode="test").start()
+    seen = []
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 1.8:
+        seen.append((time.monotonic() - t0, loaded.cpu_limits("ws3")["cores"]))
+        time.sleep(0.05)
+    ctl.stop()
+    assert loaded.cpu_limits("ws3")["cores"] == pytest.approx(0.2)  # restored
+    cores = lambda lo, hi: {round(c, 3) for t, c in seen if lo < t < hi}  # noqa: E731
+    assert cores(0.1, 0.5) == {0.2} and cores(0.8, 1.1) == {0.1} and cores(1.4, 1.8) == {0.01}
+    meta = ctl.metadata()
+    assert meta["changes"] == 3 and meta["max_lag_s"] < 0.2
+
+
+def test_background_traffic_lowers_the_available_bandwidth_and_the_monitor_follows_load(loaded):
+    with pytest.raises(SpecError, match="dst: unknown workstation 'ws9'"):
+        traffic.start(loaded, "ws1", "ws9", "5mbit")
+    with Monitor(loaded, interval=0.5) as m:
+        time.sleep(2.0)
+        t_traffic = m.cpu_rows[-1]["t"]
+        traffic.start(loaded, "ws1", "ws2", "12mbit")
+        owner.start(loaded, {"ws3": OwnerLoad(n=2, z=0.1, d=0.05)}, seed=1)
+        time.sleep(5.0)
+        t_off = m.cpu_rows[-1]["t"]
+        traffic.stop(loaded)
+        owner.stop(loaded, ["ws3"])
+        time.sleep(2.5)
+    cpu, links = m.frames()
+    quiet = summarize(cpu, links, loaded.workstations, t1=t_traffic)
+    busy = summarize(cpu, links, loaded.workstations, t0=t_traffic + 1.5, t1=t_off)
+    after = summarize(cpu, links, loaded.workstations, t0=t_off + 1.5)
+    assert quiet.avg_avail_bw[("ws1", "ws2")] == pytest.approx(20e6, rel=0.05)
+    assert busy.avg_avail_bw[("ws1", "ws2")] == pytest.approx(8e6, rel=0.15)
+    assert busy.avg_avail_bw[("ws1", "ws3")] < 10e6  # the egress is shared too
+    assert after.avg_avail_bw[("ws1", "ws2")] == pytest.approx(20e6, rel=0.05)
+    assert quiet.avg_avail_cpu["ws3"] > 0.97
+    assert busy.avg_avail_cpu["ws3"] < 0.8  # owners at N=2, D/Z=0.5 take about 60%
+    assert after.avg_avail_cpu["ws3"] > 0.95
