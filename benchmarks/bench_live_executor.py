@@ -103,6 +103,24 @@ def main() -> None:
                      f"{statistics.median(moved) / 1024:.0f}" if moved else "-",
                      f"{statistics.median(hello):.2f}" if hello else "-",
                      f"{statistics.median(compute):.2f}" if compute else "-"])
+    cost_rows = []
+    for policy, results in per.items():
+        changed = [x for r in results for x in r.resizes if x.kind in ("loser", "winner") and x.running_at is not None]
+        asked = [x for r in results for x in r.resizes if x.ack_at is not None]
+
+        def med(values: list) -> str:
+            values = [v for v in values if v is not None]
+            return f"{statistics.median(values):.3f}" if values else "-"
+
+        cost_rows.append([policy, str(len(asked)), str(len(changed)), med([x.ack_latency_s for x in asked]),
+                          med([x.held_s for x in asked]), med([x.exited_at - x.partition_at for x in changed]),
+                          med([x.relaunched_at - x.exited_at for x in changed]),
+                          med([x.running_at - x.relaunched_at for x in changed]),
+                          med([x.redistribution_s for x in changed]), med([x.reconfig_s for x in changed])])
+    table("preemption costs, medians in s (ack: preempt sent -> ack; held: ack -> partition; release: partition "
+          "-> old mpiexec exited; wait: -> relaunched; relaunch: -> restored)",
+          ["policy", "acked", "set changed", "ack", "held", "release", "wait", "relaunch", "redistribution",
+           "partition -> running"], cost_rows)
     table(f"live executor, {len(args.arrivals)} jobs x {args.repeats} repeat(s) on {len(hosts)} workstations "
           f"(synthetic {args.phases} phases x {args.mults:g} mults)",
           ["policy", "jobs", "failed", "mean resp s (med)", "makespan s (med)", "preempts", "resizes",
