@@ -1,0 +1,32 @@
+"""Owner and network load measured against the models (issue 3's targets).
+
+Same measurements as `nowlab validate owner`: U_ow for N in {1,2,4} x D/Z in {0.1,0.2,0.5}
+(target ±3 pp), guest slowdown t/(1-U_ow) and 2t' (±5%), a link after a live change and
+the available bandwidth under background traffic (±5%).
+Run: .venv/bin/python benchmarks/bench_owner_validation.py [--seconds 120]
+"""
+from __future__ import annotations
+
+import argparse
+
+from _common import table
+
+from testbed.validate_owner import validate
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seconds", type=float, default=120.0)
+    parser.add_argument("--guest-seconds", type=float, default=10.0)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    rows = validate(seconds=args.seconds, guest_seconds=args.guest_seconds, seed=args.seed)
+    table("owner and network load: measured against predicted",
+          ["quantity", "measured", "predicted", "error", "target"],
+          [[r.what, f"{r.measured:.3f}", f"{r.predicted:.3f}",
+            f"{(r.measured - r.predicted) * 100:+.1f} pp" if r.unit == "" else f"{r.error:+.1%}", r.target]
+           for r in rows])
+
+
+if __name__ == "__main__":
+    main()
