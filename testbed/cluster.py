@@ -32,22 +32,6 @@ def _quiet(_stage: str, _done: int, _total: int) -> None:
     return None
 
 
-def _taken_cores(exclude: str) -> dict[int, float]:
-    """Cap already pinned to each core by other running clusters of this host."""
-    taken: dict[int, float] = {}
-    for name in state.running_names():
-        if name == exclude:
-            continue
-        try:
-            st = state.ClusterState.load(name)
-        except (LookupError, ValueError, TypeError):
-            continue
-        spec = st.cluster_spec
-        for ws, core in st.cores.items():
-            taken[core] = taken.get(core, 0.0) + spec.cpu(ws)
-    return taken
-
-
 class Cluster:
     def __init__(self, st: state.ClusterState, client: docker.DockerClient):
         self.state = st
@@ -62,7 +46,7 @@ class Cluster:
         existing = backend.cluster_names(client)
         if spec.name in existing:
             raise SpecError(f"name: a cluster named {spec.name!r} is already running (nowlab down {spec.name})")
-        placement = place(spec, backend.host_cores(client), _taken_cores(spec.name))  # refuses before starting
+        placement = place(spec, backend.host_cores(client), backend.pinned_load(client))  # refuses before starting
         image = ensure_image(client, log=lambda msg: progress(msg, 0, 1))
         n = len(spec.names)
         cluster: Cluster | None = None
@@ -241,7 +225,7 @@ class Cluster:
         new = self._with_workstation(spec, ws, cpu=float(cores))
         core = self.state.cores[ws]
         load = sum(new.cpu(w) for w, c in self.state.cores.items() if c == core)
-        load += _taken_cores(self.name).get(core, 0.0)
+        load += backend.pinned_load(self.client, exclude=self.name).get(core, 0.0)
         if load > CORE_LIMIT + 1e-9 and not spec.oversubscribe:
             raise SpecError(f"cpu: core {core} would carry {load:.2f} cores of caps, above {CORE_LIMIT:.0%}")
         backend.update_cpu(self.client, self.container_id(ws), cores, new.cfs_period_us(ws))

@@ -236,6 +236,23 @@ def prioritize_workstations(cgroup: Path = DOCKER_CPU_CGROUP) -> bool:
     return True
 
 
+def pinned_load(c: docker.DockerClient, exclude: str | None = None) -> dict[int, float]:
+    """Caps already pinned to each core by running nowlab containers (of other clusters).
+
+    Read from Docker, not from state folders, so clusters of other users and processes
+    (tests, other state homes) count too.
+    """
+    load: dict[int, float] = {}
+    for x in c.api.containers(filters={"label": LABEL, "status": "running"}):
+        if x["Labels"].get(LABEL) == exclude:
+            continue
+        hc = c.api.inspect_container(x["Id"])["HostConfig"]
+        cpus, quota, period = hc.get("CpusetCpus") or "", hc.get("CpuQuota") or 0, hc.get("CpuPeriod") or 0
+        if cpus.isdigit() and quota > 0 and period > 0:
+            load[int(cpus)] = load.get(int(cpus), 0.0) + quota / period
+    return load
+
+
 def host_cores(c: docker.DockerClient) -> list[int]:
     return list(range(int(c.info()["NCPU"])))
 
