@@ -23,9 +23,7 @@ def main() -> None:
     rows = validate(seconds=args.seconds, guest_seconds=args.guest_seconds, seed=args.seed)
     table("owner and network load: measured against predicted",
           ["quantity", "measured", "predicted", "error", "target"],
-          [[r.what, f"{r.measured:.3f}", f"{r.predicted:.3f}",
-            f"{(r.measured - r.predicted) * 100:+.1f} pp" if r.unit == "" else f"{r.error:+.1%}", r.target]
-           for r in rows])
+          [[r.what, r.show(r.measured), r.show(r.predicted), r.show_error(), r.target] for r in rows])
 
 
 if __name__ == "__main__":

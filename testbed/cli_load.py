@@ -172,8 +172,6 @@ def register(app: typer.Typer) -> None:
         for col in ("quantity", "measured", "predicted", "error", "target"):
             t.add_column(col, justify="right")
         for r in rows:
-            err = f"{(r.measured - r.predicted) * 100:+.1f} pp" if r.unit == "" else f"{r.error:+.1%}"
-            fmt = (lambda v: f"{v:.3f}") if r.unit == "" else (lambda v: f"{v:.2f} {r.unit}")
-            t.add_row(r.what, fmt(r.measured), fmt(r.predicted), err, r.target)
+            t.add_row(r.what, r.show(r.measured), r.show(r.predicted), r.show_error(), r.target)
         console.print(t)
         console.print(f"saved {out / 'validate_owner.json'}")

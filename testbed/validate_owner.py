@@ -44,6 +44,13 @@ class Row:
     def error(self) -> float:
         return (self.measured - self.predicted) / self.predicted
 
+    def show(self, value: float) -> str:
+        return f"{value:.3f}" if self.unit == "" else f"{value:.2f} {self.unit}"
+
+    def show_error(self) -> str:
+        """Fractions (utilisations) differ in percentage points, times and rates in percent."""
+        return f"{(self.measured - self.predicted) * 100:+.1f} pp" if self.unit == "" else f"{self.error:+.1%}"
+
 
 def _quiet(_s: str, _d: int, _n: int) -> None:
     return None

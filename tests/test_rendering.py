@@ -20,10 +20,8 @@ def classes(cmds):
     out = {}
     for cmd in cmds:
         if cmd[0] == "class":
-            args = dict(zip(cmd[::2], cmd[1::2]))
             out[cmd[cmd.index("classid") + 1]] = (int(cmd[cmd.index("rate") + 1].removesuffix("bit")),
                                                    int(cmd[cmd.index("ceil") + 1].removesuffix("bit")))
-            assert args  # every class line is key/value shaped
     return out
 
 
