@@ -128,3 +128,43 @@ def test_cli_execute_errors_are_one_line_exit_2(tmp_path, app, classes, args, st
     assert res.exit_code == 2, res.output
     assert message in res.output
     assert "Traceback" not in res.output and len(res.output.strip().splitlines()) == 1
+
+
+def _result(timeline, decisions=(), runs=()):
+    from scheduler.live.result import LiveResult
+    from scheduler.results import TimelineEvent
+    return LiveResult("FOLDING", 4, HOSTS4, [], [TimelineEvent(*e) for e in timeline], list(decisions), [],
+                      list(runs), [])
+
+
+HOSTS4 = ["ws1", "ws2", "ws3", "ws4"]
+
+
+def test_audit_catches_overlap_excess_and_subset_breaks():
+    from scheduler.live.audit import check_timeline
+    assert check_timeline(_result([(0, 0, "start", (0, 1)), (1, 1, "start", (2, 3)), (2, 0, "finish", (0, 1)),
+                                   (3, 1, "ack", (2, 3)), (3, 1, "resize", (1, 2, 3))])) == []
+    overlap = check_timeline(_result([(0, 0, "start", (0, 1)), (1, 1, "start", (1, 2))]))
+    assert len(overlap) == 1 and "while job 0 holds [0, 1]" in overlap[0]
+    subset = check_timeline(_result([(0, 0, "start", (0, 1)), (1, 0, "resize", (1, 2))]))
+    assert any("subset rule" in p for p in subset)
+    assert any("outside 0..3" in p for p in check_timeline(_result([(0, 0, "start", (3, 4))])))
+
+
+def test_audit_catches_shared_workstations_and_actions_not_carried_out():
+    from scheduler.actions import Preempt, Start
+    from scheduler.live.audit import check_actions, check_physical, replay
+    from scheduler.live.result import Decision, PhysicalRun
+    runs = [PhysicalRun(0, 0, ("ws1", "ws2"), 0.0, 5.0, 0), PhysicalRun(1, 0, ("ws2",), 4.0, 6.0, 0)]
+    assert len(check_physical(_result([], runs=runs))) == 1
+    assert check_physical(_result([], runs=[runs[0], PhysicalRun(1, 0, ("ws2",), 5.0, 6.0, 0)])) == []
+    state = {"free_mask": 0b1111, "running": [], "preempting": [], "preempted": [], "queue": [0]}
+    decided = [Decision(0.0, "arrival", 0, state, (Start(0, (0, 1, 2, 3)),), 1e-5)]
+    assert check_actions(_result([(0, 0, "arrive", ()), (0.1, 0, "start", (0, 1, 2, 3))], decided)) == []
+    missing = check_actions(_result([(0, 0, "arrive", ()), (0.1, 0, "start", (0, 1))], decided))
+    assert len(missing) == 1 and "job 0" in missing[0]
+    # Replay: FOLDING answers an arrival on an idle machine with a start on all four, not a preempt.
+    arrivals = [Arrival(0, job_class("s", {"argv": ARGV, "pmax": 4}), 0.0)]
+    assert replay(_result([], decided), arrivals) == []
+    wrong = [Decision(0.0, "arrival", 0, state, (Preempt(0),), 1e-5)]
+    assert len(replay(_result([], wrong), arrivals)) == 1
