@@ -20,7 +20,7 @@ import contextlib
 import statistics
 from pathlib import Path
 
-from _common import console, table  # noqa: F401  (also puts the repo on sys.path)
+from _common import console, table  # also puts the repo on sys.path
 
 import testbed
 from scheduler.live import Arrival, LiveExecutor, job_class

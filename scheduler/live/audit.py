@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Sequence
 
-from scheduler.actions import Preempt, Resize, Start
+from scheduler.actions import Preempt, Start
 from scheduler.live.result import LiveResult
 from scheduler.live.stream import Arrival
 from scheduler.registry import get_policy
