@@ -34,6 +34,16 @@ ensure_host_packages() {
   [ ${#missing[@]} -eq 0 ] || apt_install "${missing[@]}"
 }
 
+ensure_host_mpi() {
+  # Some tests run malleable jobs with the host's own Open MPI (no containers), using the
+  # same Debian packages as the workstation image.
+  local missing=()
+  command -v mpiexec >/dev/null || missing+=(openmpi-bin)
+  /usr/bin/python3 -c "import mpi4py" 2>/dev/null || missing+=(python3-mpi4py)
+  /usr/bin/python3 -c "import numpy" 2>/dev/null || missing+=(python3-numpy)
+  [ ${#missing[@]} -eq 0 ] || apt_install "${missing[@]}"
+}
+
 ensure_venv() {
   local stamp="$NOWLAB_VENV/.nowlab-installed"
   if [ ! -x "$NOWLAB_VENV/bin/python" ]; then
