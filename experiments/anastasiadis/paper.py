@@ -15,6 +15,11 @@ MEAN_BETA_KS = 0.30
 MEAN_ALPHA_KS = {"WK1": 0.0, "WK2": 2.0, "WK3": 5.0, "WK4": 2.34}
 MEAN_T1_KS = {"WK1": 14.06, "WK2": 16.06, "WK3": 19.06, "WK4": 16.40}
 
+#: Decimals the paper prints each moment with (0.30, 2.0, 2.34, 16.40 ...), so a
+#: difference can be told apart from rounding or truncation of the last digit.
+PRINTED_DECIMALS = {"E[W]": 2, "CoV[W]": 1, "E[beta]": 2, "E[T(1)]": 2,
+                    "E[alpha]": {"WK1": 1, "WK2": 1, "WK3": 1, "WK4": 2}}
+
 #: The loads of Section 6 (fraction of the P processors' capacity).
 LOADS = (0.1, 0.3, 0.5, 0.7, 0.9)
 
