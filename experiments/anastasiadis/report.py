@@ -156,7 +156,8 @@ def render_markdown(result: StudyResult, cells: pd.DataFrame, claims: list[Claim
         "value. We follow the definitions, not the printed "
         "means: our interarrival times use the exact E[T(1)], so each nominal load is the true "
         "offered load. Had the printed E[T(1)] been used, the actual offered load would be higher than "
-        "nominal by the exact/paper ratio of E[T(1)] shown above (about 1.1% for WK2).",
+        "nominal by the exact/paper ratio of E[T(1)] (" + ", ".join(
+            f"{r.workload} {r.exact_vs_paper:+.1%}" for _, r in mom[mom.moment == "E[T(1)]"].iterrows()) + ").",
         "",
         "## Cells",
         "",
