@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Annotated
 
 import typer
 
@@ -12,12 +12,13 @@ study_app = typer.Typer(no_args_is_help=True, add_completion=False,
 
 @study_app.command("anastasiadis")
 def anastasiadis(
-    quick: bool = typer.Option(False, "--quick", help="Same outputs with ~10x fewer jobs (under 2 minutes)."),
-    out: Path = typer.Option(Path("results/anastasiadis"), "--out", help="Directory for report.md, CSVs, PNGs."),
-    workers: int = typer.Option(2, "--workers", help="Worker processes for replications."),
-    seed: int = typer.Option(1996, "--seed", help="Seed of every job stream."),
-    max_replications: Optional[int] = typer.Option(None, "--max-replications",
-                                                   help="Cap on replications per cell."),
+    quick: Annotated[bool, typer.Option("--quick", help="Same outputs with ~7x fewer jobs (under 2 minutes).")] = False,
+    out: Annotated[Path, typer.Option("--out", help="Directory for report.md, CSVs, PNGs.")] = Path(
+        "results/anastasiadis"),
+    workers: Annotated[int, typer.Option("--workers", help="Worker processes for replications.")] = 2,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of every job stream.")] = 1996,
+    max_replications: Annotated[int | None, typer.Option("--max-replications",
+                                                         help="Cap on replications per cell.")] = None,
 ) -> None:
     """Anastasiadis & Sevcik (1996): 4 workloads x 5 loads x 14 policies, report and claims."""
     # Imported here so `nowlab --help` does not pay for numpy/scipy/matplotlib.

@@ -8,7 +8,12 @@ import pytest
 
 from experiments.anastasiadis import paper
 from experiments.anastasiadis.spec import WORKLOADS, GeneratorSpec
-from experiments.anastasiadis.workload import exact_moments, generate, mean_interarrival_ks, stream_seed
+from experiments.anastasiadis.workload import (
+    exact_moments,
+    generate,
+    mean_interarrival_ks,
+    stream_seed,
+)
 
 GEN = GeneratorSpec()
 N = 200_000

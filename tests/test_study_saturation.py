@@ -6,7 +6,12 @@ import math
 import numpy as np
 import pytest
 
-from experiments.anastasiadis.replication import KS, ReplicationTask, run_replication, simulate_prefix
+from experiments.anastasiadis.replication import (
+    KS,
+    ReplicationTask,
+    run_replication,
+    simulate_prefix,
+)
 from experiments.anastasiadis.saturation import Window, is_saturated, prefix_is_exact
 from experiments.anastasiadis.spec import WORKLOADS, GeneratorSpec
 from experiments.anastasiadis.workload import generate, stream_seed

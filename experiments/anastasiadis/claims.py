@@ -48,8 +48,9 @@ class Claim:
     details: dict[str, float] = field(default_factory=dict)
 
 
-def evaluate(cells: pd.DataFrame, th: Thresholds = Thresholds()) -> list[Claim]:
+def evaluate(cells: pd.DataFrame, th: Thresholds | None = None) -> list[Claim]:
     """All claims whose policies are in ``cells`` (others are reported as 'no data')."""
+    th = th or Thresholds()
     return [
         _sdf_saturates_poor_speedup(cells, th),
         _asp_equals_ap1(cells, th),
@@ -194,11 +195,11 @@ def _dif_helps_aep(cells: pd.DataFrame, th: Thresholds) -> Claim:
     gains: dict[str, list[float]] = {"AEP": [], "ASP": [], "AP1": []}
     for wk in sorted(set(cells.workload)):
         for load in th.high_loads:
-            for base in gains:
+            for base, found in gains.items():
                 a, b = cell(cells, wk, load, f"{base}(1)"), cell(cells, wk, load, f"{base}(2)")
                 if a is None or b is None or a.saturated or b.saturated:
                     continue
-                gains[base].append(1.0 - b.response_ks / a.response_ks)
+                found.append(1.0 - b.response_ks / a.response_ks)
     if not gains["AEP"]:
         return Claim("dif_helps_aep", statement, math.nan, "", "no unsaturated cell pair", "no data")
     best = max(gains["AEP"])

@@ -12,11 +12,11 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")  # files only; no display on a build machine
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
 
-from experiments.anastasiadis.analytic import wait_over_run_aep, wait_over_run_ap1  # noqa: E402
+from experiments.anastasiadis.analytic import wait_over_run_aep, wait_over_run_ap1
 
 #: figure file stem -> (title, policies in the bar order, extra policies for the partition panel)
 FAMILIES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {

@@ -20,7 +20,12 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from experiments.anastasiadis.saturation import Window, is_saturated, prefix_is_exact, prefix_length
+from experiments.anastasiadis.saturation import (
+    Window,
+    is_saturated,
+    prefix_is_exact,
+    prefix_length,
+)
 from experiments.anastasiadis.spec import WORKLOADS, GeneratorSpec
 from experiments.anastasiadis.workload import JobStream, generate, stream_seed
 

@@ -50,8 +50,8 @@ def moments_table(gen: GeneratorSpec, seed: int, n_jobs: int = MOMENT_SAMPLE_JOB
                  "E[alpha]": ex.mean_alpha, "E[T(1)]": ex.mean_t1}
         printed = {"E[W]": paper.MEAN_WORK_KS, "CoV[W]": paper.COV_WORK, "E[beta]": paper.MEAN_BETA_KS,
                    "E[alpha]": paper.MEAN_ALPHA_KS[name], "E[T(1)]": paper.MEAN_T1_KS[name]}
-        for key in exact:
-            rows.append({"workload": name, "moment": key, "paper": printed[key], "exact": exact[key],
+        for key, value in exact.items():
+            rows.append({"workload": name, "moment": key, "paper": printed[key], "exact": value,
                          "sample": float(sample[key])})
     df = pd.DataFrame(rows)
     df["exact_vs_paper"] = df.exact / df.paper.replace(0, np.nan) - 1.0
@@ -72,10 +72,10 @@ def _moment_differences(mom: pd.DataFrame) -> list[str]:
     return notes
 
 
-def write_outputs(result: StudyResult, out_dir: Path, th: Thresholds = Thresholds()) -> Outputs:
+def write_outputs(result: StudyResult, out_dir: Path, th: Thresholds | None = None) -> Outputs:
     out_dir.mkdir(parents=True, exist_ok=True)
     cells = result.cells
-    claims = evaluate(cells, th)
+    claims = evaluate(cells, th or Thresholds())
     cells_csv, reps_csv, claims_csv = out_dir / "cells.csv", out_dir / "replications.csv", out_dir / "claims.csv"
     cells.to_csv(cells_csv, index=False)
     result.replications.to_csv(reps_csv, index=False)
@@ -100,21 +100,21 @@ def render_markdown(result: StudyResult, cells: pd.DataFrame, claims: list[Claim
         "",
         "## Run",
         "",
-        f"- Cells: {len(spec.workloads)} workloads x {len(spec.loads)} loads x {len(spec.policies)} policies "
-        f"= {len(cells)}; P = {spec.generator.processors}.",
-        f"- Per replication: {spec.jobs_per_replication:,} jobs, first {spec.warmup_jobs:,} dropped, "
+        (f"- Cells: {len(spec.workloads)} workloads x {len(spec.loads)} loads x {len(spec.policies)} policies "
+        f"= {len(cells)}; P = {spec.generator.processors}."),
+        (f"- Per replication: {spec.jobs_per_replication:,} jobs, first {spec.warmup_jobs:,} dropped, "
         f"{spec.measured_jobs:,} measured; saturated if {spec.saturation_extra_jobs:,} further jobs arrive "
-        "before the measured jobs have all finished.",
-        f"- Replications per cell: {spec.min_replications} to {spec.max_replications}, stopping when the "
+        "before the measured jobs have all finished."),
+        (f"- Replications per cell: {spec.min_replications} to {spec.max_replications}, stopping when the "
         f"{spec.confidence:.0%} half-width is at most {spec.target_rel_halfwidth:.0%} of the mean; "
-        f"{spec.workers} worker process(es); seed {spec.seed}.",
-        f"- Wall time: {result.wall_s:.1f} s for {len(reps)} replications "
-        f"({int(reps.jobs_simulated.sum()):,} jobs simulated; {reps.wall_s.sum():.1f} s of worker time).",
+        f"{spec.workers} worker process(es); seed {spec.seed}."),
+        (f"- Wall time: {result.wall_s:.1f} s for {len(reps)} replications "
+        f"({int(reps.jobs_simulated.sum()):,} jobs simulated; {reps.wall_s.sum():.1f} s of worker time)."),
         f"- Saturated cells: {sat}. Unsaturated cells meeting the precision target: {conv}/{len(unsat)}"
         + (f"; worst relative half-width {unsat.rel_half_width.max():.1%}." if len(unsat) else "."),
         "",
-        "Times are in the paper's unit, ks (thousands of seconds). Response times in the figures are "
-        "normalised to DYN-EQUI (zero-overhead) in the same cell.",
+        ("Times are in the paper's unit, ks (thousands of seconds). Response times in the figures are "
+        "normalised to DYN-EQUI (zero-overhead) in the same cell."),
         "",
         "## Claims",
         "",
@@ -127,13 +127,13 @@ def render_markdown(result: StudyResult, cells: pd.DataFrame, claims: list[Claim
     for f in figures:
         lines += [f"![{f.stem}]({f.name})", ""]
     lines += [
-        "Figure 1, right: each point is one AEP or AP1 cell of the study, placed at its measured actual "
+        ("Figure 1, right: each point is one AEP or AP1 cell of the study, placed at its measured actual "
         "load rho_a (processor time used by the measured jobs over the capacity offered while they "
         "arrived). The analysis assumes identical jobs that all receive exactly the target n = P/N "
         "(AEP) or P/L (AP1); in the study's workloads partitions are capped by pmax and by the free "
         "processors at low load (so jobs rarely wait, far below both curves) and cannot drop below one "
         "processor at high load (so waiting grows instead of vanishing). What carries over is the "
-        "ordering: at equal rho_a, AEP waits less relative to its running time than AP1.",
+        "ordering: at equal rho_a, AEP waits less relative to its running time than AP1."),
         "",
     ]
     lines += ["## Generator check (Table 3 moments)", "",
@@ -161,8 +161,8 @@ def render_markdown(result: StudyResult, cells: pd.DataFrame, claims: list[Claim
         "",
         "## Cells",
         "",
-        "All cells are in `cells.csv` (one row per workload, load and policy) and every replication "
-        "in `replications.csv`. Cells not meeting the precision target:",
+        ("All cells are in `cells.csv` (one row per workload, load and policy) and every replication "
+        "in `replications.csv`. Cells not meeting the precision target:"),
         "",
     ]
     bad = unsat[~unsat.converged]

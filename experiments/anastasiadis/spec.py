@@ -12,7 +12,14 @@ from __future__ import annotations
 import math
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from experiments.anastasiadis import paper
 
@@ -103,7 +110,7 @@ class StudySpec(BaseModel):
         return v
 
     @model_validator(mode="after")
-    def _consistent_lengths(self) -> "StudySpec":
+    def _consistent_lengths(self) -> StudySpec:
         if self.warmup_jobs >= self.jobs_per_replication:
             raise ValueError(f"warmup_jobs ({self.warmup_jobs}) must be < jobs_per_replication "
                              f"({self.jobs_per_replication})")
@@ -134,9 +141,9 @@ def quick_spec(**overrides: object) -> StudySpec:
     policies saturated.  Only saturated cells pay for the long window, since
     unsaturated ones simulate just the jobs that can affect the measured ones.
     """
-    base: dict[str, object] = dict(jobs_per_replication=3_000, warmup_jobs=300,
-                                   saturation_extra_jobs=10_000, min_replications=2,
-                                   max_replications=2)
+    base: dict[str, object] = {"jobs_per_replication": 3_000, "warmup_jobs": 300,
+                               "saturation_extra_jobs": 10_000, "min_replications": 2,
+                               "max_replications": 2}
     base.update(overrides)
     return build_spec(**base)
 

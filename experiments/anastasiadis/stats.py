@@ -8,8 +8,8 @@ independent samples.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from scipy import stats as _st
 

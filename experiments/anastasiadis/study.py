@@ -18,14 +18,25 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Self
 
 import pandas as pd
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
-from experiments.anastasiadis.replication import ReplicationResult, ReplicationTask, run_replication
+from experiments.anastasiadis.replication import (
+    ReplicationResult,
+    ReplicationTask,
+    run_replication,
+)
 from experiments.anastasiadis.spec import StudySpec
 from experiments.anastasiadis.stats import replications_needed, t_interval
 
@@ -131,18 +142,16 @@ def _cancel_saturated(pending: dict, state: dict, progress: Progress, bar: int) 
 class _InlineExecutor:
     """One worker: run tasks in this process (no pickling; easier to debug)."""
 
-    def __enter__(self) -> "_InlineExecutor":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
         return None
 
     def submit(self, fn: Runner, task: ReplicationTask) -> Future:
+        # A failing replication raises here, at once; the pool would raise at result().
         fut: Future = Future()
-        try:
-            fut.set_result(fn(task))
-        except Exception as exc:  # handed to the caller through the future, as a pool would
-            fut.set_exception(exc)
+        fut.set_result(fn(task))
         return fut
 
 
