@@ -112,6 +112,12 @@ def render_markdown(result: StudyResult, cells: pd.DataFrame, claims: list[Claim
         f"({int(reps.jobs_simulated.sum()):,} jobs simulated; {reps.wall_s.sum():.1f} s of worker time)."),
         f"- Saturated cells: {sat}. Unsaturated cells meeting the precision target: {conv}/{len(unsat)}"
         + (f"; worst relative half-width {unsat.rel_half_width.max():.1%}." if len(unsat) else "."),
+        *([] if spec.jobs_per_replication >= 20_000 else [
+            "",
+            (f"**Quick run** ({spec.jobs_per_replication:,} jobs, {spec.max_replications} replications per "
+             "cell): same cells and outputs as the full study, but the intervals are wide and the verdicts "
+             "at 90% load, where one replication of a few thousand jobs is dominated by a handful of huge "
+             "jobs, are not reliable. Run without `--quick` for the paper's procedure.")]),
         "",
         ("Times are in the paper's unit, ks (thousands of seconds). Response times in the figures are "
         "normalised to DYN-EQUI (zero-overhead) in the same cell."),
