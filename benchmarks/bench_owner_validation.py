@@ -3,7 +3,7 @@
 Same measurements as `nowlab validate owner`: U_ow for N in {1,2,4} x D/Z in {0.1,0.2,0.5}
 (target ±3 pp), guest slowdown t/(1-U_ow) and 2t' (±5%), a link after a live change and
 the available bandwidth under background traffic (±5%).
-Run: .venv/bin/python benchmarks/bench_owner_validation.py [--seconds 120]
+Run: .venv/bin/python benchmarks/bench_owner_validation.py [--seconds 600]  (about 14 minutes)
 """
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from testbed.validate_owner import validate
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--seconds", type=float, default=120.0)
-    parser.add_argument("--guest-seconds", type=float, default=10.0)
+    parser.add_argument("--seconds", type=float, default=600.0)
+    parser.add_argument("--guest-seconds", type=float, default=30.0)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     rows = validate(seconds=args.seconds, guest_seconds=args.guest_seconds, seed=args.seed)

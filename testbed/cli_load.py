@@ -160,8 +160,8 @@ def register(app: typer.Typer) -> None:
         console.print(f"{len(ctl.applied)} cap changes; metadata in {path}")
 
     @validate_app.command("owner")
-    def validate_owner(seconds: float = typer.Option(120.0, help="length of the utilisation measurement"),
-                       guest_seconds: float = typer.Option(10.0, help="dedicated length of the guest task"),
+    def validate_owner(seconds: float = typer.Option(600.0, help="length of the utilisation measurement"),
+                       guest_seconds: float = typer.Option(30.0, help="dedicated length of the guest task"),
                        seed: int = typer.Option(1), out: Path = typer.Option(Path("results/validate"))) -> None:
         """Owner utilisation, guest slowdown and available bandwidth, measured against the models."""
         from testbed.validate_owner import validate
