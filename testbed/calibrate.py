@@ -10,12 +10,10 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import asdict, dataclass
-from typing import Callable
 
 from testbed import state
-from testbed.cluster import Cluster
+from testbed.cluster import Cluster, Progress, quiet
 
-Progress = Callable[[str, int, int], None]
 
 
 @dataclass(frozen=True)
@@ -40,10 +38,6 @@ class LinkSample:
     @property
     def error(self) -> float:
         return (self.measured - self.requested) / self.requested
-
-
-def _quiet(_s: str, _d: int, _n: int) -> None:
-    return None
 
 
 def measure_cpu(c: Cluster, seconds: float = 5.0, warmup: float = 1.0,
@@ -81,10 +75,7 @@ def measure_link(c: Cluster, src: str, dst: str, seconds: float = 3.0, warmup: f
     """Rate src->dst: receiver-side TCP goodput over the steady part of a stream, as frames."""
     server = c.start(dst, ["iperf3", "-s", "-1", "-J"])
     try:
-        for _ in range(100):  # wait for the server's listening socket
-            if c.exec(dst, ["sh", "-c", "ss -ltn | grep -q ':5201 '"]).ok:
-                break
-            time.sleep(0.05)
+        c.wait_listening(dst, 5201)
         c.exec(src, ["iperf3", "-c", c.ips[dst], "-t", f"{warmup + seconds:g}"],
                timeout=warmup + seconds + 30).check(f"iperf3 {src}->{dst}")
         report = json.loads(server.wait(timeout=30).check(f"iperf3 server on {dst}").stdout)
@@ -109,7 +100,7 @@ def default_links(c: Cluster) -> list[tuple[str, str]]:
 
 
 def calibrate(c: Cluster, *, cpu_seconds: float = 5.0, link_seconds: float = 3.0,
-              links: list[tuple[str, str]] | None = None, progress: Progress = _quiet) -> dict:
+              links: list[tuple[str, str]] | None = None, progress: Progress = quiet) -> dict:
     progress("cpu: all workstations busy", 0, 1)
     cpu = measure_cpu(c, cpu_seconds)
     progress("cpu: all workstations busy", 1, 1)

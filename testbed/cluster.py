@@ -28,7 +28,8 @@ CGROUP_ROOT = Path("/sys/fs/cgroup")
 GUEST_PREFIX = ["chrt", "--idle", "0"]  # guests yield to owners (same core, same cgroup)
 
 
-def _quiet(_stage: str, _done: int, _total: int) -> None:
+def quiet(_stage: str, _done: int, _total: int) -> None:
+    """A Progress that shows nothing."""
     return None
 
 
@@ -40,7 +41,7 @@ class Cluster:
 
     # -- lifecycle ---------------------------------------------------------------------
     @classmethod
-    def up(cls, spec: ClusterSpec, *, progress: Progress = _quiet, ready_timeout: float = 60.0) -> "Cluster":
+    def up(cls, spec: ClusterSpec, *, progress: Progress = quiet, ready_timeout: float = 60.0) -> "Cluster":
         """Start every workstation and wait until each answers SSH; undo everything on failure."""
         client = backend.client()
         existing = backend.cluster_names(client)
@@ -155,6 +156,14 @@ class Cluster:
     def start(self, ws: str, argv: Sequence[str], *, env: dict[str, str] | None = None) -> RemoteProcess:
         return self.control(ws).start(argv, env=env)
 
+    def wait_listening(self, ws: str, port: int, timeout: float = 5.0) -> None:
+        """Wait until a TCP server on `ws` listens on `port` (a server started in the background)."""
+        deadline = time.monotonic() + timeout
+        while not self.exec(ws, ["sh", "-c", f"ss -ltn | grep -q ':{port} '"]).ok:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{ws}: nothing listens on port {port} after {timeout:g} s")
+            time.sleep(0.05)
+
     def mpi_argv(self, hosts: Sequence[str], argv: Sequence[str], *, env: dict[str, str] | None = None,
                  ranks_per_host: int = 1, guest: bool = True) -> list[str]:
         """mpiexec across `hosts`, one rank each in the order given (rank i on hosts[i]).
@@ -182,7 +191,7 @@ class Cluster:
                      env: dict[str, str] | None = None) -> RemoteProcess:
         return self.start(hosts[0], self.mpi_argv(hosts, argv, env=env))
 
-    def wait_ssh_ready(self, *, timeout: float = 60.0, progress: Progress = _quiet) -> None:
+    def wait_ssh_ready(self, *, timeout: float = 60.0, progress: Progress = quiet) -> None:
         """Every workstation accepts the cluster key over SSH and runs a command."""
         deadline = time.monotonic() + timeout
         ready = 0
@@ -274,7 +283,7 @@ class Cluster:
 
 
 @contextlib.contextmanager
-def cluster(spec: ClusterSpec, *, progress: Progress = _quiet) -> Iterator[Cluster]:
+def cluster(spec: ClusterSpec, *, progress: Progress = quiet) -> Iterator[Cluster]:
     """Bring a cluster up for the block and always take it down."""
     c = Cluster.up(spec, progress=progress)
     try:

@@ -7,6 +7,7 @@ the image); both tools mount those at /run/secrets, where the entrypoint looks.
 from __future__ import annotations
 
 import ipaddress
+import os
 from pathlib import Path
 from typing import Any
 
@@ -94,8 +95,6 @@ def to_yaml(doc: dict[str, Any]) -> str:
 
 def write_compose(spec: ClusterSpec, out_dir: Path, *, cores: int | None = None) -> list[Path]:
     """Write OUT/NAME.yml, OUT/NAME.stack.yml and the key pair in OUT/keys/NAME/ (kept on re-render)."""
-    import os
-
     out_dir.mkdir(parents=True, exist_ok=True)
     key_dir = out_dir / "keys" / spec.name
     if not (key_dir / KEY_NAME).exists():

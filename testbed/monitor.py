@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Iterable
 import pandas as pd
 
 from testbed import shaping
+from testbed.docker_backend import parallel
 
 if TYPE_CHECKING:
     from testbed.cluster import Cluster
@@ -82,7 +83,7 @@ class Monitor:
             lim = c.cpu_limits(ws)
             procs = c.cgroup_file(ws, "cpu", "cgroup.procs")
             cpu[ws] = (lim["cores"], owner_cpu_ns(procs))
-        texts = dict(zip(c.workstations, _parallel(
+        texts = dict(zip(c.workstations, parallel(
             lambda ws: c.exec(ws, ["tc", "-s", "class", "show", "dev", shaping.DEV]).stdout, c.workstations)))
         for ws, text in texts.items():
             tc[ws] = parse_class_stats(text)
@@ -148,12 +149,6 @@ class Monitor:
         cpu.to_csv(paths[0], index=False)
         links.to_csv(paths[1], index=False)
         return paths
-
-
-def _parallel(fn, items: list) -> list:
-    from concurrent.futures import ThreadPoolExecutor
-    with ThreadPoolExecutor(max_workers=16) as pool:
-        return list(pool.map(fn, items))
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,6 @@ in files inside the workstations, so another process can stop them.
 """
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING
 
 from testbed.calibrate import frame_ratio
@@ -42,10 +41,7 @@ def start(c: "Cluster", src: str, dst: str, rate: int | str) -> None:
     c.exec(dst, ["mkdir", "-p", RUN_DIR]).check("mkdir")
     c.exec(src, ["mkdir", "-p", RUN_DIR]).check("mkdir")
     c.start(dst, ["sh", "-c", f"echo $$ > {RUN_DIR}/server-{tag}.pid; exec iperf3 -s -p {port}"])
-    for _ in range(100):
-        if c.exec(dst, ["sh", "-c", f"ss -ltn | grep -q ':{port} '"]).ok:
-            break
-        time.sleep(0.05)
+    c.wait_listening(dst, port)
     # iperf3 paces TCP payload; scale so that the frames on the wire, which is what HTB and
     # every rate in nowlab count, come to `bits`.
     payload = int(bits / frame_ratio(1500))

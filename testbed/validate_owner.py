@@ -15,12 +15,11 @@ import statistics
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from experiments.models.owner import guest_time, owner_utilization
 from testbed import owner, traffic
 from testbed.calibrate import measure_link
-from testbed.cluster import Cluster, cluster
+from testbed.cluster import GUEST_PREFIX, Cluster, Progress, cluster, quiet
 from testbed.monitor import Monitor, owner_cpu_ns, summarize
 from testbed.spec import OwnerLoad, from_dict
 
@@ -57,10 +56,6 @@ class Row:
         return f"{(self.measured - self.predicted) * 100:+.1f} pp" if self.unit == "" else f"{self.error:+.1%}"
 
 
-def _quiet(_s: str, _d: int, _n: int) -> None:
-    return None
-
-
 def utilisation(c: Cluster, seconds: float, seed: int) -> list[Row]:
     cells = dict(zip(c.workstations, CELLS))
     owner.start(c, {ws: OwnerLoad(n=n, z=Z, d=rho * Z) for ws, (n, rho) in cells.items()}, seed)
@@ -81,7 +76,7 @@ def utilisation(c: Cluster, seconds: float, seed: int) -> list[Row]:
 
 def _guest_times(c: Cluster, hosts: list[str], iterations: int, per_host: int) -> list[float]:
     """Per host, the time from the first guest's start to the last one's end."""
-    argv = ["chrt", "--idle", "0", "python3", "-c", GUEST, str(iterations)]
+    argv = [*GUEST_PREFIX, "python3", "-c", GUEST, str(iterations)]
     procs = [(ws, c.start(ws, ["sh", "-c", 'start=$(date +%s.%N); "$@"; end=$(date +%s.%N); '
                                            'echo "$start $end"', "guest", *argv]))
              for ws in hosts for _ in range(per_host)]
@@ -136,7 +131,7 @@ def network(c: Cluster) -> list[Row]:
 
 
 def validate(*, seconds: float = 600.0, guest_seconds: float = 30.0, seed: int = 1,
-             progress: Callable[[str, int, int], None] = _quiet, out: Path | None = None) -> list[Row]:
+             progress: Progress = quiet, out: Path | None = None) -> list[Row]:
     spec = from_dict({"name": "validate-owner", "defaults": {"egress": "20mbit"},
                       "workstation": [{"name": "ws", "count": len(CELLS), "cpu": SHARE}]})
     rows: list[Row] = []
