@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import queue
+import threading
 import time
 import uuid
 from bisect import bisect_right
@@ -50,6 +51,11 @@ from workloads.launch import Launcher
 from workloads.plan import resize_kind
 
 Progress = Callable[[str, int, int], None]  # (what happened, jobs finished, jobs in all)
+OnFinish = Callable[[JobRecord, JobState], None]  # a job left the system (done or failed)
+
+
+class Stopped(RuntimeError):
+    """The run was stopped from outside (`stop` set): finished jobs were reported, the rest were killed."""
 
 
 def _quiet(_what: str, _done: int, _total: int) -> None:
@@ -102,7 +108,8 @@ class LiveExecutor:
     def __init__(self, arrivals: Sequence[Arrival], policy: Policy | str, launcher: Launcher,
                  hosts: Sequence[str], controller_host: str, *, env: dict[str, str] | None = None,
                  connect_timeout_s: float = 120.0, job_timeout_s: float = 1800.0,
-                 run_timeout_s: float | None = None, progress: Progress = _quiet, tag: str | None = None) -> None:
+                 run_timeout_s: float | None = None, progress: Progress = _quiet, tag: str | None = None,
+                 on_finish: OnFinish | None = None, stop: threading.Event | None = None) -> None:
         self.policy = get_policy(policy) if isinstance(policy, str) else policy
         if not hosts or len(set(hosts)) != len(hosts):
             raise ValueError(f"hosts must be distinct workstation names, got {list(hosts)}")
@@ -118,6 +125,8 @@ class LiveExecutor:
         self.run_timeout_s = run_timeout_s
         self.progress = progress
         self.tag = tag or f"live-{uuid.uuid4().hex[:8]}"
+        self.on_finish = on_finish  # called as each job leaves, so a caller can store it at once
+        self.stop = stop  # set from another thread: the loop raises Stopped within a second
         # policy-side state, as in the engine
         self.free = (1 << self.P) - 1
         self.running: dict[int, _Job] = {}
@@ -165,6 +174,8 @@ class LiveExecutor:
         deadline = math.inf if self.run_timeout_s is None else self.t0 + self.run_timeout_s
         self.progress("started", 0, n)
         while self.n_done < n:
+            if self.stop is not None and self.stop.is_set():
+                raise Stopped(f"stopped with {n - self.n_done} of {n} job(s) unfinished")
             due = self.t0 + self.arrivals[nxt].arrival if nxt < n else math.inf
             if held:
                 event = held.popleft()
@@ -308,6 +319,8 @@ class LiveExecutor:
         job.procs = ()
         self.n_done += 1
         what = "failed" if job.failed else "finished"
+        if self.on_finish is not None:
+            self.on_finish(*self._record(job))
         self.progress(f"job {job.id} {what}", self.n_done, len(self.arrivals))
         self._call(Reason.COMPLETION, job, t)
 
@@ -438,15 +451,24 @@ class LiveExecutor:
                 self._log(t, job, "start", job.procs)
 
     # -- results --------------------------------------------------------------
+    def _record(self, job: _Job) -> tuple[JobRecord, JobState]:
+        execution = job.finish - job.start
+        record = JobRecord(job.id, job.arrival, job.start, job.finish, job.npre,
+                           job.area / execution if execution > 0 else float(len(job.history[0]) if job.history else 0),
+                           tuple(job.history))
+        return record, JobState(job.id, job.cls.name, job.key, "failed" if job.failed else "done", job.error,
+                                len(job.launches), job.done)
+
+    def holders(self) -> dict[str, int | str]:
+        """Workstation -> id of the job whose mpiexec holds it now (for a caller that lost a workstation)."""
+        return {host: launch.job.id for host, launch in self.occupant.items()}
+
     def _result(self) -> LiveResult:
         states, records = [], []
         for job in self.jobs:
-            execution = job.finish - job.start
-            records.append(JobRecord(job.id, job.arrival, job.start, job.finish, job.npre,
-                                     job.area / execution if execution > 0 else float(len(job.history[0]) if job.history else 0),
-                                     tuple(job.history)))
-            states.append(JobState(job.id, job.cls.name, job.key, "failed" if job.failed else "done", job.error,
-                                   len(job.launches), job.done))
+            record, st = self._record(job)
+            records.append(record)
+            states.append(st)
         resizes = [r for job in self.jobs for r in job.resizes]
         return LiveResult(self.policy.name, self.P, self.hosts, records, sorted(self.timeline, key=lambda e: e.time),
                           self.decisions, resizes, sorted(self.runs, key=lambda r: r.launched_at), states)

@@ -1,0 +1,263 @@
+"""Experiment configs: one validated TOML file per experiment.
+
+A config names everything a live comparison needs (the cluster, its load,
+the workload classes, the policies, the arrival process and the claims of
+the paper it reproduces) and nothing about how to run it, so it can be
+checked, rendered and compared without starting a container. Every problem
+is one `ConfigError` line naming the key, raised before anything starts.
+"""
+from __future__ import annotations
+
+import math
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from scheduler.registry import get_policy
+from testbed.spec import OwnerLoad, _rate
+
+# The workload argument that sets a job's demand (its safe points are these
+# phases or iterations, so demand and the engine's `phases` move together).
+DEMAND_ARG = {"synthetic": "phases", "cg": "iterations"}
+MODULE = {"synthetic": "workloads.synthetic", "cg": "workloads.cg"}
+METRICS = ("response", "wait", "execution", "mean_procs", "preemptions")
+
+
+class ConfigError(ValueError):
+    """A config problem, as one line naming the key."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class ClassSpec(_Strict):
+    """A workload class: the program, its arguments and what a policy may assume."""
+
+    workload: Literal["synthetic", "cg"]
+    args: dict[str, int | float | str] = Field(default_factory=dict,
+                                               description="workload options without dashes, e.g. {n = 2000}")
+    pmax: int | None = Field(None, ge=1, description="largest useful partition; None: from the Sevcik fit")
+
+    @field_validator("args")
+    @classmethod
+    def _args(cls, v: dict[str, Any]) -> dict[str, Any]:
+        for key in v:
+            if key in ("job", "hosts", "control", "resume"):
+                raise ValueError(f"{key!r} is set by the runner")
+        return v
+
+    @property
+    def base_demand(self) -> int:
+        """The class's mean demand, in phases or iterations."""
+        value = self.args.get(DEMAND_ARG[self.workload])
+        if value is None:
+            return {"synthetic": 50, "cg": 250}[self.workload]  # the workloads' own defaults
+        return int(value)
+
+    def argv(self, demand: float = 1.0) -> list[str]:
+        """The workload command line for a job of `demand` times the mean (rounded to whole phases)."""
+        args = dict(self.args)
+        args[DEMAND_ARG[self.workload]] = self.units(demand)
+        out = ["python3", "-m", MODULE[self.workload]]
+        for key, value in args.items():
+            out += [f"--{key.replace('_', '-')}", str(value)]
+        return out
+
+    def units(self, demand: float) -> int:
+        """Whole phases or iterations for `demand` (at least one)."""
+        return max(1, round(self.base_demand * demand))
+
+    def realized(self, demand: float) -> float:
+        """The demand a job actually gets once rounded to whole phases."""
+        return self.units(demand) / self.base_demand
+
+
+class Arrivals(_Strict):
+    """The open arrival process (Padhye & Dowdy §4): Poisson arrivals, one stream per cell."""
+
+    rates: list[float] = Field(min_length=1, description="arrival rates, jobs per second")
+    jobs: int = Field(ge=1, description="jobs per run, warm-up included")
+    warmup: int = Field(0, ge=0, description="first jobs of each run left out of every statistic")
+    replications: int = Field(1, ge=1)
+    seed: int = 1
+    demand: Literal["constant", "exponential"] = "constant"
+    mix: dict[str, float] = Field(min_length=1, description="class name -> fraction of jobs")
+
+    @field_validator("rates")
+    @classmethod
+    def _rates(cls, v: list[float]) -> list[float]:
+        for r in v:
+            if not (math.isfinite(r) and r > 0):
+                raise ValueError(f"every rate must be > 0 jobs/s, got {r}")
+        if len(set(v)) != len(v):
+            raise ValueError("rates must be distinct")
+        return v
+
+    @field_validator("mix")
+    @classmethod
+    def _mix(cls, v: dict[str, float]) -> dict[str, float]:
+        for name, w in v.items():
+            if not (math.isfinite(w) and w > 0):
+                raise ValueError(f"{name}: fraction must be > 0, got {w}")
+        return v
+
+    @model_validator(mode="after")
+    def _warmup(self) -> "Arrivals":
+        if self.warmup >= self.jobs:
+            raise ValueError(f"warmup ({self.warmup}) must be below jobs ({self.jobs})")
+        return self
+
+
+class Traffic(_Strict):
+    """Background traffic from src to dst at rate (bit/s), for the whole run."""
+
+    src: str
+    dst: str
+    rate: int
+
+    @field_validator("rate", mode="before")
+    @classmethod
+    def _rate(cls, v: Any) -> int:
+        return _rate(v)
+
+
+class Load(_Strict):
+    owner: dict[str, OwnerLoad] = Field(default_factory=dict, description="workstation -> owner load (N, Z, D)")
+    traffic: list[Traffic] = Field(default_factory=list)
+
+
+class Profiling(_Strict):
+    """Dedicated runs that give each class its Sevcik fit (skipped when a stored profile matches)."""
+
+    procs: list[int] = Field(default_factory=lambda: [1, 2, 4, 8], min_length=2)
+    reps: int = Field(2, ge=1)
+    demand: float = Field(1.0, gt=0, description="profile jobs of this many times the mean demand")
+
+
+class Claim(_Strict):
+    """A claim of the paper: the mean `metric` of policy `lower` is below that of `than`."""
+
+    text: str
+    metric: Literal["response", "wait", "execution", "mean_procs", "preemptions"]
+    lower: str
+    than: str
+    rates: list[float] | None = None
+
+
+class Targets(_Strict):
+    response_rel: float = Field(0.10, gt=0, description="mean response per cell, relative error")
+    execution_rel: float = Field(0.05, gt=0, description="median execution per cell, relative error")
+
+
+class ExperimentConfig(_Strict):
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    title: str
+    paper: str = ""
+    minutes: float = Field(gt=0, description="how long a run takes on the 2-core reference machine")
+    cluster: Path = Field(description="cluster spec (TOML), relative to this file")
+    load: Load = Field(default_factory=Load)
+    classes: dict[str, ClassSpec] = Field(alias="class", min_length=1)
+    policies: list[str] = Field(min_length=1)
+    arrivals: Arrivals
+    profile: Profiling = Field(default_factory=Profiling)
+    on_failure: Literal["stop", "continue"] = Field(
+        "stop", description="a workstation dies: stop (resume later) or go on without it")
+    reconfig_default_s: float = Field(2.0, ge=0, description="resize cost when no resize was ever measured")
+    targets: Targets = Field(default_factory=Targets)
+    claims: list[Claim] = Field(default_factory=list, alias="claim")
+
+    @field_validator("policies")
+    @classmethod
+    def _policies(cls, v: list[str]) -> list[str]:
+        out = []
+        for name in v:
+            try:
+                out.append(get_policy(name).name)
+            except (KeyError, ValueError) as exc:
+                raise ValueError(str(exc).strip("'\"")) from None
+        if len(set(out)) != len(out):
+            raise ValueError("a policy is named twice")
+        return out
+
+    @model_validator(mode="after")
+    def _cross(self) -> "ExperimentConfig":
+        unknown = sorted(set(self.arrivals.mix) - set(self.classes))
+        if unknown:
+            raise ValueError(f"arrivals.mix names unknown class {unknown[0]!r} (classes: {', '.join(self.classes)})")
+        for i, claim in enumerate(self.claims):
+            for who in (claim.lower, claim.than):
+                if who not in self.policies:
+                    raise ValueError(f"claim[{i}] names {who!r}, which is not among the policies")
+            for r in claim.rates or []:
+                if r not in self.arrivals.rates:
+                    raise ValueError(f"claim[{i}] names rate {r}, which is not among arrivals.rates")
+        return self
+
+    def dump(self) -> dict[str, Any]:
+        """JSON-able, with the keys as written in TOML (stored with every result)."""
+        return self.model_dump(mode="json", by_alias=True)
+
+
+def _field_path(loc: tuple[Any, ...]) -> str:
+    parts: list[str] = []
+    for item in loc:
+        if isinstance(item, int):
+            parts[-1:] = [f"{parts[-1]}[{item}]"] if parts else [f"[{item}]"]
+        else:
+            parts.append(str(item))
+    return ".".join(parts)
+
+
+def from_dict(raw: dict[str, Any], *, base: Path = Path(".")) -> ExperimentConfig:
+    try:
+        config = ExperimentConfig.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = _field_path(err["loc"])
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            msg = "unknown key (a typo?)"
+        raise ConfigError(f"{where}: {msg}" if where else msg) from None
+    if not config.cluster.is_absolute():
+        config = config.model_copy(update={"cluster": (base / config.cluster).resolve()})
+    return config
+
+
+def load(path: str | Path) -> ExperimentConfig:
+    """Read and validate a config; the cluster spec is checked too (it must load)."""
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+    try:
+        config = from_dict(raw, base=path.parent)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+    check_cluster(config, path)
+    return config
+
+
+def check_cluster(config: ExperimentConfig, where: Path | str = "config") -> None:
+    """The spec must load and every workstation the load names must be in it."""
+    from testbed.spec import SpecError, load as load_spec
+
+    try:
+        spec = load_spec(config.cluster)
+    except SpecError as exc:
+        raise ConfigError(f"{where}: cluster: {exc}") from None
+    names = set(spec.names)
+    for ws in config.load.owner:
+        if ws not in names:
+            raise ConfigError(f"{where}: load.owner.{ws}: no such workstation in {config.cluster.name}")
+    for i, t in enumerate(config.load.traffic):
+        for key in ("src", "dst"):
+            if getattr(t, key) not in names:
+                raise ConfigError(f"{where}: load.traffic[{i}].{key}: no such workstation {getattr(t, key)!r}")
+        if t.src == t.dst:
+            raise ConfigError(f"{where}: load.traffic[{i}]: src and dst are the same workstation")
