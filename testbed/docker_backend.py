@@ -182,6 +182,13 @@ def _owner_alive(owner: str) -> bool:
     return pid.isdigit() and _start_time(int(pid)) == started  # same pid and start: not a reused pid
 
 
+def orphaned(c: docker.DockerClient, cluster: str) -> bool:
+    """True if `cluster` exists and the process that brought it up is dead (a killed run left it)."""
+    flt = {"label": [OWNER_LABEL, f"{LABEL}={cluster}"]}
+    found = c.api.containers(all=True, filters=flt) + c.api.networks(filters=flt)
+    return bool(found) and not any(_owner_alive(x["Labels"].get(OWNER_LABEL, "")) for x in found)
+
+
 def leftovers(c: docker.DockerClient) -> list[str]:
     """Clusters nobody looks after: not marked ready in their state folder, and their `up` is dead.
 

@@ -1,0 +1,76 @@
+"""Sevcik fits for an experiment's classes, measured on its own cluster and cached.
+
+A profile is only valid for the machine it was measured on: the same
+workload arguments, the same CPU caps on the workstations it ran on and the
+same image. That tuple is the cache key, so a second run of an experiment
+(or another experiment with the same classes and cluster) profiles nothing.
+Profiling runs are dedicated: the caller stops owner load first.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import statistics
+from pathlib import Path
+from typing import Callable
+
+from experiments.config import ClassSpec, Profiling
+from testbed import state
+from workloads import profile as wprofile
+from workloads import sevcik
+
+Log = Callable[[str], None]
+
+
+def profile_key(cls: ClassSpec, prof: Profiling, cpus: list[float], image: str) -> str:
+    """Hash of what the fit depends on (arguments, demand, caps of the workstations used, image)."""
+    argv = cls.argv(prof.demand)
+    blob = json.dumps({"argv": argv, "procs": prof.procs, "reps": prof.reps, "cpus": cpus, "image": image},
+                      sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def cache_dir() -> Path:
+    return state.home() / "profiles"
+
+
+def cached(key: str) -> dict | None:
+    path = cache_dir() / f"{key}.json"
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, json.JSONDecodeError):
+        return None  # a damaged cache entry is re-measured, never trusted
+
+
+def measure(launcher, workstations: list[str], name: str, cls: ClassSpec, prof: Profiling, key: str,
+            log: Log) -> dict:
+    """Run the dedicated profile and return the fit as stored with the results.
+
+    Times are the job's own compute loop (what T(p) models); `launch_s` is the
+    median of wall - loop time over all runs: mpiexec start-up, data set-up and
+    exit, which a live job pays once on top of T(p).
+    """
+    argv = cls.argv(prof.demand)
+    spec = wprofile.ProfileSpec(workload=cls.workload, procs=tuple(prof.procs), reps=prof.reps,
+                                args=tuple(argv[3:]))
+    result = wprofile.run(launcher, workstations, spec, log=lambda msg: log(f"{name}: {msg}"))
+    fit = result.fit()
+    means = result.mean_times()
+    points = sevcik.errors(fit, list(means), list(means.values()))
+    units = cls.units(prof.demand)
+    data = {
+        "class": name, "key": key, "workload": cls.workload, "argv": argv, "demand": prof.demand,
+        # per unit of demand (demand 1 = the class mean), so a job of demand f has T = f * T(p)
+        "W": fit.work_s / prof.demand, "alpha": fit.alpha_s / prof.demand, "beta": fit.beta_s / prof.demand,
+        "pmax": cls.pmax, "best_p": fit.best_p(), "phases": cls.base_demand, "units_profiled": units,
+        "launch_s": statistics.median(s.wall_s - s.time_s for s in result.samples),
+        "points": [{"p": pt.p, "measured_s": pt.measured_s, "fit_s": pt.predicted_s,
+                    "rel_error": pt.relative_error} for pt in points],
+        "max_fit_error": max(abs(pt.relative_error) for pt in points),
+        "samples": [{"p": s.p, "rep": s.rep, "time_s": s.time_s, "wall_s": s.wall_s} for s in result.samples],
+    }
+    cache_dir().mkdir(parents=True, exist_ok=True)
+    (cache_dir() / f"{key}.json").write_text(json.dumps(data, indent=2))
+    return data
