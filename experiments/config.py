@@ -177,7 +177,7 @@ class ExperimentConfig(_Strict):
             try:
                 out.append(get_policy(name).name)
             except (KeyError, ValueError) as exc:
-                raise ValueError(str(exc).strip("'\"")) from None
+                raise ValueError(str(exc)) from None
         if len(set(out)) != len(out):
             raise ValueError("a policy is named twice")
         return out
@@ -215,7 +215,8 @@ def from_dict(raw: dict[str, Any], *, base: Path = Path(".")) -> ExperimentConfi
     try:
         config = ExperimentConfig.model_validate(raw)
     except ValidationError as exc:
-        err = exc.errors()[0]
+        # A typo shows as an unknown key *and* a missing one: name the typo.
+        err = min(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
         where = _field_path(err["loc"])
         msg = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
