@@ -21,6 +21,14 @@ not called while the queue is empty or no processor is free (they could do
 nothing). Events at the same time are handled one at a time in the order
 they were scheduled, finishes, acks and reconfigurations before arrivals.
 The engine is deterministic: no randomness, no wall clock, no hashing of ids.
+
+Speeds (optional): `speeds[i]` is workstation i's speed relative to the one
+the models were profiled on. A job on set S then advances at
+min(speeds[i] for i in S) / T(|S|) per second: a tightly coupled job runs at
+its slowest member's pace (Menascé & Rao §3.3: a task starts only when its
+slowest predecessor has finished, startdelay = max over pred). Policies still
+see the profiled models (they know nothing of speeds, as live). Without
+speeds every workstation runs at 1, exactly as before.
 """
 from __future__ import annotations
 
@@ -28,8 +36,8 @@ import gc
 import heapq
 import math
 from bisect import bisect_left, bisect_right
+from collections.abc import Iterable, Sequence
 from operator import attrgetter
-from typing import Iterable
 
 from scheduler.actions import Preempt, Resize, Start
 from scheduler.model import Job
@@ -110,10 +118,12 @@ def check_jobs(jobs: Iterable[Job], policy: Policy) -> list[Job]:
     return sorted(jobs, key=_ARRIVAL_KEY)
 
 
-def simulate(jobs: Iterable[Job], policy: Policy | str, P: int, *, timeline: bool = True) -> SimResult:
+def simulate(jobs: Iterable[Job], policy: Policy | str, P: int, *, timeline: bool = True,
+             speeds: Sequence[float] | None = None) -> SimResult:
     """Run every job to completion under `policy` on workstations 0..P-1.
 
     `timeline=False` skips the event log (faster, for large studies).
+    `speeds`: one relative speed per workstation (see the module docstring).
     Raises ValueError for bad input and PolicyError if the policy breaks a
     rule or leaves jobs waiting with nothing left to happen.
     """
@@ -121,7 +131,7 @@ def simulate(jobs: Iterable[Job], policy: Policy | str, P: int, *, timeline: boo
         policy = get_policy(policy)
     if not isinstance(P, int) or P < 1:
         raise ValueError(f"P must be an integer >= 1, got {P!r}")
-    engine = _Engine(check_jobs(jobs, policy), policy, P, timeline)
+    engine = _Engine(check_jobs(jobs, policy), policy, P, timeline, check_speeds(speeds, P))
     # The run makes no reference cycles but keeps every job alive, so the
     # cyclic collector would only rescan them, again and again: off meanwhile.
     was_enabled = gc.isenabled()
@@ -133,9 +143,27 @@ def simulate(jobs: Iterable[Job], policy: Policy | str, P: int, *, timeline: boo
             gc.enable()
 
 
+def check_speeds(speeds: Sequence[float] | None, P: int) -> tuple[float, ...] | None:
+    """speeds as a tuple of P finite floats > 0 (None stays None)."""
+    if speeds is None:
+        return None
+    try:
+        out = tuple(float(s) for s in speeds)
+    except (TypeError, ValueError):
+        raise ValueError(f"speeds must be a sequence of numbers, got {speeds!r}") from None
+    if len(out) != P:
+        raise ValueError(f"speeds must give one speed per workstation: {len(out)} for P={P}")
+    bad = [(i, s) for i, s in enumerate(out) if not (math.isfinite(s) and s > 0)]
+    if bad:
+        raise ValueError(f"speeds must be finite and > 0; speeds[{bad[0][0]}] = {bad[0][1]}")
+    return out
+
+
 class _Engine:
-    def __init__(self, jobs: list[Job], policy: Policy, P: int, record: bool) -> None:
+    def __init__(self, jobs: list[Job], policy: Policy, P: int, record: bool,
+                 speeds: tuple[float, ...] | None = None) -> None:
         self.jobs = jobs
+        self.speeds = speeds
         self.policy = policy
         self.P = P
         self.record = record
@@ -232,6 +260,9 @@ class _Engine:
         job.procs = procs
         job.history.append(procs)
         T = job.model.T(n)
+        speeds = self.speeds
+        if speeds is not None:  # the slowest member sets the pace
+            T /= min([speeds[p] for p in procs])
         job.rate = 1.0 / T
         self.running[job.seq] = job
         self.tick += 1
@@ -303,7 +334,11 @@ class _Engine:
         job.pmask = new
         job.history.append(procs)
         job.status = _RUNNING
-        job.rate = rate = 1.0 / job.model.T(n)
+        T = job.model.T(n)
+        speeds = self.speeds
+        if speeds is not None:
+            T /= min([speeds[p] for p in procs])
+        job.rate = rate = 1.0 / T
         job.t0 = t0 = now + cost
         self.running[job.seq] = job
         self.tick += 1

@@ -1,0 +1,145 @@
+"""Model predictions for a live experiment: the same stream, the same policy, in the engine.
+
+Inputs are what the testbed measured: each class's Sevcik fit from profiling
+(`ClassModel`), the preemption-overhead model (`OverheadModel`, its cost goes
+in `ClassModel.reconfig_s`), and the speeds the workstations delivered at
+calibration times what owners left them (`workstation_speeds`). `predict`
+replays the stream through `scheduler.engine.simulate` and returns one
+`JobOutcome` per job, on the stream's clock, so a measured and a predicted
+run compare job by job; `summarize` reduces either kind the same way.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from experiments.models.overhead import OverheadModel
+from experiments.models.speeds import owner_availability, workstation_speeds
+from experiments.records import JobOutcome, StreamJob
+from scheduler.engine import simulate
+from scheduler.model import Job, SevcikModel
+
+__all__ = ["ClassModel", "OverheadModel", "owner_availability", "predict", "summarize", "workstation_speeds"]
+
+
+@dataclass(frozen=True)
+class ClassModel:
+    """One job class as profiled: T(p) = W/p + alpha + beta·p seconds for demand 1.
+
+    pmax: the class's own limit; None means Sevcik's optimum ceil(sqrt(W/beta))
+    of the fit (unlimited when beta = 0). phases: safe points of a demand-1 job.
+    reconfig_s: seconds per resize onto a different set (`OverheadModel.cost()`).
+    launch_s: mpiexec start-up and teardown, which the profiled compute-loop
+    times leave out; paid once per job, whatever its demand.
+
+    Demand f scales the work (it is an iteration/phase count):
+    T_f(p) = f·(W/p + alpha + beta·p) + launch_s, with round(f·phases) safe points.
+    Approximations, both from the engine taking one T(p) per job:
+    - launch_s rides in alpha, so it is spread over the job's progress instead
+      of being paid at its start and end. Its total is exact for any resize
+      history (alpha does not depend on p), but safe points move by up to
+      launch_s, and under speeds < 1 the start-up slows down with the job
+      (mostly right: it is ssh and Python start-up on the workstations).
+      The mpiexec relaunch of each resize is in reconfig_s, not here.
+    - reconfig_s is one figure per class whatever the data moved or the
+      direction (the median of the measured resizes).
+    """
+
+    name: str
+    W: float
+    alpha: float
+    beta: float
+    pmax: int | None = None
+    phases: int = 1
+    reconfig_s: float = 0.0
+    launch_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.W) and self.W > 0):
+            raise ValueError(f"class {self.name}: W must be finite and > 0, got {self.W}")
+        for field in ("alpha", "beta", "reconfig_s", "launch_s"):
+            value = getattr(self, field)
+            if not (math.isfinite(value) and value >= 0):
+                raise ValueError(f"class {self.name}: {field} must be finite and >= 0, got {value}")
+        if self.pmax is not None and self.pmax < 1:
+            raise ValueError(f"class {self.name}: pmax must be >= 1, got {self.pmax}")
+        if self.phases < 1:
+            raise ValueError(f"class {self.name}: phases must be >= 1, got {self.phases}")
+
+    @property
+    def fit_pmax(self) -> int | None:
+        """pmax, or Sevcik's optimum of the (unscaled) fit when pmax is None."""
+        return SevcikModel(self.W, self.alpha, self.beta, self.pmax).pmax
+
+    def model(self, demand: float = 1.0, requested: int | None = None) -> SevcikModel:
+        """The engine model of one job of this class; `requested` caps pmax."""
+        pmax = self.fit_pmax
+        if requested is not None:
+            if requested < 1:
+                raise ValueError(f"class {self.name}: requested must be >= 1, got {requested}")
+            pmax = requested if pmax is None else min(pmax, requested)
+        return SevcikModel(demand * self.W, demand * self.alpha + self.launch_s, demand * self.beta, pmax)
+
+    def job_phases(self, demand: float = 1.0) -> int:
+        """Safe points of a job of this demand: round(demand·phases), at least 1."""
+        return max(1, round(demand * self.phases))
+
+
+def predict(stream: Sequence[StreamJob], classes: Mapping[str, ClassModel], policy: str, P: int, *,
+            speeds: Sequence[float] | None = None) -> list[JobOutcome]:
+    """One predicted JobOutcome per stream job, in the stream's order.
+
+    `speeds`: per workstation, relative to the profile (`workstation_speeds`);
+    None runs every workstation at the profiled speed. `requested` in the
+    outcome is the pmax the job ran with (its request, the class's pmax and P,
+    whichever is least).
+    """
+    stream = list(stream)
+    jobs = []
+    for sj in stream:
+        cm = classes.get(sj.cls)
+        if cm is None:
+            raise ValueError(f"job {sj.id}: unknown class {sj.cls!r} (known: {', '.join(sorted(classes))})")
+        if sj.requested is not None and sj.requested < 1:
+            raise ValueError(f"job {sj.id}: requested must be >= 1, got {sj.requested}")
+        jobs.append(Job(sj.id, sj.arrival, cm.model(sj.demand, sj.requested), cm.job_phases(sj.demand),
+                        cm.reconfig_s))
+    records = {r.id: r for r in simulate(jobs, policy, P, timeline=False, speeds=speeds).jobs}
+    out = []
+    for sj, job in zip(stream, jobs):
+        r = records[sj.id]
+        pmax = job.model.pmax
+        out.append(JobOutcome(sj.id, sj.cls, sj.demand, sj.arrival, r.start, r.finish, r.mean_partition,
+                              max(len(procs) for procs in r.allocations),
+                              P if pmax is None else min(pmax, P), r.preemptions))
+    return out
+
+
+def summarize(outcomes: Sequence[JobOutcome], warmup: int) -> dict[str, float]:
+    """Means over the jobs with id >= warmup (ids are stream positions) that are done.
+
+    Works the same for measured and predicted outcomes. `jobs` counts the done
+    jobs averaged over, `failed` the others past the warm-up (status not done),
+    which are left out; with no done job every figure is NaN.
+    """
+    if not isinstance(warmup, int) or warmup < 0:
+        raise ValueError(f"warmup must be a whole number of jobs >= 0, got {warmup!r}")
+    kept = [o for o in outcomes if o.job_id >= warmup]
+    done = [o for o in kept if o.status == "done"]
+    n = len(done)
+
+    def mean(values: list[float]) -> float:
+        return sum(values) / n if n else math.nan
+
+    return {
+        "jobs": n,
+        "failed": len(kept) - n,
+        "mean_response": mean([o.response for o in done]),
+        "mean_wait": mean([o.wait for o in done]),
+        "mean_execution": mean([o.execution for o in done]),
+        "median_execution": statistics.median([o.execution for o in done]) if n else math.nan,
+        "mean_partition": mean([o.mean_procs for o in done]),
+        "preemptions_per_job": mean([float(o.preemptions) for o in done]),
+    }
