@@ -1,0 +1,278 @@
+"""`nowlab report`: a live experiment's results store as report.md, report.html,
+figures and CSVs.
+
+Every number is computed from the store (measured jobs, the simulator's
+predictions of the same streams, calibration and profiles); the only fixed
+text explains how to read them. Statistics are in `report_stats`, figures
+in `report_plots`; this module loads the store and lays the report out.
+"""
+from __future__ import annotations
+
+import html
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from experiments.report_plots import write_figures
+from experiments.report_stats import (cell_table, claims_table, compare, error_table, paired_predictions,
+                                      rate_label, summarize, targets_text)
+from experiments.store import ResultsStore
+
+DEFAULT_TARGETS = {"response_rel": 0.10, "execution_rel": 0.05}
+_OUTCOME = ["arrival", "start", "finish", "wait", "execution", "response", "mean_procs", "max_procs", "preemptions"]
+
+
+@dataclass(frozen=True)
+class ReportPaths:
+    """Everything `write_report` wrote."""
+
+    out_dir: Path
+    markdown: Path
+    html: Path
+    cells_csv: Path
+    jobs_csv: Path
+    figures: list[Path]
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """A store's contents and every table computed from them."""
+
+    path: Path
+    config: dict[str, Any]
+    cells: pd.DataFrame  # the store's cells (status, segments, resumed)
+    jobs: pd.DataFrame
+    predictions: pd.DataFrame
+    compared: pd.DataFrame  # per (policy, rate): measured, predicted, errors
+    claims: pd.DataFrame
+    calibration: dict[str, Any] | None
+    profiles: dict[str, dict[str, Any]]
+
+    @property
+    def targets(self) -> dict[str, float]:
+        return {**DEFAULT_TARGETS, **(self.config.get("targets") or {})}
+
+    @property
+    def warmup(self) -> int:
+        return int(self.config.get("arrivals", {}).get("warmup", 0))
+
+
+def analyse(results: Path) -> Analysis:
+    """Read a store (read-only: a run may still be writing it) and compute every table."""
+    with ResultsStore.open(results, readonly=True) as store:
+        config, cells = store.config, store.cells_frame()
+        jobs, preds = store.jobs_frame(), store.predictions_frame()
+        calibration, profiles = store.latest_calibration(), store.profiles()
+    arrivals = config.get("arrivals", {})
+    warmup = int(arrivals.get("warmup", 0))
+    measured = cell_table(summarize(jobs, warmup))
+    predicted = cell_table(summarize(paired_predictions(jobs, preds), warmup))
+    cmp = compare(measured, predicted, config.get("policies", ()))
+    resumed = cells[cells.resumed].groupby(["policy", "rate"]).size().rename("resumed")
+    cmp = cmp.merge(resumed.reset_index(), on=["policy", "rate"], how="left")
+    cmp["resumed"] = cmp.resumed.fillna(0).astype(int)
+    rates = arrivals.get("rates") or sorted(set(cmp.rate))
+    claims = claims_table(config.get("claims", config.get("claim", [])), measured, predicted, rates)
+    return Analysis(Path(results), config, cells, jobs, preds, cmp, claims, calibration, profiles)
+
+
+def error_table_text(results: Path | Analysis) -> str:
+    """The error table and the targets paragraph as markdown, for the terminal."""
+    a = results if isinstance(results, Analysis) else analyse(results)
+    if a.compared.empty:
+        return "No measured jobs past warm-up yet."
+    return f"{md_table(error_table(a.compared, a.targets))}\n\n{targets_text(a.compared, a.targets)}\n"
+
+
+def write_report(results: Path, out_dir: Path | None = None) -> ReportPaths:
+    """Write report.md, report.html, the figures, cells.csv and jobs.csv (default:
+    `<results stem>-report/` next to the store)."""
+    results = Path(results)
+    a = analyse(results)
+    out = Path(out_dir) if out_dir is not None else results.with_name(f"{results.stem}-report")
+    out.mkdir(parents=True, exist_ok=True)
+    figures = write_figures(a.compared, out, a.config.get("title", a.config.get("name", "")))
+    cells_csv, jobs_csv = out / "cells.csv", out / "jobs.csv"
+    a.compared.to_csv(cells_csv, index=False)
+    jobs_table(a).to_csv(jobs_csv, index=False)
+    blocks = report_blocks(a, [f.name for f in figures])
+    md, page = out / "report.md", out / "report.html"
+    md.write_text(render_markdown(blocks))
+    page.write_text(render_html(blocks, a.config.get("title", "")))
+    return ReportPaths(out, md, page, cells_csv, jobs_csv, figures)
+
+
+def jobs_table(a: Analysis) -> pd.DataFrame:
+    """Every measured job beside its prediction (measured_* and predicted_*), warm-up flagged."""
+    ids = ["policy", "rate", "replication", "cell_id", "job_id", "cls", "demand", "requested", "warmup",
+           "segment", "status", "error"]
+    m = a.jobs[ids + _OUTCOME].rename(columns={c: f"measured_{c}" for c in _OUTCOME})
+    p = a.predictions[["cell_id", "job_id", *_OUTCOME[1:]]].rename(columns={c: f"predicted_{c}" for c in _OUTCOME})
+    return m.merge(p, on=["cell_id", "job_id"], how="left")
+
+
+# ---- layout ------------------------------------------------------------------------------------
+
+Block = tuple[str, Any]  # ("h1" | "h2" | "p" | "ul", text or list) or ("table", DataFrame) or ("img", file name)
+
+
+def report_blocks(a: Analysis, figure_names: list[str]) -> list[Block]:
+    """The report as a list of blocks, rendered alike to markdown and HTML."""
+    c, arr = a.config, a.config.get("arrivals", {})
+    blocks: list[Block] = [("h1", c.get("title") or c.get("name", "experiment"))]
+    if c.get("paper"):
+        blocks.append(("p", f"Reproduces: {c['paper']}."))
+    blocks.append(("p", f"Results: {a.path.name}; report made {time.strftime('%Y-%m-%d %H:%M')}."))
+    blocks += [("h2", "Configuration"), ("ul", [
+        f"cluster: {c.get('cluster', 'n/a')}",
+        f"policies: {', '.join(c.get('policies', []))}",
+        f"arrival rates: {', '.join(rate_label(r) for r in arr.get('rates', []))}",
+        (f"jobs per run: {arr.get('jobs', 'n/a')}, of which the first {arr.get('warmup', 0)} are warm-up "
+         "(stored, left out of every statistic)"),
+        f"replications: {arr.get('replications', 'n/a')}; seed: {arr.get('seed', 'n/a')}",
+        *([f"demand: {arr['demand']}"] if "demand" in arr else []),
+        *([f"class mix: {', '.join(f'{k} {v:g}' for k, v in arr['mix'].items())}"] if arr.get("mix") else []),
+        (f"targets: mean response within {a.targets['response_rel']:.0%}, "
+         f"median execution within {a.targets['execution_rel']:.0%} of the prediction"),
+    ])]
+    blocks += [("h2", "Calibration"), ("p", calibration_text(a.calibration))]
+    blocks += [("h2", "Profiles")]
+    prof = profiles_frame(a.profiles)
+    blocks.append(("table", prof) if not prof.empty else ("p", "No profile stored."))
+    blocks += [("h2", "Figures"), ("p", ("Solid lines with circles: measured (bars: 95% interval over "
+                                         "replications); dashed with crosses: predicted by the simulator."))]
+    blocks += [("img", name) for name in figure_names]
+    blocks += [("h2", "Measured against predicted")]
+    if a.compared.empty:
+        blocks.append(("p", "No measured jobs past warm-up yet."))
+    else:
+        blocks += [("table", error_table(a.compared, a.targets)), ("p", targets_text(a.compared, a.targets)),
+                   ("p", ("Error = (predicted - measured) / measured. Each replication gives one figure per "
+                          "statistic; a cell's figure is the mean over its replications. Predicted figures are "
+                          "over the same jobs as the measured ones: past warm-up and completed live."))]
+    blocks += [("h2", "Claims")]
+    blocks.append(("table", a.claims) if not a.claims.empty else ("p", "The config states no claims."))
+    if not a.claims.empty:
+        blocks.append(("p", ("Margin = (than - lower) / than of the claim's metric at each rate; 'yes' means "
+                             "it holds at every rate the claim names.")))
+    blocks += [("h2", "Failed jobs"), _failed_block(a)]
+    blocks += [("h2", "Interrupted, resumed and unfinished cells"), _disturbed_block(a)]
+    blocks += [("h2", "Files"), ("ul", ["cells.csv: one row per policy and rate, every statistic",
+                                        "jobs.csv: every measured job beside its prediction"])]
+    return blocks
+
+
+def calibration_text(cal: dict[str, Any] | None) -> str:
+    """A line per calibration part: how far delivered CPU and link rates were from the asked ones."""
+    if not cal:
+        return "No calibration stored."
+    parts = []
+    if isinstance(cal.get("time"), (int, float)):
+        parts.append(f"Taken {time.strftime('%Y-%m-%d %H:%M', time.localtime(cal['time']))}.")
+    for key, what in (("cpu", "workstations (CPU share)"), ("links", "links (rate)")):
+        errs = [s["error"] for s in cal.get(key, [])
+                if isinstance(s, dict) and isinstance(s.get("error"), (int, float))]
+        if errs:
+            parts.append(f"{len(errs)} {what}: measured vs asked {min(errs):+.1%} to {max(errs):+.1%}.")
+    if len(parts) <= 1:
+        parts.append(f"Keys: {', '.join(sorted(k for k in cal if k != 'calibration_id'))}.")
+    return " ".join(parts)
+
+
+def profiles_frame(profiles: dict[str, dict[str, Any]]) -> pd.DataFrame:
+    """Per class, the scalar keys present (W, alpha, beta, pmax, fit error first)."""
+    first = ["W", "alpha", "beta", "pmax", "fit_error", "error"]
+    keys = [k for k in first if any(k in p for p in profiles.values())]
+    keys += sorted({k for p in profiles.values() for k, v in p.items()
+                    if k not in first and isinstance(v, (int, float, str, bool))})
+    rows = [{"class": cls, **{k: _fmt(p.get(k, "")) for k in keys}} for cls, p in profiles.items()]
+    return pd.DataFrame(rows, columns=["class", *keys])
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}" if math.isfinite(v) else "n/a"
+    return str(v)
+
+
+def _failed_block(a: Analysis) -> Block:
+    failed = a.jobs[a.jobs.status != "done"]
+    if failed.empty:
+        return ("p", "None.")
+    return ("ul", [f"{r.policy} at {rate_label(r.rate)}, replication {r.replication}, job {r.job_id} "
+                   f"(class {r.cls}{', warm-up' if r.warmup else ''}): {r.error or 'no reason recorded'}"
+                   for r in failed.itertuples(index=False)])
+
+
+def _disturbed_block(a: Analysis) -> Block:
+    """Cells whose run was interrupted (their system state was disturbed), and cells not done."""
+    items = []
+    for r in a.cells.itertuples(index=False):
+        notes = []
+        if r.segments > 1:
+            notes.append(f"resumed: run in {r.segments} segments")
+        if r.interruptions:
+            notes.append(f"interrupted {r.interruptions} time(s)")
+        if r.status != "done":
+            notes.append(f"status {r.status}, {r.stored_jobs} of {r.stream_jobs} jobs stored, "
+                         f"stream time reached {r.elapsed_s:.0f} s" + (f": {r.error}" if r.error else ""))
+        if notes:
+            items.append(f"{r.policy} at {rate_label(r.rate)}, replication {r.replication}: {'; '.join(notes)}")
+    if not items:
+        return ("p", "None: every cell ran in one go and is done.")
+    if a.cells.resumed.any():
+        items.append("A resumed cell was stopped and restarted part-way through its stream, so the jobs "
+                     "around the restart saw a disturbed system; treat its figures with care.")
+    return ("ul", items)
+
+
+def md_table(df: pd.DataFrame) -> str:
+    """A pipe table (pandas' to_markdown needs an extra package)."""
+    def cell(v: Any) -> str:
+        return str(v).replace("|", "\\|").replace("\n", " ")
+    lines = ["| " + " | ".join(cell(c) for c in df.columns) + " |", "|" + "---|" * len(df.columns)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
+    return "\n".join(lines)
+
+
+def render_markdown(blocks: list[Block]) -> str:
+    out = []
+    for kind, body in blocks:
+        if kind == "h1":
+            out.append(f"# {body}")
+        elif kind == "h2":
+            out.append(f"## {body}")
+        elif kind == "p":
+            out.append(str(body))
+        elif kind == "ul":
+            out.append("\n".join(f"- {item}" for item in body))
+        elif kind == "table":
+            out.append(md_table(body))
+        elif kind == "img":
+            out.append(f"![{Path(body).stem}]({body})")
+    return "\n\n".join(out) + "\n"
+
+
+def render_html(blocks: list[Block], title: str) -> str:
+    """A small self-contained page: the same blocks, tables by pandas."""
+    out = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
+           ("<style>body{font-family:sans-serif;max-width:1100px;margin:auto}table{border-collapse:collapse}"
+            "td,th{border:1px solid #ccc;padding:3px 6px;font-size:90%}img{max-width:100%}</style></head><body>")]
+    for kind, body in blocks:
+        if kind in ("h1", "h2", "p"):
+            out.append(f"<{kind}>{html.escape(str(body))}</{kind}>")
+        elif kind == "ul":
+            out.append("<ul>" + "".join(f"<li>{html.escape(str(i))}</li>" for i in body) + "</ul>")
+        elif kind == "table":
+            out.append(body.to_html(index=False, escape=True, border=0))
+        elif kind == "img":
+            out.append(f"<p><img src='{html.escape(body)}' alt='{html.escape(Path(body).stem)}'></p>")
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
+
+
+__all__ = ["Analysis", "ReportPaths", "analyse", "error_table_text", "write_report"]

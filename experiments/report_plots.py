@@ -1,0 +1,101 @@
+"""Figures in Padhye & Dowdy's layout: each metric against the arrival rate,
+one colour per policy; measured solid with markers (95% interval bars when
+there are several replications), predicted dashed. Their Figure 4 also plots
+execution time against the mean partition size; the panel figure's sixth
+plot does the same.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only; no display on a build machine
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+
+#: statistic -> (file stem, axis label)
+METRIC_FIGURES: dict[str, tuple[str, str]] = {
+    "response": ("response", "mean response time (s)"),
+    "wait": ("wait", "mean waiting time (s)"),
+    "execution": ("execution", "mean execution time (s)"),
+    "mean_procs": ("partition", "mean partition size (processors)"),
+    "preemptions": ("preemptions", "preemptions per job"),
+}
+
+
+def _colours(cmp: pd.DataFrame) -> dict[str, str]:
+    cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    return {p: cycle[i % len(cycle)] for i, p in enumerate(dict.fromkeys(cmp.policy))}
+
+
+def _draw(ax: Axes, cmp: pd.DataFrame, stat: str, legend: bool) -> None:
+    """One metric against the rate on `ax`."""
+    colours = _colours(cmp)
+    for policy, g in cmp.groupby("policy", sort=False):
+        g = g.sort_values("rate")
+        ci = g[f"measured_{stat}_ci"].to_numpy(dtype=float)
+        yerr = ci if np.isfinite(ci).any() else None
+        ax.errorbar(g.rate, g[f"measured_{stat}"], yerr=None if yerr is None else np.nan_to_num(yerr),
+                    color=colours[policy], marker="o", linestyle="-", capsize=3, label=f"{policy} measured")
+        ax.plot(g.rate, g[f"predicted_{stat}"], color=colours[policy], marker="x", linestyle="--",
+                label=f"{policy} predicted")
+    if len(cmp):
+        ax.set_xticks(sorted(set(cmp.rate)))
+    ax.set_xlabel("arrival rate (jobs/s)")
+    ax.set_ylabel(METRIC_FIGURES[stat][1])
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    if legend:
+        ax.legend(*_legend(ax), fontsize=7)
+
+
+def _legend(ax: Axes) -> tuple[list, list[str]]:
+    """Handles in policy order, measured before predicted (errorbars otherwise come last)."""
+    handles, labels = ax.get_legend_handles_labels()
+    policies = list(dict.fromkeys(lb.rsplit(" ", 1)[0] for lb in labels))
+    order = sorted(range(len(labels)), key=lambda i: (policies.index(labels[i].rsplit(" ", 1)[0]),
+                                                      labels[i].endswith("predicted")))
+    return [handles[i] for i in order], [labels[i] for i in order]
+
+
+def _draw_execution_vs_partition(ax: Axes, cmp: pd.DataFrame) -> None:
+    colours = _colours(cmp)
+    for policy, g in cmp.groupby("policy", sort=False):
+        g = g.sort_values("measured_mean_procs")
+        ax.plot(g.measured_mean_procs, g.measured_execution, color=colours[policy], marker="o", linestyle="-")
+        g = g.sort_values("predicted_mean_procs")
+        ax.plot(g.predicted_mean_procs, g.predicted_execution, color=colours[policy], marker="x", linestyle="--")
+    ax.set_xlabel("mean partition size (processors)")
+    ax.set_ylabel("mean execution time (s)")
+    ax.grid(alpha=0.3)
+
+
+def write_figures(cmp: pd.DataFrame, out_dir: Path, title: str) -> list[Path]:
+    """One PNG per metric, then the 2x3 panel; returns their paths in that order."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for stat, (stem, label) in METRIC_FIGURES.items():
+        fig, ax = plt.subplots(figsize=(6, 4.2))
+        _draw(ax, cmp, stat, legend=True)
+        ax.set_title(f"{title}: {label.split(' (')[0]}", fontsize=9)
+        fig.tight_layout()
+        path = out_dir / f"{stem}.png"
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        paths.append(path)
+    fig, axes = plt.subplots(2, 3, figsize=(15, 8.5))
+    for ax, stat in zip(axes.flat, METRIC_FIGURES):
+        _draw(ax, cmp, stat, legend=False)
+    _draw_execution_vs_partition(axes.flat[5], cmp)
+    handles, labels = _legend(axes.flat[0])
+    fig.legend(handles, labels, loc="lower center", ncol=max(1, len(labels)), fontsize=8, frameon=False)
+    fig.suptitle(f"{title} (solid: measured, dashed: predicted)")
+    fig.tight_layout(rect=(0, 0.05, 1, 0.96))
+    path = out_dir / "panel.png"
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    paths.append(path)
+    return paths

@@ -1,0 +1,218 @@
+"""The numbers of a live experiment's report: cell statistics, errors against
+the prediction, the targets and the paper's claims.
+
+One function (`summarize`) makes every statistic, for measured and predicted
+outcomes alike, so an error between the two can never come from computing
+them differently. The method of independent replications: each replication
+gives one figure per statistic; a cell's figure is the mean of its
+replications' figures, and its 95% interval is Student's t over them.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from experiments.anastasiadis.stats import t_interval
+
+KEYS = ["policy", "rate", "replication"]
+#: Statistic column -> the job column it summarizes and how.
+STATS: dict[str, tuple[str, str]] = {
+    "response": ("response", "mean"),
+    "wait": ("wait", "mean"),
+    "execution": ("execution", "mean"),
+    "median_execution": ("execution", "median"),
+    "mean_procs": ("mean_procs", "mean"),
+    "preemptions": ("preemptions", "mean"),
+}
+#: A claim's metric -> the statistic it compares (the config's metric names).
+CLAIM_STAT = {"response": "response", "wait": "wait", "execution": "execution",
+              "mean_procs": "mean_procs", "preemptions": "preemptions"}
+TICK, CROSS = "✓", "✗"
+
+
+def summarize(outcomes: pd.DataFrame, warmup: int) -> pd.DataFrame:
+    """One row per (policy, rate, replication): jobs counted, failed, and every statistic.
+
+    Counted jobs are those past warm-up (job_id >= warmup) that finished
+    ('done'); failed jobs past warm-up are counted apart, never averaged in.
+    """
+    late = outcomes[outcomes.job_id >= warmup]
+    done = late[late.status == "done"]
+    out = done.groupby(KEYS).agg(jobs=("job_id", "size"),
+                                 **{name: (col, how) for name, (col, how) in STATS.items()})
+    failed = late[late.status != "done"].groupby(KEYS).size().rename("failed")
+    out = out.join(failed, how="outer")
+    out["jobs"] = out.jobs.fillna(0).astype(int)
+    out["failed"] = out.failed.fillna(0).astype(int)
+    return out.reset_index()
+
+
+def paired_predictions(jobs: pd.DataFrame, predictions: pd.DataFrame) -> pd.DataFrame:
+    """Predictions of the jobs that finished live only, so both sides average the same jobs
+    (a job still running, or one that failed live, has no measured figure to compare)."""
+    done = jobs.loc[jobs.status == "done", ["cell_id", "job_id"]]
+    return predictions.merge(done, on=["cell_id", "job_id"], how="inner")
+
+
+def cell_table(reps: pd.DataFrame) -> pd.DataFrame:
+    """Per (policy, rate): replications, jobs, failed, mean of each statistic over
+    replications and its 95% t half-width (NaN with a single replication)."""
+    rows = []
+    for (policy, rate), g in reps.groupby(["policy", "rate"], sort=True):
+        row: dict[str, Any] = {"policy": policy, "rate": rate, "replications": len(g),
+                               "jobs": int(g.jobs.sum()), "failed": int(g.failed.sum())}
+        for name in STATS:
+            values = [float(v) for v in g[name] if pd.notna(v)]
+            if values:
+                iv = t_interval(values)
+                row[name] = iv.mean
+                row[f"{name}_ci"] = iv.half_width if math.isfinite(iv.half_width) else np.nan
+            else:
+                row[name], row[f"{name}_ci"] = np.nan, np.nan
+        rows.append(row)
+    cols = ["policy", "rate", "replications", "jobs", "failed"] + [c for n in STATS for c in (n, f"{n}_ci")]
+    df = pd.DataFrame(rows, columns=cols)
+    return df.astype({c: float for c in cols[5:]} | {"rate": float, "replications": int, "jobs": int,
+                                                      "failed": int, "policy": object})
+
+
+def compare(measured: pd.DataFrame, predicted: pd.DataFrame, policies: Sequence[str] = ()) -> pd.DataFrame:
+    """Measured and predicted cells side by side, with (predicted - measured) / measured per statistic;
+    rows in the config's policy order, then by rate."""
+    m = measured.rename(columns={c: f"measured_{c}" for c in measured.columns if c not in ("policy", "rate")})
+    keep = ["policy", "rate", *STATS]
+    p = predicted[keep].rename(columns={c: f"predicted_{c}" for c in STATS})
+    out = m.merge(p, on=["policy", "rate"], how="left")
+    for name in STATS:
+        meas = out[f"measured_{name}"]
+        out[f"err_{name}"] = (out[f"predicted_{name}"] - meas) / meas.where(meas != 0)
+    out = out.rename(columns={"measured_replications": "replications", "measured_jobs": "jobs",
+                              "measured_failed": "failed"})
+    order = {p: i for i, p in enumerate(dict.fromkeys([*policies, *sorted(out.policy)]))}
+    out["_order"] = out.policy.map(order)
+    return out.sort_values(["_order", "rate"]).drop(columns="_order").reset_index(drop=True)
+
+
+def rate_label(rate: float) -> str:
+    return f"{rate:g}/s"
+
+
+def pct(x: float, sign: bool = True) -> str:
+    return "n/a" if not np.isfinite(x) else (f"{x:+.1%}" if sign else f"{x:.1%}")
+
+
+def num(x: float) -> str:
+    return "n/a" if not np.isfinite(x) else f"{x:.2f}"
+
+
+def _mark(err: float, target: float) -> str:
+    return "" if not np.isfinite(err) else (TICK if abs(err) <= target else CROSS)
+
+
+def error_table(cmp: pd.DataFrame, targets: dict[str, float]) -> pd.DataFrame:
+    """The report's error table, formatted: mean response and median execution, measured vs predicted."""
+    r_t, e_t = targets["response_rel"], targets["execution_rel"]
+    return pd.DataFrame({
+        "policy": cmp.policy,
+        "rate": [rate_label(r) for r in cmp.rate],
+        "response measured (s)": [num(x) for x in cmp.measured_response],
+        "response predicted (s)": [num(x) for x in cmp.predicted_response],
+        "response error": [pct(x) for x in cmp.err_response],
+        f"within {r_t:.0%}": [_mark(x, r_t) for x in cmp.err_response],
+        "median execution measured (s)": [num(x) for x in cmp.measured_median_execution],
+        "median execution predicted (s)": [num(x) for x in cmp.predicted_median_execution],
+        "execution error": [pct(x) for x in cmp.err_median_execution],
+        f"within {e_t:.0%}": [_mark(x, e_t) for x in cmp.err_median_execution],
+    })
+
+
+def targets_text(cmp: pd.DataFrame, targets: dict[str, float]) -> str:
+    """Plain sentences: which cells miss which target, and by how much."""
+    out = []
+    for stat, key, what in (("response", "response_rel", "mean response"),
+                            ("median_execution", "execution_rel", "median execution")):
+        target = targets[key]
+        err = cmp[f"err_{stat}"]
+        known = cmp[np.isfinite(err.astype(float))]
+        missed = known[known[f"err_{stat}"].abs() > target]
+        head = f"{what.capitalize()} within {target:.0%}"
+        n = len(cmp)
+        if known.empty:
+            out.append(f"{head}: no cell has both a measured and a predicted value.")
+            continue
+        if missed.empty:
+            sentence = f"{head}: met in all {len(known)} cells."
+        else:
+            where = "; ".join(f"{p} at {rate_label(rt)}: {pct(e)}"
+                              for p, rt, e in zip(missed.policy, missed.rate, missed[f"err_{stat}"]))
+            sentence = (f"Missed: {what} within {target:.0%} in {len(missed)} of {len(known)} cells ({where}); "
+                        f"met in {len(known) - len(missed)}.")
+        if len(known) < n:
+            sentence += f" {n - len(known)} cell(s) without data."
+        out.append(sentence)
+    return " ".join(out)
+
+
+def _lookup(cells: pd.DataFrame, policy: str, rate: float, stat: str) -> float:
+    rows = cells[(cells.policy == policy) & np.isclose(cells.rate.astype(float), rate, rtol=1e-9, atol=0)]
+    return float(rows[stat].iloc[0]) if len(rows) and pd.notna(rows[stat].iloc[0]) else math.nan
+
+
+def judge_claim(claim: dict[str, Any], cells: pd.DataFrame, all_rates: Sequence[float]) -> dict[str, Any]:
+    """Verdict of one claim on one cells table (cell_table's columns).
+
+    The margin at a rate is (than - lower) / than: positive when the claim
+    holds there. 'yes' needs it to hold at every asked rate (a rate without
+    data counts against it), 'no' at none that has data.
+    """
+    stat = CLAIM_STAT.get(claim["metric"])
+    if stat is None:
+        return {"verdict": f"unknown metric {claim['metric']!r}", "measured": "", "margins": ""}
+    rates = list(claim.get("rates") or all_rates)
+    margins: dict[float, float] = {}
+    for r in rates:
+        lo, hi = _lookup(cells, claim["lower"], r, stat), _lookup(cells, claim["than"], r, stat)
+        if math.isfinite(lo) and math.isfinite(hi) and hi != 0:
+            margins[r] = (hi - lo) / hi
+    missing = [r for r in rates if r not in margins]
+    per_rate = ", ".join(f"{rate_label(r)}: {pct(m)}" for r, m in margins.items())
+    if not margins:
+        return {"verdict": "no data", "measured": "", "margins": ""}
+    held = {r: m for r, m in margins.items() if m > 0}
+    failed = {r: m for r, m in margins.items() if m <= 0}
+    if not failed and not missing:
+        verdict, words = "yes", f"yes, by {_span(held.values())}"
+    elif not held:
+        verdict, words = "no", f"no: {claim['lower']} is higher by {_span(-m for m in failed.values())}"
+    else:
+        verdict = f"partly ({len(held)} of {len(rates)} rates)"
+        words = f"holds by {_span(held.values())} at {', '.join(rate_label(r) for r in held)}"
+        if failed:
+            words += f"; not at {', '.join(rate_label(r) for r in failed)}"
+    if missing:
+        words += f" (no data at {', '.join(rate_label(r) for r in missing)})"
+    return {"verdict": verdict, "measured": words, "margins": per_rate}
+
+
+def _span(values: Any) -> str:
+    """'9–21%' (or '12%' for one value), in whole percent."""
+    vals = sorted(float(v) * 100 for v in values)
+    lo, hi = f"{vals[0]:.0f}", f"{vals[-1]:.0f}"
+    return f"{lo}%" if lo == hi else f"{lo}–{hi}%"
+
+
+def claims_table(claims: Sequence[dict[str, Any]], measured: pd.DataFrame, predicted: pd.DataFrame,
+                 all_rates: Sequence[float]) -> pd.DataFrame:
+    """One row per claim: verdict and margins on the measured cells, and the prediction's verdict."""
+    rows = []
+    for c in claims:
+        m = judge_claim(c, measured, all_rates)
+        p = judge_claim(c, predicted, all_rates)
+        rows.append({"claim": c["text"], "metric": c["metric"], "verdict": m["verdict"],
+                     "measured": m["measured"], "margin per rate": m["margins"],
+                     "predicted": p["measured"] or p["verdict"]})
+    return pd.DataFrame(rows, columns=["claim", "metric", "verdict", "measured", "margin per rate", "predicted"])
