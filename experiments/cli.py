@@ -40,6 +40,54 @@ def anastasiadis(
     typer.echo(f"wall time {result.wall_s:.1f} s; report: {outputs.report_md}")
 
 
+def _fail(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(2)
+
+
+def run(
+    target: Annotated[Path | None, typer.Argument(help="Experiment config (TOML), or with --resume a results file.")]
+    = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Results database (default results/NAME.sqlite).")] = None,
+    resume: Annotated[bool, typer.Option("--resume", help="Carry on an interrupted run; finished jobs are kept.")]
+    = False,
+    report: Annotated[bool, typer.Option("--report/--no-report", help="Predict and write the report at the end.")]
+    = True,
+) -> None:
+    """Run an experiment live: every (policy, rate, replication) cell, each job stored as it finishes."""
+    from experiments.live import run_experiment
+
+    if target is None and not (resume and out):
+        _fail("give an experiment config, or --resume with the results file")
+    try:
+        path = run_experiment(target, out=out, resume=resume, report=report)
+    except KeyboardInterrupt:
+        typer.echo("interrupted: every finished job is stored; continue with `nowlab run --resume ...`", err=True)
+        raise typer.Exit(130) from None
+    except ValueError as exc:  # ConfigError, StoreError, SpecError: one line each
+        _fail(str(exc))
+    except RuntimeError as exc:  # RunStopped and the like
+        _fail(str(exc))
+    typer.echo(f"results: {path}")
+
+
+def report_cmd(
+    results: Annotated[Path, typer.Argument(help="Results database written by `nowlab run`.")],
+    out: Annotated[Path | None, typer.Option("--out", help="Report folder (default next to the results).")] = None,
+    predict: Annotated[bool, typer.Option("--predict/--no-predict", help="Recompute the predictions first.")]
+    = False,
+) -> None:
+    """Markdown report (PNG figures, CSVs): measured beside predicted, errors, the paper's claims."""
+    from experiments.live import make_report
+
+    try:
+        make_report(results, out=out, predict=predict)
+    except ValueError as exc:
+        _fail(str(exc))
+
+
 def register(app: typer.Typer) -> None:
     """Add this package's commands to the `nowlab` app."""
     app.add_typer(study_app, name="study")
+    app.command("run")(run)
+    app.command("report")(report_cmd)

@@ -31,11 +31,13 @@ class ClassModel:
     pmax: the class's own limit; None means Sevcik's optimum ceil(sqrt(W/beta))
     of the fit (unlimited when beta = 0). phases: safe points of a demand-1 job.
     reconfig_s: seconds per resize onto a different set (`OverheadModel.cost()`).
-    launch_s: mpiexec start-up and teardown, which the profiled compute-loop
-    times leave out; paid once per job, whatever its demand.
+    launch_s + launch_per_proc_s·p: mpiexec start-up, set-up and teardown,
+    which the profiled compute-loop times leave out; paid once per job,
+    whatever its demand (it grows with p: one ssh and one Python per rank).
 
     Demand f scales the work (it is an iteration/phase count):
-    T_f(p) = f·(W/p + alpha + beta·p) + launch_s, with round(f·phases) safe points.
+    T_f(p) = f·(W/p + alpha + beta·p) + launch_s + launch_per_proc_s·p, with
+    round(f·phases) safe points. Still a Sevcik model, so the engine takes it as is.
     Approximations, both from the engine taking one T(p) per job:
     - launch_s rides in alpha, so it is spread over the job's progress instead
       of being paid at its start and end. Its total is exact for any resize
@@ -55,11 +57,12 @@ class ClassModel:
     phases: int = 1
     reconfig_s: float = 0.0
     launch_s: float = 0.0
+    launch_per_proc_s: float = 0.0
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.W) and self.W > 0):
             raise ValueError(f"class {self.name}: W must be finite and > 0, got {self.W}")
-        for field in ("alpha", "beta", "reconfig_s", "launch_s"):
+        for field in ("alpha", "beta", "reconfig_s", "launch_s", "launch_per_proc_s"):
             value = getattr(self, field)
             if not (math.isfinite(value) and value >= 0):
                 raise ValueError(f"class {self.name}: {field} must be finite and >= 0, got {value}")
@@ -80,7 +83,9 @@ class ClassModel:
             if requested < 1:
                 raise ValueError(f"class {self.name}: requested must be >= 1, got {requested}")
             pmax = requested if pmax is None else min(pmax, requested)
-        return SevcikModel(demand * self.W, demand * self.alpha + self.launch_s, demand * self.beta, pmax)
+        # pmax is fixed first, from the loop fit alone: the live policy is told the same.
+        return SevcikModel(demand * self.W, demand * self.alpha + self.launch_s,
+                           demand * self.beta + self.launch_per_proc_s, pmax)
 
     def job_phases(self, demand: float = 1.0) -> int:
         """Safe points of a job of this demand: round(demand·phases), at least 1."""

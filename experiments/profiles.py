@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import statistics
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
+from scipy.optimize import nnls
+
 from experiments.config import ClassSpec, Profiling
 from testbed import state
+from testbed.docker_backend import WORKLOADS_DIR
 from workloads import profile as wprofile
 from workloads import sevcik
 
@@ -25,8 +28,11 @@ Log = Callable[[str], None]
 def profile_key(cls: ClassSpec, prof: Profiling, cpus: list[float], image: str) -> str:
     """Hash of what the fit depends on (arguments, demand, caps of the workstations used, image)."""
     argv = cls.argv(prof.demand)
-    blob = json.dumps({"argv": argv, "procs": prof.procs, "reps": prof.reps, "cpus": cpus, "image": image},
-                      sort_keys=True)
+    code = hashlib.sha256()
+    for path in sorted(WORKLOADS_DIR.glob("*.py")):  # the workloads are mounted, not in the image
+        code.update(path.read_bytes())
+    blob = json.dumps({"argv": argv, "procs": prof.procs, "reps": prof.reps, "cpus": cpus, "image": image,
+                       "workloads": code.hexdigest()}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -44,13 +50,22 @@ def cached(key: str) -> dict | None:
         return None  # a damaged cache entry is re-measured, never trusted
 
 
+def launch_fit(samples) -> dict[str, float]:
+    a = np.array([[1.0, s.p] for s in samples])
+    # launch to done where the job reported it (what live execution times), else launch to exit
+    b = np.array([max(0.0, (s.wall_s if np.isnan(s.done_s) else s.done_s) - s.time_s) for s in samples])
+    (intercept, slope), _ = nnls(a, b)
+    return {"launch_s": float(intercept), "launch_per_proc_s": float(slope)}
+
+
 def measure(launcher, workstations: list[str], name: str, cls: ClassSpec, prof: Profiling, key: str,
             log: Log) -> dict:
     """Run the dedicated profile and return the fit as stored with the results.
 
-    Times are the job's own compute loop (what T(p) models); `launch_s` is the
-    median of wall - loop time over all runs: mpiexec start-up, data set-up and
-    exit, which a live job pays once on top of T(p).
+    Times are the job's own compute loop (what T(p) models). What a live job
+    pays once on top of it (mpiexec start-up over ssh, data set-up) is the
+    time from launch to the job's done report less the loop; it grows with p,
+    so it is fitted as launch_s + launch_per_proc_s·p by non-negative least squares.
     """
     argv = cls.argv(prof.demand)
     spec = wprofile.ProfileSpec(workload=cls.workload, procs=tuple(prof.procs), reps=prof.reps,
@@ -65,11 +80,12 @@ def measure(launcher, workstations: list[str], name: str, cls: ClassSpec, prof: 
         # per unit of demand (demand 1 = the class mean), so a job of demand f has T = f * T(p)
         "W": fit.work_s / prof.demand, "alpha": fit.alpha_s / prof.demand, "beta": fit.beta_s / prof.demand,
         "pmax": cls.pmax, "best_p": fit.best_p(), "phases": cls.base_demand, "units_profiled": units,
-        "launch_s": statistics.median(s.wall_s - s.time_s for s in result.samples),
+        **launch_fit(result.samples),
         "points": [{"p": pt.p, "measured_s": pt.measured_s, "fit_s": pt.predicted_s,
                     "rel_error": pt.relative_error} for pt in points],
         "max_fit_error": max(abs(pt.relative_error) for pt in points),
-        "samples": [{"p": s.p, "rep": s.rep, "time_s": s.time_s, "wall_s": s.wall_s} for s in result.samples],
+        "samples": [{"p": s.p, "rep": s.rep, "time_s": s.time_s, "wall_s": s.wall_s, "done_s": s.done_s}
+                    for s in result.samples],
     }
     cache_dir().mkdir(parents=True, exist_ok=True)
     (cache_dir() / f"{key}.json").write_text(json.dumps(data, indent=2))

@@ -48,6 +48,7 @@ class Sample:
     rep: int
     time_s: float      # the job's iteration-loop time
     wall_s: float      # launch to exit, host clock
+    done_s: float = float("nan")  # launch to the job's done report (what the live executor calls execution)
 
 
 @dataclass
@@ -84,13 +85,14 @@ def run(launcher: Launcher, workstations: Sequence[str], spec: ProfileSpec,
         for rep in range(spec.reps):
             job = f"profile-{spec.workload}-p{p}-r{rep}-{os.getpid()}-{time.time_ns() % 10**9}"
             argv = [*program(spec.workload, spec.args), "--job", job, "--hosts", ",".join(hosts)]
-            t0 = time.monotonic()
+            t0, launched_at = time.monotonic(), time.time()
             result = launcher.mpirun_popen(hosts, argv, env=env).wait(spec.timeout_s)
             wall = time.monotonic() - t0
             report = parse_result(result.stdout)
             if result.exit_code != 0 or report is None:
                 raise RuntimeError(f"{shlex.join(argv)} failed ({result.exit_code}): {result.stderr[-2000:]}")
-            sample = Sample(p, rep, float(report["compute_s"]), wall)
+            done = float(report["done_at"]) - launched_at if "done_at" in report else float("nan")
+            sample = Sample(p, rep, float(report["compute_s"]), wall, done)
             profile.samples.append(sample)
             log(f"p={p} rep={rep} time={sample.time_s:.4f}s wall={wall:.2f}s")
     return profile
@@ -101,7 +103,7 @@ def write(profile: Profile, out_dir: Path) -> dict[str, Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {name: out_dir / name for name in ("samples.csv", "curve.csv", "fit.json", "speedup.png")}
     with paths["samples.csv"].open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=["workload", "p", "rep", "time_s", "wall_s"])
+        writer = csv.DictWriter(fh, fieldnames=["workload", "p", "rep", "time_s", "wall_s", "done_s"])
         writer.writeheader()
         for s in profile.samples:
             writer.writerow({"workload": profile.spec.workload, **asdict(s)})

@@ -178,7 +178,10 @@ class Malleable:
     def finish(self, result: dict[str, Any]) -> None:
         """Report the end of the job to the scheduler and on stdout (coordinator only)."""
         if self.is_coordinator:
-            line = {"job": self.config.job, "hosts": self.config.hosts, "placement": self.placement, **result}
+            # done_at (epoch, the host's clock: containers share its kernel) lets a profiler
+            # time launch-to-done exactly as the live executor does.
+            line = {"job": self.config.job, "hosts": self.config.hosts, "placement": self.placement,
+                    "done_at": time.time(), **result}
             if self.client is not None:
                 self.client.send({"type": "done", **line})
             print(RESULT_PREFIX + json.dumps(line), flush=True)

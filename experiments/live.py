@@ -1,0 +1,80 @@
+"""Glue behind `nowlab run` and `nowlab report`: config -> store -> runner -> replay -> report."""
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from rich.console import Console
+
+from experiments import config as cfg
+from experiments.replay import replay
+from experiments.report import error_table_text, write_report
+from experiments.runner import Runner
+from experiments.store import ResultsStore, StoreError
+
+console = Console(stderr=True)
+
+
+def default_out(config: cfg.ExperimentConfig) -> Path:
+    return Path("results") / f"{config.name}.sqlite"
+
+
+def open_store(target: Path | None, out: Path | None, resume: bool) -> tuple[ResultsStore, cfg.ExperimentConfig]:
+    """The store to write into and the config it holds; checks everything before a container starts."""
+    if resume:
+        if out is None:
+            if target is None:
+                raise cfg.ConfigError("--resume needs the results file (or the config it came from)")
+            if target.suffix == ".toml":
+                out = default_out(cfg.load(target))
+            else:
+                out = target
+        store = ResultsStore.open(out)
+        config = cfg.ExperimentConfig.model_validate(store.config)
+        if target is not None and target.suffix == ".toml" and cfg.load(target).dump() != config.dump():
+            raise cfg.ConfigError(f"{target}: differs from the config stored in {out}; resume with the same one")
+        cfg.check_cluster(config, out)
+        return store, config
+    if target is None:
+        raise cfg.ConfigError("name an experiment config")
+    config = cfg.load(target)
+    out = out or default_out(config)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return ResultsStore.create(out, config.dump(), target.read_text()), config
+
+
+def run_experiment(target: Path | None, *, out: Path | None, resume: bool, report: bool = True) -> Path:
+    from testbed.cli_cluster import progress_bar
+
+    store, config = open_store(target, out, resume)
+    try:
+        console.rule(f"[bold]{config.title}[/] ({config.name}, about {config.minutes:g} min here)")
+        with progress_bar() as update:
+            Runner(config, store, update=update, log=console.log).run()
+        if report:
+            _report(store, None)
+        return store.path
+    finally:
+        store.close()
+
+
+def _report(store: ResultsStore, out: Path | None) -> None:
+    replay(store, log=console.log)
+    paths = write_report(store.path, out)
+    console.print(error_table_text(store.path))
+    console.print(f"report: {paths.markdown}")
+
+
+def make_report(results: Path, *, out: Path | None, predict: bool) -> None:
+    try:
+        store = ResultsStore.open(results)
+    except (StoreError, sqlite3.DatabaseError) as exc:
+        raise ValueError(str(exc)) from None
+    try:
+        if predict:
+            replay(store, log=console.log)
+        paths = write_report(store.path, out)
+        console.print(error_table_text(store.path))
+        console.print(f"report: {paths.markdown}")
+    finally:
+        store.close()

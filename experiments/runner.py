@@ -1,0 +1,344 @@
+"""`nowlab run CONFIG`: every (policy, rate, replication) cell of an experiment, live.
+
+The runner owns the order of things and their clean-up, nothing else: the
+cluster comes up (and always goes down), is calibrated, its classes are
+profiled dedicated when no cached profile matches, the load starts, and each
+cell's stream goes through the live executor. Every job is written to the
+results store the moment it leaves the system, so an interruption (Ctrl-C,
+SIGTERM, a killed runner, a dead workstation) loses nothing: `--resume`
+carries on in a new *segment* of the same cell, with the jobs still to run
+(those unfinished when it stopped, then the ones not yet arrived, on the
+stream's own clock from where it stopped).
+"""
+from __future__ import annotations
+
+import dataclasses
+import signal
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterator
+
+import docker
+
+from experiments import arrivals
+from experiments.config import ExperimentConfig
+from experiments.profiles import cached, measure, profile_key
+from experiments.records import JobOutcome, StreamJob
+from experiments.store import ResultsStore
+from scheduler.live import Arrival
+from scheduler.live.executor import LiveExecutor, Stopped
+from scheduler.live.stream import JobClass
+from scheduler.model import SevcikModel
+from testbed import docker_backend as backend
+from testbed import owner, state, traffic
+from testbed.calibrate import calibrate
+from testbed.cluster import Cluster
+from testbed.image import image_ref
+from testbed.monitor import Monitor, summarize
+from testbed.spec import ClusterSpec, SpecError, load as load_spec
+
+Update = Callable[[str, int, int], None]
+Log = Callable[[str], None]
+
+
+class RunStopped(RuntimeError):
+    """The run stopped early and can be resumed; the message says how."""
+
+
+def cluster_name(config: ExperimentConfig) -> str:
+    return f"x-{config.name}"[:31].rstrip("-")
+
+
+def cluster_spec(config: ExperimentConfig) -> ClusterSpec:
+    """The config's cluster with its owner load put on the named workstations."""
+    spec = load_spec(config.cluster)
+    workstations = [w.model_copy(update={"owner": config.load.owner.get(w.name, w.owner)})
+                    for w in spec.workstations]
+    return spec.model_copy(update={"workstations": workstations}).with_name(cluster_name(config))
+
+
+def cells(config: ExperimentConfig) -> list[tuple[str, float, int]]:
+    """Replication-major, then rate, then policy: drift in the host hits every policy alike."""
+    a = config.arrivals
+    return [(policy, rate, rep) for rep in range(a.replications) for rate in a.rates for policy in config.policies]
+
+
+def stream_for(config: ExperimentConfig, rate: float, replication: int) -> list[StreamJob]:
+    """The cell's stream, its demands rounded to whole phases (what the jobs really get)."""
+    a = config.arrivals
+    jobs = arrivals.stream(a.mix, rate, a.jobs, demand=a.demand, seed=a.seed, replication=replication)
+    return [dataclasses.replace(j, demand=config.classes[j.cls].realized(j.demand)) for j in jobs]
+
+
+def class_model(profile: dict, demand: float, pmax: int | None) -> SevcikModel:
+    """What a policy is told about a job: the class's fit scaled to the job's demand."""
+    return SevcikModel(W=profile["W"] * demand, alpha=profile["alpha"] * demand, beta=profile["beta"] * demand,
+                       pmax=pmax)
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """A killed runner (SIGTERM) cleans up exactly like Ctrl-C."""
+    def handler(_signum, _frame):
+        raise KeyboardInterrupt
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def reclaim(name: str) -> None:
+    """Remove a cluster a killed run left behind; refuse one a live process still uses."""
+    client = backend.client()
+    if name not in backend.cluster_names(client):
+        return
+    if not backend.orphaned(client, name):
+        raise RunStopped(f"cluster {name!r} is in use by another running nowlab process")
+    backend.remove(client, name)
+    state.forget(name)
+
+
+class Runner:
+    def __init__(self, config: ExperimentConfig, store: ResultsStore, *, update: Update, log: Log) -> None:
+        self.config = config
+        self.store = store
+        self.update = update
+        self.log = log
+        self.cluster: Cluster | None = None
+        self.monitor: Monitor | None = None
+        self.hosts: list[str] = []
+        self.calibration_id = 0
+        self.profiles: dict[str, dict] = {}
+
+    # -- the whole run ----------------------------------------------------------
+    def run(self) -> None:
+        todo = [(p, r, rep) for p, r, rep in cells(self.config)
+                if self._cell_id(p, r, rep) is None or self.store.cell_status(self._cell_id(p, r, rep)) != "done"]
+        if not todo:
+            self.log("every cell is already done")
+            return
+        spec = cluster_spec(self.config)
+        reclaim(spec.name)
+        with sigterm_as_interrupt():
+            self.cluster = Cluster.up(spec, progress=self.update)
+            try:
+                self._prepare()
+                for n, (policy, rate, rep) in enumerate(todo):
+                    self.update("cells", n, len(todo))
+                    self._cell(policy, rate, rep)
+                self.update("cells", len(todo), len(todo))
+            finally:
+                self._teardown()
+
+    def _cell_id(self, policy: str, rate: float, rep: int) -> int | None:
+        frame = self.store.cells_frame()
+        if frame.empty:
+            return None
+        hit = frame[(frame.policy == policy) & (frame.rate == rate) & (frame.replication == rep)]
+        return int(hit.iloc[0]["cell_id"]) if len(hit) else None
+
+    def _prepare(self) -> None:
+        c = self.cluster
+        self.hosts = list(c.workstations)
+        self.log("calibrating the workstations")
+        cal = calibrate(c, cpu_seconds=3, link_seconds=2, links=[], progress=self.update)
+        cal.pop("spec", None)
+        self.calibration_id = self.store.add_calibration(cal)
+        self._profile()
+        for t in self.config.load.traffic:
+            traffic.start(c, t.src, t.dst, t.rate)
+        if self.config.load.owner or self.config.load.traffic:
+            self.monitor = Monitor(c, interval=2.0).start()
+
+    def _profile(self) -> None:
+        """Dedicated profiles (owners stopped meanwhile); a cached or stored one is reused."""
+        c = self.cluster
+        stored = self.store.profiles()
+        prof = self.config.profile
+        hosts = self.hosts[:max(prof.procs)]
+        cpus = [c.spec.cpu(h) for h in hosts]
+        image = image_ref().image
+        owners_stopped = False
+        try:
+            for name, cls in self.config.classes.items():
+                key = profile_key(cls, prof, cpus, image)
+                data = stored.get(name) if stored.get(name, {}).get("key") == key else cached(key)
+                if data is None:
+                    if not owners_stopped and self.config.load.owner:
+                        owner.stop(c)
+                        owners_stopped = True
+                    self.log(f"profiling class {name} on p = {prof.procs}")
+                    data = measure(c, hosts, name, cls, prof, key, self.log)
+                else:
+                    self.log(f"class {name}: profile {key} reused")
+                self.store.set_profile(name, data)
+                self.profiles[name] = data
+        finally:
+            if owners_stopped:
+                owner.start_from_spec(c)
+
+    def _teardown(self) -> None:
+        c = self.cluster
+        try:
+            if self.monitor is not None:
+                self.monitor.stop()
+                cpu, links = self.monitor.frames()
+                self.store.add_artifact(None, "monitor_cpu.csv", cpu.to_csv(index=False))
+                self.store.add_artifact(None, "monitor_links.csv", links.to_csv(index=False))
+        finally:
+            removed = c.down()
+            self.log(f"cluster {c.name} down: {removed['containers']} containers removed")
+
+    # -- one cell ----------------------------------------------------------------
+    def _cell(self, policy: str, rate: float, rep: int) -> None:
+        stream = stream_for(self.config, rate, rep)
+        cell = self.store.ensure_cell(policy, rate, rep, stream)
+        by_id = {j.id: j for j in stream}
+        finished = self.store.finished_ids(cell)
+        while True:
+            remaining = [j for j in stream if j.id not in finished]
+            if not remaining:
+                self.store.set_cell_status(cell, "done")
+                return
+            if not self.hosts:
+                raise RunStopped("no workstation is left")
+            offset = self.store.cell_elapsed(cell)
+            seg = self.store.start_segment(cell, offset, self.hosts, self.calibration_id)
+            self.store.set_cell_status(cell, "running")
+            lost = self._segment(cell, seg, policy, rate, rep, remaining, by_id, offset, finished)
+            if not lost:
+                continue  # the loop finds nothing remaining and marks the cell done
+            self.hosts = [h for h in self.hosts if h not in lost]
+            reason = f"workstation(s) {', '.join(lost)} stopped during the run"
+            self.store.set_cell_status(cell, "interrupted", reason)
+            if self.config.on_failure == "stop":
+                raise RunStopped(f"{reason}; the jobs finished so far are stored: "
+                                 f"continue with `nowlab run --resume {self.store.path}`")
+            self.log(f"{reason}; going on with {len(self.hosts)} workstations")
+
+    def _segment(self, cell: int, seg: int, policy: str, rate: float, rep: int, remaining: list[StreamJob],
+                 by_id: dict[int, StreamJob], offset: float, finished: set[int]) -> list[str]:
+        """Run `remaining` from stream time `offset`; returns the workstations lost (empty: all done)."""
+        c = self.cluster
+        label = f"{policy} at {rate:g}/s, rep {rep}"
+        if seg > 1:
+            label += f", segment {seg}"
+        items = []
+        for j in sorted(remaining, key=lambda j: (max(0.0, j.arrival - offset), j.id)):
+            cls = self.config.classes[j.cls]
+            prof = self.profiles[j.cls]
+            caps = [x for x in (cls.pmax, j.requested) if x is not None]
+            pmax = min(caps) if caps else None  # None: the fit's optimum (Sevcik eq. 6)
+            jc = JobClass(j.cls, tuple(cls.argv(j.demand)), class_model(prof, j.demand, pmax))
+            items.append(Arrival(j.id, jc, max(0.0, j.arrival - offset)))
+        stop = threading.Event()
+        lost: list[str] = []
+        lock = threading.Lock()
+        hosts = list(self.hosts)
+
+        def outcome(record, status: str, error: str) -> JobOutcome:
+            job = by_id[record.id]
+            sizes = [len(a) for a in record.allocations]
+            return JobOutcome(job_id=job.id, cls=job.cls, demand=job.demand, arrival=job.arrival,
+                              start=offset + record.start, finish=offset + record.finish,
+                              mean_procs=record.mean_partition, max_procs=max(sizes, default=0),
+                              requested=items_pmax[job.id], preemptions=record.preemptions,
+                              status=status, error=error)
+
+        items_pmax = {a.id: min(a.job_class.model.pmax or len(hosts), len(hosts)) for a in items}
+
+        def on_finish(record, st) -> None:
+            error = st.error
+            if st.status != "done":
+                used = {hosts[p] for a in record.allocations for p in a}
+                dead = sorted(h for h in used if not self._alive(h))
+                if dead:
+                    error = f"workstation {', '.join(dead)} stopped: {error}"
+                    with lock:
+                        lost.extend(h for h in dead if h not in lost)
+                    stop.set()
+            self.store.add_job(cell, outcome(record, st.status, error), seg)
+            finished.add(record.id)
+            self.update(label, len([j for j in remaining if j.id in finished]), len(remaining))
+
+        executor = LiveExecutor(items, policy, c, hosts, c.controller_address, on_finish=on_finish, stop=stop,
+                                tag=f"c{cell}s{seg}")
+        watch = threading.Thread(target=self._watch, args=(executor, cell, offset, hosts, stop, lost, lock),
+                                 daemon=True)
+        self.update(label, 0, len(remaining))
+        t_monitor = self._monitor_time()
+        watch.start()
+        try:
+            result = executor.run()
+        except Stopped:
+            now = time.monotonic() - executor.t0
+            holders = executor.holders()
+            for ws in lost:
+                jid = holders.get(ws)
+                if jid is None or jid in finished:
+                    continue
+                job = executor.by_id[jid]
+                record = executor._record(job)[0]._replace(finish=now)
+                self.store.add_job(cell, outcome(record, "failed", f"workstation {ws} stopped during the run"), seg)
+                finished.add(jid)
+            return lost
+        finally:
+            stop.set()
+            watch.join()
+            self.store.heartbeat(cell, offset + time.monotonic() - executor.t0)
+        self._save_segment(cell, seg, offset, result, t_monitor, hosts)
+        return []
+
+    def _alive(self, ws: str) -> bool:
+        try:
+            return self.cluster.client.api.inspect_container(self.cluster.container_id(ws))["State"]["Running"]
+        except (docker.errors.DockerException, KeyError, OSError):
+            return False  # a workstation Docker cannot show is as good as gone
+
+    def _watch(self, executor: LiveExecutor, cell: int, offset: float, hosts: list[str],
+               stop: threading.Event, lost: list[str], lock: threading.Lock) -> None:
+        """Heartbeat of stream time for --resume, and a check that every workstation is still up."""
+        while not stop.wait(2.0):
+            if executor.t0:
+                self.store.heartbeat(cell, offset + time.monotonic() - executor.t0)
+            dead = [h for h in hosts if not self._alive(h)]
+            if dead:
+                with lock:
+                    lost.extend(h for h in dead if h not in lost)
+                stop.set()
+
+    def _monitor_time(self) -> float | None:
+        return None if self.monitor is None else time.monotonic() - self.monitor.t0
+
+    def _save_segment(self, cell: int, seg: int, offset: float, result, t_monitor: float | None,
+                      hosts: list[str]) -> None:
+        tl = result.timeline_dataframe()
+        tl["time"] = tl["time"] + offset
+        self.store.add_artifact(cell, f"timeline-{seg}.csv", tl.to_csv(index=False))
+        self.store.add_artifact(cell, f"decisions-{seg}.csv", result.decisions_dataframe().to_csv(index=False))
+        self.store.add_artifact(cell, f"resizes-{seg}.csv", result.resizes_dataframe().to_csv(index=False))
+        self.store.add_artifact(cell, f"runs-{seg}.csv", result.runs_dataframe().to_csv(index=False))
+        if self.monitor is not None and t_monitor is not None:
+            cpu, links = self.monitor.frames()
+            t1 = time.monotonic() - self.monitor.t0
+            try:
+                av = summarize(cpu, links, hosts, t_monitor, t1)
+            except ValueError as exc:
+                self.log(f"no availability for cell {cell}: {exc}")
+                return
+            self.store.set_availability(cell, {"t0": t_monitor, "t1": t1, "avg_avail_cpu": av.avg_avail_cpu,
+                                               "min_avg_avail_cpu": av.min_avg_avail_cpu,
+                                               "avg_avail_bw": {f"{s}->{d}": v for (s, d), v in av.avg_avail_bw.items()},
+                                               "min_avg_avail_bw": av.min_avg_avail_bw})
+
+
+def open_or_create(config: ExperimentConfig | None, config_text: str, out: Path, resume: bool) -> ResultsStore:
+    if resume:
+        return ResultsStore.open(out)
+    return ResultsStore.create(out, config.dump(), config_text)
+
+
+__all__ = ["Runner", "RunStopped", "cells", "cluster_spec", "stream_for", "open_or_create", "SpecError"]
