@@ -75,6 +75,20 @@ class ClassSpec(_Strict):
         return self.units(demand) / self.base_demand
 
 
+class SwfSource(_Strict):
+    """A Parallel Workloads Archive trace instead of Poisson arrivals.
+
+    Its first `arrivals.jobs` jobs keep their order, gaps and relative sizes;
+    each cell rescales the gaps so the mean arrival rate is the cell's rate,
+    and processors are scaled to the cluster (experiments/swf.py).
+    """
+
+    path: Path
+    classes: str | dict[str, tuple[int, int]] = Field(
+        description="one class for every job, or class -> (lo, hi) requested processors in the trace")
+    demand_from: Literal["run", "requested"] = "run"
+
+
 class Arrivals(_Strict):
     """The open arrival process (Padhye & Dowdy §4): Poisson arrivals, one stream per cell."""
 
@@ -84,7 +98,8 @@ class Arrivals(_Strict):
     replications: int = Field(1, ge=1)
     seed: int = 1
     demand: Literal["constant", "exponential"] = "constant"
-    mix: dict[str, float] = Field(min_length=1, description="class name -> fraction of jobs")
+    mix: dict[str, float] = Field(default_factory=dict, description="class name -> fraction of jobs")
+    swf: SwfSource | None = Field(None, description="replay a trace instead of drawing Poisson arrivals")
 
     @field_validator("rates")
     @classmethod
@@ -108,7 +123,18 @@ class Arrivals(_Strict):
     def _warmup(self) -> "Arrivals":
         if self.warmup >= self.jobs:
             raise ValueError(f"warmup ({self.warmup}) must be below jobs ({self.jobs})")
+        if not self.mix and self.swf is None:
+            raise ValueError("give mix (Poisson arrivals) or swf (a trace)")
+        if self.mix and self.swf is not None:
+            raise ValueError("give mix or swf, not both")
         return self
+
+    @property
+    def class_names(self) -> list[str]:
+        if self.swf is None:
+            return list(self.mix)
+        c = self.swf.classes
+        return [c] if isinstance(c, str) else list(c)
 
 
 class Traffic(_Strict):
@@ -184,9 +210,10 @@ class ExperimentConfig(_Strict):
 
     @model_validator(mode="after")
     def _cross(self) -> "ExperimentConfig":
-        unknown = sorted(set(self.arrivals.mix) - set(self.classes))
+        unknown = sorted(set(self.arrivals.class_names) - set(self.classes))
         if unknown:
-            raise ValueError(f"arrivals.mix names unknown class {unknown[0]!r} (classes: {', '.join(self.classes)})")
+            where = "arrivals.mix" if self.arrivals.swf is None else "arrivals.swf.classes"
+            raise ValueError(f"{where} names unknown class {unknown[0]!r} (classes: {', '.join(self.classes)})")
         for i, claim in enumerate(self.claims):
             for who in (claim.lower, claim.than):
                 if who not in self.policies:
@@ -224,6 +251,10 @@ def from_dict(raw: dict[str, Any], *, base: Path = Path(".")) -> ExperimentConfi
         raise ConfigError(f"{where}: {msg}" if where else msg) from None
     if not config.cluster.is_absolute():
         config = config.model_copy(update={"cluster": (base / config.cluster).resolve()})
+    swf = config.arrivals.swf
+    if swf is not None and not swf.path.is_absolute():
+        swf = swf.model_copy(update={"path": (base / swf.path).resolve()})
+        config = config.model_copy(update={"arrivals": config.arrivals.model_copy(update={"swf": swf})})
     return config
 
 
@@ -253,6 +284,8 @@ def check_cluster(config: ExperimentConfig, where: Path | str = "config") -> Non
     except SpecError as exc:
         raise ConfigError(f"{where}: cluster: {exc}") from None
     names = set(spec.names)
+    if config.arrivals.swf is not None and not config.arrivals.swf.path.is_file():
+        raise ConfigError(f"{where}: arrivals.swf.path: no such file {config.arrivals.swf.path}")
     for ws in config.load.owner:
         if ws not in names:
             raise ConfigError(f"{where}: load.owner.{ws}: no such workstation in {config.cluster.name}")

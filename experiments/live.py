@@ -11,6 +11,7 @@ from experiments.replay import replay
 from experiments.report import error_table_text, write_report
 from experiments.runner import Runner
 from experiments.store import ResultsStore, StoreError
+from experiments.swf_export import export
 
 console = Console(stderr=True)
 
@@ -60,8 +61,14 @@ def run_experiment(target: Path | None, *, out: Path | None, resume: bool, repor
 
 def _report(store: ResultsStore, out: Path | None) -> None:
     replay(store, log=console.log)
+    _render(store, out)
+
+
+def _render(store: ResultsStore, out: Path | None) -> None:
     paths = write_report(store.path, out)
+    swfs = export(store, paths.out_dir / "swf")
     console.print(error_table_text(store.path))
+    console.print(f"SWF exports: {len(swfs)} files in {paths.out_dir / 'swf'}")
     console.print(f"report: {paths.markdown}")
 
 
@@ -73,8 +80,6 @@ def make_report(results: Path, *, out: Path | None, predict: bool) -> None:
     try:
         if predict:
             replay(store, log=console.log)
-        paths = write_report(store.path, out)
-        console.print(error_table_text(store.path))
-        console.print(f"report: {paths.markdown}")
+        _render(store, out)
     finally:
         store.close()

@@ -22,7 +22,7 @@ from typing import Callable, Iterator
 
 import docker
 
-from experiments import arrivals
+from experiments import arrivals, swf
 from experiments.config import ExperimentConfig
 from experiments.profiles import cached, measure, profile_key
 from experiments.records import JobOutcome, StreamJob
@@ -68,8 +68,28 @@ def cells(config: ExperimentConfig) -> list[tuple[str, float, int]]:
 def stream_for(config: ExperimentConfig, rate: float, replication: int) -> list[StreamJob]:
     """The cell's stream, its demands rounded to whole phases (what the jobs really get)."""
     a = config.arrivals
-    jobs = arrivals.stream(a.mix, rate, a.jobs, demand=a.demand, seed=a.seed, replication=replication)
+    if a.swf is None:
+        jobs = arrivals.stream(a.mix, rate, a.jobs, demand=a.demand, seed=a.seed, replication=replication)
+    else:
+        jobs = swf_stream(config, rate)
     return [dataclasses.replace(j, demand=config.classes[j.cls].realized(j.demand)) for j in jobs]
+
+
+def swf_stream(config: ExperimentConfig, rate: float) -> list[StreamJob]:
+    """The trace's first jobs, gaps rescaled to a mean arrival rate of `rate` (the same for every replication)."""
+    src = config.arrivals.swf
+    trace = swf.read_swf(src.path)
+    P = len(load_spec(config.cluster).names)
+
+    def imported(scale: float) -> list[StreamJob]:
+        return swf.to_stream(trace, classes=src.classes, time_scale=scale, max_procs=P,
+                             demand_from=src.demand_from, n=config.arrivals.jobs).jobs
+
+    raw = imported(1.0)
+    if len(raw) < 2 or raw[-1].arrival <= 0:
+        raise ValueError(f"arrivals.swf.path: {src.path} has too few jobs with distinct submit times")
+    mean_gap = raw[-1].arrival / (len(raw) - 1)
+    return imported((1.0 / rate) / mean_gap)
 
 
 def class_model(profile: dict, demand: float, pmax: int | None) -> SevcikModel:

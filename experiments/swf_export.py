@@ -1,0 +1,73 @@
+"""Each finished cell of a stored run as an SWF file, partitions from its timeline.
+
+A job's partial executions are the stretches between its start, each resize
+and its finish, read from the executor's timeline (one artifact per segment),
+so a preempted and resized job is written with the archive's conventions
+(experiments/swf.py).
+"""
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pandas as pd
+
+from experiments.records import JobOutcome
+from experiments.store import ResultsStore
+from experiments.swf import write_swf
+
+
+def interval_count(text: str) -> int:
+    """Processors in a Batsim interval set: '0-2 5' -> 4."""
+    n = 0
+    for part in str(text).split():
+        lo, _, hi = part.partition("-")
+        n += int(hi or lo) - int(lo) + 1
+    return n
+
+
+def partitions(timeline: pd.DataFrame) -> dict[int, list[tuple[float, float, int]]]:
+    """job -> [(start, end, processors)] from start/resize/finish rows (stream clock)."""
+    out: dict[int, list[tuple[float, float, int]]] = {}
+    open_: dict[int, tuple[float, int]] = {}
+    for row in timeline.sort_values("time", kind="stable").itertuples():
+        job = int(row.job)
+        if row.event in ("start", "resize"):
+            if job in open_:
+                t0, n = open_[job]
+                out.setdefault(job, []).append((t0, row.time, n))
+            open_[job] = (row.time, interval_count(row.processors))
+        elif row.event == "finish" and job in open_:
+            t0, n = open_.pop(job)
+            out.setdefault(job, []).append((t0, row.time, n))
+    return out
+
+
+def export(store: ResultsStore, out_dir: Path) -> list[Path]:
+    """One `POLICY-RATE-rREP.swf` per cell with stored jobs."""
+    jobs = store.jobs_frame()
+    if jobs.empty:
+        return []
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    fields = list(JobOutcome.__dataclass_fields__)
+    for cell in store.cells_frame().itertuples():
+        mine = jobs[jobs.cell_id == cell.cell_id]
+        if mine.empty:
+            continue
+        outcomes = [JobOutcome(**{f: getattr(r, f) for f in fields}) for r in mine.itertuples()]
+        outcomes = [o if isinstance(o.job_id, int) else JobOutcome(**{**o.__dict__, "job_id": int(o.job_id)})
+                    for o in outcomes]
+        segs: dict[int, list[tuple[float, float, int]]] = {}
+        for name, text in sorted(store.artifacts(int(cell.cell_id)).items()):
+            if name.startswith("timeline-") and text.strip():
+                for job, parts in partitions(pd.read_csv(io.StringIO(text))).items():
+                    segs.setdefault(job, []).extend(parts)
+        ids = {o.job_id for o in outcomes}
+        segs = {j: p for j, p in segs.items() if j in ids}
+        path = out_dir / f"{cell.policy}-{cell.rate:g}-r{cell.replication}.swf"
+        write_swf(path, outcomes, segments=segs,
+                  header={"Computer": "nowlab emulated NOW", "Note": f"policy {cell.policy}, rate {cell.rate:g}/s, "
+                          f"replication {cell.replication}; times in s since the run started"})
+        paths.append(path)
+    return paths
