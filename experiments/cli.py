@@ -6,6 +6,8 @@ from typing import Annotated
 
 import typer
 
+DEMO_CONFIG = Path(__file__).resolve().parent / "configs" / "demo.toml"
+
 study_app = typer.Typer(no_args_is_help=True, add_completion=False,
                         help="Reproduce published scheduling studies on the simulator.")
 
@@ -86,8 +88,29 @@ def report_cmd(
         _fail(str(exc))
 
 
+def demo(
+    config: Annotated[Path, typer.Option("--config", help="Experiment to run as the demo.")] = DEMO_CONFIG,
+) -> None:
+    """The main job, short: 8 workstations (owners on some), RA, Folding and Equipartition, two classes,
+    two arrival rates, measured beside predicted; ends with the report's path and its error table."""
+    import time
+
+    from experiments.live import run_experiment
+
+    out = Path("results") / f"demo-{time.strftime('%Y%m%d-%H%M%S')}.sqlite"
+    try:
+        path = run_experiment(config, out=out, resume=False)
+    except KeyboardInterrupt:
+        typer.echo(f"interrupted: continue with `nowlab run --resume --out {out}`", err=True)
+        raise typer.Exit(130) from None
+    except (ValueError, RuntimeError) as exc:
+        _fail(str(exc))
+    typer.echo(f"results: {path}")
+
+
 def register(app: typer.Typer) -> None:
     """Add this package's commands to the `nowlab` app."""
     app.add_typer(study_app, name="study")
     app.command("run")(run)
     app.command("report")(report_cmd)
+    app.command("demo")(demo)

@@ -38,6 +38,9 @@ class ClassModel:
     Demand f scales the work (it is an iteration/phase count):
     T_f(p) = f·(W/p + alpha + beta·p) + launch_s + launch_per_proc_s·p, with
     round(f·phases) safe points. Still a Sevcik model, so the engine takes it as is.
+    teardown_s: from the job's done report to its mpiexec's exit. The job has
+    finished but its workstations are not free yet, so the engine holds them
+    that long and the predicted finish is taken that much earlier.
     Approximations, both from the engine taking one T(p) per job:
     - launch_s rides in alpha, so it is spread over the job's progress instead
       of being paid at its start and end. Its total is exact for any resize
@@ -58,11 +61,12 @@ class ClassModel:
     reconfig_s: float = 0.0
     launch_s: float = 0.0
     launch_per_proc_s: float = 0.0
+    teardown_s: float = 0.0
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.W) and self.W > 0):
             raise ValueError(f"class {self.name}: W must be finite and > 0, got {self.W}")
-        for field in ("alpha", "beta", "reconfig_s", "launch_s", "launch_per_proc_s"):
+        for field in ("alpha", "beta", "reconfig_s", "launch_s", "launch_per_proc_s", "teardown_s"):
             value = getattr(self, field)
             if not (math.isfinite(value) and value >= 0):
                 raise ValueError(f"class {self.name}: {field} must be finite and >= 0, got {value}")
@@ -84,7 +88,7 @@ class ClassModel:
                 raise ValueError(f"class {self.name}: requested must be >= 1, got {requested}")
             pmax = requested if pmax is None else min(pmax, requested)
         # pmax is fixed first, from the loop fit alone: the live policy is told the same.
-        return SevcikModel(demand * self.W, demand * self.alpha + self.launch_s,
+        return SevcikModel(demand * self.W, demand * self.alpha + self.launch_s + self.teardown_s,
                            demand * self.beta + self.launch_per_proc_s, pmax)
 
     def job_phases(self, demand: float = 1.0) -> int:
@@ -116,7 +120,8 @@ def predict(stream: Sequence[StreamJob], classes: Mapping[str, ClassModel], poli
     for sj, job in zip(stream, jobs):
         r = records[sj.id]
         pmax = job.model.pmax
-        out.append(JobOutcome(sj.id, sj.cls, sj.demand, sj.arrival, r.start, r.finish, r.mean_partition,
+        finish = max(r.start, r.finish - classes[sj.cls].teardown_s)  # done, before the workstations are free
+        out.append(JobOutcome(sj.id, sj.cls, sj.demand, sj.arrival, r.start, finish, r.mean_partition,
                               max(len(procs) for procs in r.allocations),
                               P if pmax is None else min(pmax, P), r.preemptions))
     return out

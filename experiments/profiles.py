@@ -58,6 +58,12 @@ def launch_fit(samples) -> dict[str, float]:
     return {"launch_s": float(intercept), "launch_per_proc_s": float(slope)}
 
 
+def teardown(samples) -> float:
+    """Median time from the job's done report to its mpiexec's exit (workstations still held)."""
+    gaps = [s.wall_s - s.done_s for s in samples if not np.isnan(s.done_s)]
+    return float(max(0.0, np.median(gaps))) if gaps else 0.0
+
+
 def measure(launcher, workstations: list[str], name: str, cls: ClassSpec, prof: Profiling, key: str,
             log: Log) -> dict:
     """Run the dedicated profile and return the fit as stored with the results.
@@ -81,6 +87,7 @@ def measure(launcher, workstations: list[str], name: str, cls: ClassSpec, prof: 
         "W": fit.work_s / prof.demand, "alpha": fit.alpha_s / prof.demand, "beta": fit.beta_s / prof.demand,
         "pmax": cls.pmax, "best_p": fit.best_p(), "phases": cls.base_demand, "units_profiled": units,
         **launch_fit(result.samples),
+        "teardown_s": teardown(result.samples),
         "points": [{"p": pt.p, "measured_s": pt.measured_s, "fit_s": pt.predicted_s,
                     "rel_error": pt.relative_error} for pt in points],
         "max_fit_error": max(abs(pt.relative_error) for pt in points),

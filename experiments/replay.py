@@ -55,7 +55,8 @@ def class_models(config: ExperimentConfig, profiles: dict[str, dict],
                  costs: dict[str, OverheadModel]) -> dict[str, ClassModel]:
     return {name: ClassModel(name=name, W=p["W"], alpha=p["alpha"], beta=p["beta"], pmax=config.classes[name].pmax,
                              phases=int(p["phases"]), reconfig_s=costs[name].cost(), launch_s=float(p["launch_s"]),
-                             launch_per_proc_s=float(p.get("launch_per_proc_s", 0.0)))
+                             launch_per_proc_s=float(p.get("launch_per_proc_s", 0.0)),
+                             teardown_s=float(p.get("teardown_s", 0.0)))
             for name, p in profiles.items()}
 
 

@@ -192,15 +192,6 @@ def register(app: typer.Typer) -> None:
             paths = write_compose(load(spec_file), out, cores=cores)
         console.print("wrote " + ", ".join(map(str, paths)))
 
-    @app.command("demo")
-    def demo_command(spec_file: Optional[Path] = typer.Option(None, help="cluster spec (default: demo4)"),
-                     n: int = typer.Option(500, help="CG matrix order"),
-                     iterations: int = typer.Option(100, help="CG iterations")) -> None:
-        """Bring a cluster up, calibrate it, run MPI across it, and take it down."""
-        from testbed.demo import DEMO_SPEC, demo
-        with user_errors():
-            demo(console, spec_file or DEMO_SPEC, n=n, iterations=iterations)
-
     @image_app.command("build")
     def image_build() -> None:
         """Rebuild the workstation image (base and all), even if one with this hash exists."""
