@@ -38,9 +38,9 @@ class ClassModel:
     Demand f scales the work (it is an iteration/phase count):
     T_f(p) = f·(W/p + alpha + beta·p) + launch_s + launch_per_proc_s·p, with
     round(f·phases) safe points. Still a Sevcik model, so the engine takes it as is.
-    teardown_s: from the job's done report to its mpiexec's exit. The job has
-    finished but its workstations are not free yet, so the engine holds them
-    that long and the predicted finish is taken that much earlier.
+    teardown_s: from the job's done report to its mpiexec's exit; release_s:
+    from a shrinking resize to the old mpiexec's exit. The workstations are
+    not usable meanwhile, so the engine holds them (Job.teardown, Job.release).
     Approximations, both from the engine taking one T(p) per job:
     - launch_s rides in alpha, so it is spread over the job's progress instead
       of being paid at its start and end. Its total is exact for any resize
@@ -62,11 +62,13 @@ class ClassModel:
     launch_s: float = 0.0
     launch_per_proc_s: float = 0.0
     teardown_s: float = 0.0
+    release_s: float = 0.0
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.W) and self.W > 0):
             raise ValueError(f"class {self.name}: W must be finite and > 0, got {self.W}")
-        for field in ("alpha", "beta", "reconfig_s", "launch_s", "launch_per_proc_s", "teardown_s"):
+        for field in ("alpha", "beta", "reconfig_s", "launch_s", "launch_per_proc_s", "teardown_s",
+                      "release_s"):
             value = getattr(self, field)
             if not (math.isfinite(value) and value >= 0):
                 raise ValueError(f"class {self.name}: {field} must be finite and >= 0, got {value}")
@@ -88,7 +90,9 @@ class ClassModel:
                 raise ValueError(f"class {self.name}: requested must be >= 1, got {requested}")
             pmax = requested if pmax is None else min(pmax, requested)
         # pmax is fixed first, from the loop fit alone: the live policy is told the same.
-        return SevcikModel(demand * self.W, demand * self.alpha + self.launch_s + self.teardown_s,
+        if pmax is None:  # no limit: keep it so, or SevcikModel would derive one from the larger beta
+            pmax = 2**31 - 1
+        return SevcikModel(demand * self.W, demand * self.alpha + self.launch_s,
                            demand * self.beta + self.launch_per_proc_s, pmax)
 
     def job_phases(self, demand: float = 1.0) -> int:
@@ -114,16 +118,15 @@ def predict(stream: Sequence[StreamJob], classes: Mapping[str, ClassModel], poli
         if sj.requested is not None and sj.requested < 1:
             raise ValueError(f"job {sj.id}: requested must be >= 1, got {sj.requested}")
         jobs.append(Job(sj.id, sj.arrival, cm.model(sj.demand, sj.requested), cm.job_phases(sj.demand),
-                        cm.reconfig_s))
+                        cm.reconfig_s, cm.teardown_s, cm.release_s))
     records = {r.id: r for r in simulate(jobs, policy, P, timeline=False, speeds=speeds).jobs}
     out = []
     for sj, job in zip(stream, jobs):
         r = records[sj.id]
         pmax = job.model.pmax
-        finish = max(r.start, r.finish - classes[sj.cls].teardown_s)  # done, before the workstations are free
-        out.append(JobOutcome(sj.id, sj.cls, sj.demand, sj.arrival, r.start, finish, r.mean_partition,
+        out.append(JobOutcome(sj.id, sj.cls, sj.demand, sj.arrival, r.start, r.finish, r.mean_partition,
                               max(len(procs) for procs in r.allocations),
-                              P if pmax is None else min(pmax, P), r.preemptions))
+                              min(pmax, P), r.preemptions))
     return out
 
 

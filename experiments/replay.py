@@ -6,7 +6,8 @@ from calibration, what owners left of each CPU (the monitor's AvgAvailCPU
 over the cell, or the M/M/1//N formula when no monitor ran), and the
 preemption-overhead model: the median cost of the resizes measured across
 all cells of the run (per class when a class has three or more, else over
-all classes, else the config's default). No measured job time goes in.
+all classes, else the config's default), and how long a shrinking job's old
+processes keep the workstations it gives up. No measured job time goes in.
 """
 from __future__ import annotations
 
@@ -51,12 +52,25 @@ def overheads(config: ExperimentConfig, samples: pd.DataFrame) -> dict[str, Over
     return out
 
 
+def releases(config: ExperimentConfig, samples: pd.DataFrame) -> dict[str, float]:
+    """Per class, the median time from a shrinking resize to its old mpiexec's exit (0 if none measured)."""
+    out = {}
+    losers = samples[samples["kind"] == "loser"] if "kind" in samples else samples.iloc[0:0]
+    if len(losers):
+        losers = losers.assign(release=losers["exited_at"] - losers["partition_at"]).dropna(subset=["release"])
+    pooled = float(losers["release"].median()) if len(losers) else 0.0
+    for name in config.classes:
+        own = losers[losers["cls"] == name] if len(losers) else losers
+        out[name] = float(own["release"].median()) if len(own) >= 3 else pooled
+    return out
+
+
 def class_models(config: ExperimentConfig, profiles: dict[str, dict],
-                 costs: dict[str, OverheadModel]) -> dict[str, ClassModel]:
+                 costs: dict[str, OverheadModel], release: dict[str, float]) -> dict[str, ClassModel]:
     return {name: ClassModel(name=name, W=p["W"], alpha=p["alpha"], beta=p["beta"], pmax=config.classes[name].pmax,
                              phases=int(p["phases"]), reconfig_s=costs[name].cost(), launch_s=float(p["launch_s"]),
                              launch_per_proc_s=float(p.get("launch_per_proc_s", 0.0)),
-                             teardown_s=float(p.get("teardown_s", 0.0)))
+                             teardown_s=float(p.get("teardown_s", 0.0)), release_s=max(0.0, release[name]))
             for name, p in profiles.items()}
 
 
@@ -90,7 +104,7 @@ def replay(store: ResultsStore, log: Log = lambda _msg: None) -> int:
         raise ValueError(f"no profile stored for class {', '.join(missing)}: the run never got that far")
     samples = resize_samples(store, cells)
     costs = overheads(config, samples)
-    models = class_models(config, profiles, costs)
+    models = class_models(config, profiles, costs, releases(config, samples))
     calibration = store.latest_calibration()
     done = 0
     for row in cells.itertuples():

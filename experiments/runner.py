@@ -274,7 +274,7 @@ class Runner:
             error = st.error
             if st.status != "done":
                 used = {hosts[p] for a in record.allocations for p in a}
-                dead = sorted(h for h in used if not self._alive(h))
+                dead = self._dead(used)
                 if dead:
                     error = f"workstation {', '.join(dead)} stopped: {error}"
                     with lock:
@@ -311,6 +311,16 @@ class Runner:
             self.store.heartbeat(cell, offset + time.monotonic() - executor.t0)
         self._save_segment(cell, seg, offset, result, t_monitor, hosts)
         return []
+
+    def _dead(self, hosts: set[str], grace_s: float = 3.0) -> list[str]:
+        """Which of `hosts` are gone. A job can fail a moment before Docker shows its container
+        stopped, so look again for a few seconds before blaming the job itself."""
+        deadline = time.monotonic() + grace_s
+        while True:
+            dead = sorted(h for h in hosts if not self._alive(h))
+            if dead or time.monotonic() > deadline:
+                return dead
+            time.sleep(0.25)
 
     def _alive(self, ws: str) -> bool:
         try:

@@ -9,6 +9,13 @@ onto a different set pauses the job for its reconfig_cost seconds (it holds
 the new set meanwhile, and a request during the pause is acknowledged when
 it ends); a restart on the same set costs nothing.
 
+Processes do not vanish at once. A job's `teardown` keeps the processors it
+finished on unusable for that long, and its `release` does the same for the
+processors a shrinking resize gives up. The policy sees them free at once
+(as a live scheduler does); a job started on them begins (and its start is
+recorded) when the last of them is usable, and a growing resize pauses at
+least until then. With both zero everywhere none of this is tracked.
+
 DYN-EQUI's zero overhead: a policy with `zero_overhead` set gets every
 preemption request acknowledged on the spot, mid-phase, and its resizes for
 free; the engine then calls it again, with reason ACK, in the same instant,
@@ -64,7 +71,7 @@ class _Run(JobView):
     """Engine-side job: the view plus progress bookkeeping."""
 
     __slots__ = ("qkey", "phases", "cost", "x", "t0", "rate", "ver", "start", "finish",
-                 "area", "t_area", "npre", "ack_x", "history", "pmask")
+                 "area", "t_area", "npre", "ack_x", "history", "pmask", "teardown", "release")
 
     def __init__(self, job: Job, seq: int, P: int) -> None:
         # JobView's fields, set here directly: this runs once per job.
@@ -79,6 +86,8 @@ class _Run(JobView):
         self.procs = ()
         self.phases = job.phases
         self.cost = job.reconfig_cost
+        self.teardown = job.teardown
+        self.release = job.release
         self.x = 0.0  # progress at time t0
         self.t0 = 0.0
         self.rate = 0.0  # progress per second from t0 on
@@ -183,6 +192,8 @@ class _Engine:
         self.decide = policy.decide
         self.snap = Snapshot(0.0, P, _ARRIVAL, None, self.free, self.running, self.preempting,
                              self.preempted, self.queue)
+        # When each processor is physically usable again (only if some job holds on after leaving it).
+        self.ready = [0.0] * P if any(j.teardown > 0 or j.release > 0 for j in jobs) else None
 
     # -- bookkeeping -------------------------------------------------------
     def _push(self, t: float, kind: int, job: _Run) -> None:
@@ -253,6 +264,9 @@ class _Engine:
         del qkeys[i]
         del queue[i]
         now = self.now
+        ready = self.ready
+        if ready is not None:  # the policy gave it processors whose last owner is still exiting
+            now = max(now, max([ready[p] for p in procs]))
         job.status = _RUNNING
         job.start = job.t_area = job.t0 = now
         if type(procs) is not tuple:
@@ -328,6 +342,13 @@ class _Engine:
         del self.preempted[job.seq]
         now = self.now
         cost = 0.0 if (new == old or self.zero) else job.cost
+        ready = self.ready
+        if ready is not None and new != old:
+            if added:  # grow: the new processors may still be held by their last owner
+                cost = max(cost, max([ready[p] for p in procs if added >> p & 1]) - now)
+            for p in job.procs:
+                if not new >> p & 1:
+                    ready[p] = now + job.release
         job.area += len(job.procs) * (now - job.t_area)
         job.t_area = now
         job.procs = procs = tuple(sorted(procs))
@@ -418,6 +439,10 @@ class _Engine:
         job.area += len(procs) * (now - job.t_area)
         self.free |= job.pmask
         job.pmask = 0
+        ready = self.ready
+        if ready is not None:
+            for p in procs:
+                ready[p] = now + job.teardown
         if self.record:
             self.log.append(TimelineEvent(now, job.id, "finish", procs))
         job.procs = ()

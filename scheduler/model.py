@@ -129,6 +129,10 @@ class Job:
     `phases` is the number of equal slices of work; a preemption request is
     acknowledged at the next slice boundary. `reconfig_cost` (seconds) is
     paid each time the job is restarted on a different processor set.
+    `teardown` and `release` (seconds) are how long processors stay unusable
+    after the job finishes, or after a resize gives them up: a real job's
+    processes take that long to exit. Whoever gets those processors next
+    starts that much later (see the engine).
     """
 
     id: int | str
@@ -136,14 +140,18 @@ class Job:
     model: Model
     phases: int = 1
     reconfig_cost: float = 0.0
+    teardown: float = 0.0
+    release: float = 0.0
 
     def __post_init__(self) -> None:
         if self.arrival < 0 or not math.isfinite(self.arrival):
             raise ValueError(f"job {self.id}: arrival must be a finite time >= 0, got {self.arrival}")
         if self.phases < 1:
             raise ValueError(f"job {self.id}: phases must be >= 1, got {self.phases}")
-        if self.reconfig_cost < 0:
-            raise ValueError(f"job {self.id}: reconfig_cost must be >= 0, got {self.reconfig_cost}")
+        for name in ("reconfig_cost", "teardown", "release"):
+            value = getattr(self, name)
+            if not (value >= 0 and math.isfinite(value)):
+                raise ValueError(f"job {self.id}: {name} must be a finite time >= 0, got {value}")
 
 
 JobSpec = Job
