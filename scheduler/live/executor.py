@@ -198,6 +198,21 @@ class LiveExecutor:
                                        f"{n - self.n_done} job(s) unfinished")
                 continue
             self._handle(event)
+        self._drain(deadline)
+
+    def _drain(self, deadline: float, grace_s: float = 30.0) -> None:
+        """Every job is done: wait for the mpiexecs still exiting, so `runs` is complete and the
+        workstations are really free when run() returns (a next run may use them at once)."""
+        until = min(deadline, time.monotonic() + grace_s)
+        while any(h in self.occupant for h in self.hosts) and time.monotonic() < until:
+            if self.stop is not None and self.stop.is_set():
+                return
+            try:
+                event = self.events.get(timeout=max(0.0, min(until - time.monotonic(), 1.0)))
+            except queue.Empty:
+                continue
+            if event.kind == "exited":
+                self._handle(event)
 
     # -- events ---------------------------------------------------------------
     def _arrive(self, arrival: Arrival, seq: int) -> None:
