@@ -78,8 +78,8 @@ def measure(cluster, workstations: list[str], name: str, cls: ClassSpec, prof: P
     """
     argv = tuple(cls.argv(prof.demand))
     samples = []
-    for p in prof.procs:
-        for rep in range(prof.reps):
+    for rep in range(prof.reps):  # repetitions in rounds: a slow spell of the host hits every p alike
+        for p in prof.procs:
             job = Arrival(0, JobClass(name, argv, PmaxOnlyModel(p)), 0.0)
             res = LiveExecutor([job], "RA", cluster, list(workstations[:p]), cluster.controller_address,
                                tag=f"profile-{name}-p{p}-r{rep}").run()

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 
 from testbed import state
 from testbed.cluster import Cluster, Progress, quiet
+from testbed.docker_backend import parallel
 
 
 
@@ -40,11 +41,15 @@ class LinkSample:
         return (self.measured - self.requested) / self.requested
 
 
+BURNER = "while :; do :; done"
+BURNER_CMDLINE = f"sh -c {BURNER}"
+
+
 def measure_cpu(c: Cluster, seconds: float = 5.0, warmup: float = 1.0,
                 workstations: list[str] | None = None) -> list[CpuSample]:
     names = workstations or c.workstations
     total = warmup + seconds + 2
-    procs = [c.start(ws, ["timeout", f"{total:g}", "sh", "-c", "while :; do :; done"]) for ws in names]
+    procs = [c.start(ws, ["timeout", f"{total:g}", "sh", "-c", BURNER]) for ws in names]
     try:
         time.sleep(warmup)
         before = {ws: c.cpu_usage_ns(ws) for ws in names}
@@ -57,6 +62,9 @@ def measure_cpu(c: Cluster, seconds: float = 5.0, warmup: float = 1.0,
             p.terminate()
         for p in procs:
             p.wait(timeout=total + 10)
+        # Ending the exec does not end the loop inside the container: stop it there, so
+        # whatever runs next (a profile, a job) does not share the cap with it.
+        parallel(lambda ws: c.exec(ws, ["pkill", "-x", "-f", BURNER_CMDLINE]), names)
     return [CpuSample(ws, c.spec.cpu(ws), (after[ws] - before[ws]) / 1e9 / wall) for ws in names]
 
 
