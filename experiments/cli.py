@@ -55,6 +55,8 @@ def run(
     = False,
     report: Annotated[bool, typer.Option("--report/--no-report", help="Predict and write the report at the end.")]
     = True,
+    reprofile: Annotated[bool, typer.Option("--reprofile", help="Profile the classes again, ignoring the cache.")]
+    = False,
 ) -> None:
     """Run an experiment live: every (policy, rate, replication) cell, each job stored as it finishes."""
     from experiments.live import run_experiment
@@ -62,7 +64,7 @@ def run(
     if target is None and not (resume and out):
         _fail("give an experiment config, or --resume with the results file")
     try:
-        path = run_experiment(target, out=out, resume=resume, report=report)
+        path = run_experiment(target, out=out, resume=resume, report=report, reprofile=reprofile)
     except KeyboardInterrupt:
         typer.echo("interrupted: every finished job is stored; continue with `nowlab run --resume ...`", err=True)
         raise typer.Exit(130) from None

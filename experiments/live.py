@@ -44,14 +44,15 @@ def open_store(target: Path | None, out: Path | None, resume: bool) -> tuple[Res
     return ResultsStore.create(out, config.dump(), target.read_text()), config
 
 
-def run_experiment(target: Path | None, *, out: Path | None, resume: bool, report: bool = True) -> Path:
+def run_experiment(target: Path | None, *, out: Path | None, resume: bool, report: bool = True,
+                   reprofile: bool = False) -> Path:
     from testbed.cli_cluster import progress_bar
 
     store, config = open_store(target, out, resume)
     try:
         console.rule(f"[bold]{config.title}[/] ({config.name}, about {config.minutes:g} min here)")
         with progress_bar() as update:
-            Runner(config, store, update=update, log=console.log).run()
+            Runner(config, store, update=update, log=console.log, reprofile=reprofile).run()
         if report:
             _report(store, None)
         return store.path

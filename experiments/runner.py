@@ -122,8 +122,10 @@ def reclaim(name: str) -> None:
 
 
 class Runner:
-    def __init__(self, config: ExperimentConfig, store: ResultsStore, *, update: Update, log: Log) -> None:
+    def __init__(self, config: ExperimentConfig, store: ResultsStore, *, update: Update, log: Log,
+                 reprofile: bool = False) -> None:
         self.config = config
+        self.reprofile = reprofile  # measure the classes again even if a cached profile matches
         self.store = store
         self.update = update
         self.log = log
@@ -186,6 +188,8 @@ class Runner:
             for name, cls in self.config.classes.items():
                 key = profile_key(cls, prof, cpus, image)
                 data = stored.get(name) if stored.get(name, {}).get("key") == key else cached(key)
+                if self.reprofile and name not in stored:
+                    data = None
                 if data is None:
                     if not owners_stopped and self.config.load.owner:
                         owner.stop(c)
