@@ -300,14 +300,17 @@ class Runner:
         except Stopped:
             now = time.monotonic() - executor.t0
             holders = executor.holders()
-            for ws in lost:
-                jid = holders.get(ws)
-                if jid is None or jid in finished:
+            for job in executor.jobs:  # its jobs: running there, or given it by the policy (relaunching)
+                if job.id in finished or not job.history:
                     continue
-                job = executor.by_id[jid]
+                held = {hosts[p] for p in job.procs} | {ws for ws, jid in holders.items() if jid == job.id}
+                dead = sorted(held & set(lost))
+                if not dead:
+                    continue
                 record = executor._record(job)[0]._replace(finish=now)
-                self.store.add_job(cell, outcome(record, "failed", f"workstation {ws} stopped during the run"), seg)
-                finished.add(jid)
+                reason = f"workstation {', '.join(dead)} stopped during the run"
+                self.store.add_job(cell, outcome(record, "failed", reason), seg)
+                finished.add(job.id)
             return lost
         finally:
             stop.set()
