@@ -46,6 +46,22 @@ def parse_class_stats(text: str) -> dict[str, tuple[int, int]]:
     return {cid: (parse_tc_rate(ceil), int(sent)) for cid, ceil, sent in _CLASS.findall(text)}
 
 
+# Stamps the counters inside the workstation, just before tc reads them: `docker exec`
+# takes from a few ms to over 0.5 s to start, and a stamp taken on the host before it gave
+# one interval too many bytes and the next too few (available 0, then 18 of 20 Mbit/s, and
+# the clamp at 0 biased the average up by 1.5 Mbit/s).
+TC_READ = ["sh", "-c", f"date +%s.%N; exec tc -s class show dev {shaping.DEV}"]
+
+
+def parse_stamped_class_stats(text: str) -> tuple[float, dict[str, tuple[int, int]]]:
+    """The output of TC_READ -> (wall-clock time of the read, parse_class_stats)."""
+    first, _, rest = text.partition("\n")
+    try:
+        return float(first), parse_class_stats(rest)
+    except ValueError:
+        raise ValueError(f"not a time stamp before tc's output: {first!r}") from None
+
+
 def owner_cpu_ns(cgroup_procs: Path, proc: Path = Path("/proc")) -> int:
     """CPU time of the owner processes in one workstation's cgroup, in ns."""
     total = 0
@@ -83,10 +99,9 @@ class Monitor:
             lim = c.cpu_limits(ws)
             procs = c.cgroup_file(ws, "cpu", "cgroup.procs")
             cpu[ws] = (lim["cores"], owner_cpu_ns(procs))
-        texts = dict(zip(c.workstations, parallel(
-            lambda ws: c.exec(ws, ["tc", "-s", "class", "show", "dev", shaping.DEV]).stdout, c.workstations)))
+        texts = dict(zip(c.workstations, parallel(lambda ws: c.exec(ws, TC_READ).stdout, c.workstations)))
         for ws, text in texts.items():
-            tc[ws] = parse_class_stats(text)
+            tc[ws] = parse_stamped_class_stats(text)
         return {"t": now, "cpu": cpu, "tc": tc}
 
     def sample(self) -> None:
@@ -102,16 +117,19 @@ class Monitor:
             self.cpu_rows.append({"t": cur["t"], "workstation": ws, "cap_cores": cap, "owner_cores": owner,
                                   "avail_cores": avail, "avail_cpu": avail / spec.cpu(ws)})
         names = spec.names
-        for src, classes in cur["tc"].items():
-            before = prev["tc"].get(src, {})
+        for src, (stamp, classes) in cur["tc"].items():
+            then, before = prev["tc"].get(src, (stamp - dt, {}))
+            span = stamp - then  # between the two reads of this workstation's counters
+            if span <= 0:
+                continue
             egress_ceil, egress_now = classes.get(shaping.ROOT, (0, 0))
-            used_total = (egress_now - before.get(shaping.ROOT, (0, egress_now))[1]) * 8 / dt
+            used_total = (egress_now - before.get(shaping.ROOT, (0, egress_now))[1]) * 8 / span
             for i, dst in enumerate(names):
                 cid = shaping.classid(i)
                 if dst == src or cid not in classes:
                     continue
                 ceil, sent = classes[cid]
-                used = (sent - before.get(cid, (0, sent))[1]) * 8 / dt
+                used = (sent - before.get(cid, (0, sent))[1]) * 8 / span
                 avail = max(0.0, min(ceil - used, egress_ceil - used_total))
                 self.link_rows.append({"t": cur["t"], "src": src, "dst": dst, "ceil_bps": ceil,
                                        "used_bps": used, "avail_bps": avail})

@@ -2,8 +2,9 @@
 
 1. Owner utilisation: one workstation per (N, D/Z) cell, all at once; U_ow measured from
    the owners' CPU time (host /proc) over the cap, against 1 - p0 of M/M/1//N.
-2. Guest slowdown: a CPU-bound guest (SCHED_IDLE) alone, then under owner load, then two
-   at once; against t' = t/(1 - U_ow) and R = 2 t'.
+2. Guest slowdown: a CPU-bound guest (SCHED_IDLE) alone, one under owner load and two
+   under owner load, side by side on different workstations, roles rotated over rounds;
+   the loaded time over the dedicated one beside it, against 1/(1 - U_ow) and 2/(1 - U_ow).
 3. Network: a link's rate after a live change, and the available bandwidth the monitor
    reports under background traffic, against what the shaping allows.
 Each figure prints beside its prediction and the error.
@@ -12,9 +13,12 @@ from __future__ import annotations
 
 import json
 import statistics
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from experiments.models.owner import guest_time, owner_utilization
 from testbed import owner, traffic
@@ -32,8 +36,22 @@ SHARE = 0.18  # nine workstations at 0.18 pack two cores at <= 90%
 # periods; the price is longer runs (600 s for a 95% spread under 3 pp, from the ON/OFF model).
 Z = 0.5
 
-# A fixed amount of guest work; its dedicated time t is measured, not assumed.
-GUEST = "import sys\nx = 1.0\nfor _ in range(int(sys.argv[1])):\n    x = x * 1.0000001 + 1e-9\n"
+# A fixed amount of guest work; its dedicated time t is measured, not assumed. The guest
+# prints "iterations done, wall clock" at its start, every chunk and at its end, so a
+# dedicated guest doubles as a speed meter over any window.
+GUEST = """import sys, time
+n, chunk = int(sys.argv[1]), int(sys.argv[2])
+x, done = 1.0, 0
+print(0, time.time(), flush=True)
+while done < n:
+    k = min(chunk, n - done)
+    for _ in range(k):
+        x = x * 1.0000001 + 1e-9
+    done += k
+    print(done, time.time(), flush=True)
+"""
+CHUNK = 50_000  # about 0.4 s at 0.18 core here
+REFERENCE = "nowlab-reference-guest"  # marks the speed meters, so they can be stopped
 
 
 @dataclass(frozen=True)
@@ -74,36 +92,161 @@ def utilisation(c: Cluster, seconds: float, seed: int) -> list[Row]:
     return rows
 
 
-def _guest_times(c: Cluster, hosts: list[str], iterations: int, per_host: int) -> list[float]:
-    """Per host, the time from the first guest's start to the last one's end."""
-    argv = [*GUEST_PREFIX, "python3", "-c", GUEST, str(iterations)]
-    procs = [(ws, c.start(ws, ["sh", "-c", 'start=$(date +%s.%N); "$@"; end=$(date +%s.%N); '
-                                           'echo "$start $end"', "guest", *argv]))
-             for ws in hosts for _ in range(per_host)]
-    spans: dict[str, list[float]] = {}
+@dataclass(frozen=True)
+class Role:
+    """What one workstation does in one round of the slowdown measurement."""
+    name: str
+    owners: bool
+    guests: int
+
+
+ROLES = (Role("dedicated", False, 1), Role("1 guest", True, 1), Role("2 guests", True, 2))
+
+
+@dataclass(frozen=True)
+class Span:
+    ws: str
+    role: Role
+    round: int
+    seconds: float  # first guest's start to last guest's end
+    reference: float  # one guest's time on a dedicated workstation of the same core, same span
+    owner_u: float  # owner CPU over the span, as a fraction of the cap
+    used: float  # the workstation's whole CPU (cgroup accounting) over the span, over the cap
+
+
+class OwnerSampler:
+    """Owner CPU time and the cgroup's whole CPU time per workstation every `interval` s,
+    stamped with the wall clock the guests stamp their progress with, so both can be read
+    over each guest's own span."""
+
+    def __init__(self, c: Cluster, workstations: list[str], interval: float = 0.25):
+        self._procs = {ws: c.cgroup_file(ws, "cpu", "cgroup.procs") for ws in workstations}
+        self._usage = {ws: c.cgroup_file(ws, "cpuacct", "cpuacct.usage") for ws in workstations}
+        self._rows: list[tuple[float, dict[str, tuple[int, int]]]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(interval,), daemon=True)
+
+    def _sample(self) -> None:
+        self._rows.append((time.time(), {ws: (owner_cpu_ns(p), int(self._usage[ws].read_text()))
+                                         for ws, p in self._procs.items()}))
+
+    def _run(self, interval: float) -> None:
+        while not self._stop.wait(interval):
+            self._sample()
+
+    def __enter__(self) -> "OwnerSampler":
+        self._sample()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+
+    def cpu_seconds(self, ws: str, t0: float, t1: float, *, whole: bool = False) -> float:
+        """The owners' CPU seconds between t0 and t1 (the whole cgroup's with `whole`)."""
+        times = [t for t, _ in self._rows]
+        ns = [row[ws][1 if whole else 0] for _, row in self._rows]
+        return float(np.interp(t1, times, ns) - np.interp(t0, times, ns)) / 1e9
+
+
+def _guest_argv(iterations: int, *extra: str) -> list[str]:
+    return [*GUEST_PREFIX, "python3", "-c", GUEST, str(iterations), str(CHUNK), *extra]
+
+
+def _stamps(out: str) -> list[tuple[int, float]]:
+    return [(int(a), float(b)) for a, b in (line.split() for line in out.splitlines() if line.strip())]
+
+
+def _guest_spans(c: Cluster, guests: dict[str, int], iterations: int) -> dict[str, tuple[float, float]]:
+    """Per workstation, the first guest's start and the last one's end (wall clock)."""
+    procs = [(ws, c.start(ws, _guest_argv(iterations))) for ws, k in guests.items() for _ in range(k)]
+    stamps: dict[str, list[float]] = {}
     for ws, p in procs:
-        start, end = map(float, p.wait(timeout=900).check("guest").stdout.split())
-        spans.setdefault(ws, []).extend([start, end])
-    return [max(v) - min(v) for v in spans.values()]
+        got = _stamps(p.wait(timeout=900).check("guest").stdout)
+        stamps.setdefault(ws, []).extend([got[0][1], got[-1][1]])
+    return {ws: (min(v), max(v)) for ws, v in stamps.items()}
+
+
+def _metered_round(c: Cluster, roles: dict[str, Role], iterations: int
+                   ) -> tuple[dict[str, tuple[float, float]], dict[str, list[tuple[int, float]]]]:
+    """The loaded workstations' guest spans, and the progress stamps of a speed meter (an
+    endless dedicated guest) on every dedicated workstation, running the whole time."""
+    meters = {ws: c.start(ws, _guest_argv(10**15, REFERENCE)) for ws, r in roles.items() if not r.owners}
+    deadline = time.monotonic() + 60
+    while not all(p.output() for p in meters.values()):  # first stamps before any loaded start
+        if time.monotonic() > deadline:
+            raise RuntimeError("the dedicated speed meters did not start within 60 s")
+        time.sleep(0.1)
+    try:
+        spans = _guest_spans(c, {ws: r.guests for ws, r in roles.items() if r.owners}, iterations)
+    finally:
+        for ws in meters:
+            c.exec(ws, ["pkill", "-f", REFERENCE])
+    return spans, {ws: _stamps(p.wait(timeout=60).stdout) for ws, p in meters.items()}
+
+
+def dedicated_seconds(stamps: list[tuple[int, float]], iterations: int, t0: float, t1: float) -> float:
+    """How long `iterations` took on a dedicated workstation at its speed between t0 and t1."""
+    done = np.interp([t0, t1], [t for _, t in stamps], [k for k, _ in stamps])
+    return iterations * (t1 - t0) / float(done[1] - done[0])
+
+
+def round_roles(hosts: list[str], r: int) -> dict[str, Role]:
+    """Round r's roles: neighbours differ, so with workstations placed round-robin on the
+    cores every core gets dedicated and loaded workstations once there are six or more."""
+    return {ws: ROLES[(i + r) % len(ROLES)] for i, ws in enumerate(hosts)}
+
+
+def slowdown_spans(c: Cluster, iterations: int, load: OwnerLoad, seed: int) -> list[Span]:
+    """Every role at once, side by side, in len(ROLES) rounds that rotate the roles, so each
+    workstation plays each. Each loaded span is set against the dedicated speed over that
+    same span on the same core (`reference`): the host's speed drifted by up to 25% between
+    rounds a minute apart and differed between cores, so a dedicated time measured at
+    another time carried that drift into the ratio (one run: one guest 6% early, two 10%)."""
+    hosts = c.workstations
+    core = {ws: str(c.cpu_limits(ws)["cpuset"]) for ws in hosts}
+    share = {ws: c.spec.cpu(ws) for ws in hosts}
+    spans: list[Span] = []
+    for r in range(len(ROLES)):
+        roles = round_roles(hosts, r)
+        loaded = [ws for ws, role in roles.items() if role.owners]
+        owner.start(c, {ws: load for ws in loaded}, seed + r)
+        try:
+            with OwnerSampler(c, hosts) as sampler:
+                got, meters = _metered_round(c, roles, iterations)
+        finally:
+            owner.stop(c, loaded)
+        for ws, (t0, t1) in got.items():
+            same = [m for m in meters if core[m] == core[ws]] or list(meters)
+            reference = statistics.median(dedicated_seconds(meters[m], iterations, t0, t1) for m in same)
+            spans.append(Span(ws, roles[ws], r, t1 - t0, reference,
+                              sampler.cpu_seconds(ws, t0, t1) / (t1 - t0) / share[ws],
+                              sampler.cpu_seconds(ws, t0, t1, whole=True) / (t1 - t0) / share[ws]))
+    return spans
 
 
 def slowdown(c: Cluster, seconds: float, seed: int) -> list[Row]:
-    """Medians over every workstation, each with its own owners and its own guests."""
+    """Medians over every loaded workstation and round of its time over the dedicated time
+    beside it; shown as times at the median dedicated t."""
     hosts = c.workstations
-    probe = statistics.median(_guest_times(c, hosts, 2_000_000, 1))
+    probe = statistics.median(t1 - t0 for t0, t1 in _guest_spans(c, {ws: 1 for ws in hosts}, 2_000_000).values())
     iterations = int(2_000_000 * seconds / probe)
-    t = statistics.median(_guest_times(c, hosts, iterations, 1))
     n, rho = 2, 0.2
     load = OwnerLoad(n=n, z=Z, d=rho * Z)
-    owner.start(c, {ws: load for ws in hosts}, seed + 1)
-    try:
-        one = statistics.median(_guest_times(c, hosts, iterations, 1))
-        two = statistics.median(_guest_times(c, hosts, iterations, 2))
-    finally:
-        owner.stop(c, hosts)
-    return [Row("guest alone (dedicated t)", t, t, "s", "reference"),
-            Row(f"1 guest, owners N={n} D/Z={rho}", one, guest_time(t, 1, n, Z, rho * Z), "s", "±5%"),
-            Row(f"2 guests, owners N={n} D/Z={rho}", two, guest_time(t, 2, n, Z, rho * Z), "s", "±5%")]
+    spans = slowdown_spans(c, iterations, load, seed + 1)
+    t = statistics.median(s.reference for s in spans)
+    u = owner_utilization(n, Z, rho * Z)
+    rows = [Row("guest alone (dedicated t, over the loaded spans)", t, t, "s", "reference")]
+    for role in ROLES[1:]:
+        ratio = statistics.median(s.seconds / s.reference for s in spans if s.role == role)
+        rows.append(Row(f"{role.name}, owners N={n} D/Z={rho}", ratio * t,
+                        guest_time(t, role.guests, n, Z, rho * Z), "s", "±5%"))
+    for role in ROLES[1:]:
+        rows.append(Row(f"U_ow beside {role.name} (not a target)",
+                        statistics.median(s.owner_u for s in spans if s.role == role), u, "", "diagnostic"))
+    return rows
 
 
 def network(c: Cluster) -> list[Row]:

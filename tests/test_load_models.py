@@ -8,7 +8,7 @@ import pytest
 
 from experiments.models.owner import available_fraction, guest_time, inflate, owner_utilization, p0
 from testbed.capmode import extend, onoff_schedule, read_trace
-from testbed.monitor import owner_cpu_ns, parse_class_stats, parse_tc_rate, summarize
+from testbed.monitor import owner_cpu_ns, parse_class_stats, parse_stamped_class_stats, parse_tc_rate, summarize
 from testbed.spec import OwnerLoad, SpecError
 
 
@@ -112,6 +112,13 @@ def test_tc_parsing():
     assert parse_tc_rate("12500Kbit") == 12_500_000 and parse_tc_rate("1Gbit") == 10**9
     assert parse_tc_rate("96bit") == 96
     assert parse_class_stats(TC) == {"1:1": (20_000_000, 1_000_000), "1:100": (4_000_000, 250_000)}
+
+
+def test_tc_counters_carry_the_time_they_were_read_inside_the_workstation():
+    stamp, classes = parse_stamped_class_stats("1795442123.250000000\n" + TC)
+    assert stamp == 1795442123.25 and classes == parse_class_stats(TC)
+    with pytest.raises(ValueError, match="not a time stamp"):
+        parse_stamped_class_stats(TC)
 
 
 def test_owner_cpu_is_read_from_proc_for_owner_processes_only(tmp_path):
