@@ -124,7 +124,7 @@ class CapController:
 
     def _apply(self, ws: str, fraction: float) -> None:
         share = max(MIN_SHARE, self.cluster.spec.cpu(ws) * fraction)
-        backend.update_cpu(self.cluster.client, self.cluster.container_id(ws), share, cfs_period_us(share))
+        backend.write_cpu_cgroup(self.cluster.cgroup_file(ws, "cpu", ""), share, cfs_period_us(share))
 
     def _run(self) -> None:
         events = sorted((t, ws, f) for ws, sched in self.schedules.items() for t, f in sched)

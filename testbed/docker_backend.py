@@ -130,6 +130,14 @@ def update_cpu(c: docker.DockerClient, container_id: str, share: float, period_u
     c.api.update_container(container_id, cpu_period=period_us, cpu_quota=cfs_quota_us(share, period_us))
 
 
+def write_cpu_cgroup(cpu_dir: Path, share: float, period_us: int) -> None:
+    """Set the quota in the container's cgroup directly. For changes on a schedule: dockerd
+    takes about 15 ms an update here, and over 200 ms while the host is busy, against
+    about 0.2 ms for the write. Docker's own record keeps the nominal cap."""
+    (cpu_dir / "cpu.cfs_period_us").write_text(str(period_us))
+    (cpu_dir / "cpu.cfs_quota_us").write_text(str(cfs_quota_us(share, period_us)))
+
+
 def labelled(c: docker.DockerClient, cluster: str | None = None) -> dict[str, list[str]]:
     """Ids of everything carrying the nowlab label (of one cluster, or of all)."""
     flt = {"label": f"{LABEL}={cluster}" if cluster else LABEL}

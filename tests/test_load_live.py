@@ -107,11 +107,12 @@ def test_background_traffic_lowers_the_available_bandwidth_and_the_monitor_follo
         t_off = m.cpu_rows[-1]["t"]
         traffic.stop(loaded)
         owner.stop(loaded, ["ws3"])
+        t_stopped = time.monotonic() - m.t0  # the stops took up to 2 s here under load
         time.sleep(2.5)
     cpu, links = m.frames()
     quiet = summarize(cpu, links, loaded.workstations, t1=t_traffic)
     busy = summarize(cpu, links, loaded.workstations, t0=t_on + 1.5, t1=t_off)
-    after = summarize(cpu, links, loaded.workstations, t0=t_off + 1.5)
+    after = summarize(cpu, links, loaded.workstations, t0=t_stopped + 0.6)
     assert quiet.avg_avail_bw[("ws1", "ws2")] == pytest.approx(20e6, rel=0.05)
     assert busy.avg_avail_bw[("ws1", "ws2")] == pytest.approx(8e6, rel=0.15)
     assert busy.avg_avail_bw[("ws1", "ws3")] < 10e6  # the egress is shared too
