@@ -86,6 +86,10 @@ class Monitor:
     interval: float = 1.0
     cpu_rows: list[dict] = field(default_factory=list)
     link_rows: list[dict] = field(default_factory=list)
+    # frames() and save() run on other threads while sample() appends: they copy the rows
+    # under this lock (a DataFrame built from a list that grows meanwhile fails with
+    # "Length of values ... does not match length of index", which ended a demo).
+    _lock: threading.Lock = field(default_factory=threading.Lock)
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
     _last: dict | None = None
@@ -111,10 +115,12 @@ class Monitor:
             return
         dt = cur["t"] - prev["t"]
         spec = self.cluster.spec
+        cpu_rows: list[dict] = []
+        link_rows: list[dict] = []
         for ws, (cap, owner_ns) in cur["cpu"].items():
             owner = max(0.0, (owner_ns - prev["cpu"][ws][1]) / 1e9 / dt)
             avail = max(0.0, cap - owner)
-            self.cpu_rows.append({"t": cur["t"], "workstation": ws, "cap_cores": cap, "owner_cores": owner,
+            cpu_rows.append({"t": cur["t"], "workstation": ws, "cap_cores": cap, "owner_cores": owner,
                                   "avail_cores": avail, "avail_cpu": avail / spec.cpu(ws)})
         names = spec.names
         for src, (stamp, classes) in cur["tc"].items():
@@ -131,8 +137,11 @@ class Monitor:
                 ceil, sent = classes[cid]
                 used = (sent - before.get(cid, (0, sent))[1]) * 8 / span
                 avail = max(0.0, min(ceil - used, egress_ceil - used_total))
-                self.link_rows.append({"t": cur["t"], "src": src, "dst": dst, "ceil_bps": ceil,
+                link_rows.append({"t": cur["t"], "src": src, "dst": dst, "ceil_bps": ceil,
                                        "used_bps": used, "avail_bps": avail})
+        with self._lock:
+            self.cpu_rows.extend(cpu_rows)
+            self.link_rows.extend(link_rows)
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -158,7 +167,10 @@ class Monitor:
         self.stop()
 
     def frames(self) -> tuple[pd.DataFrame, pd.DataFrame]:
-        return pd.DataFrame(self.cpu_rows), pd.DataFrame(self.link_rows)
+        """The samples so far; safe to call while the monitor runs."""
+        with self._lock:
+            cpu, links = list(self.cpu_rows), list(self.link_rows)
+        return pd.DataFrame(cpu), pd.DataFrame(links)
 
     def save(self, directory: Path) -> tuple[Path, Path]:
         directory.mkdir(parents=True, exist_ok=True)

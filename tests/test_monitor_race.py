@@ -1,0 +1,72 @@
+"""The monitor's frames are read by other threads (the runner, the CLI) while it samples.
+
+A demo died at its end with "Length of values (2872) does not match length of index
+(2880)": the DataFrame was built from a list the sampling thread was appending to.
+"""
+from __future__ import annotations
+
+import itertools
+import time
+from types import SimpleNamespace
+
+from testbed import shaping
+from testbed.monitor import Monitor
+
+WORKSTATIONS = [f"ws{i}" for i in range(1, 17)]
+
+
+class ScriptedMonitor(Monitor):
+    """A Monitor whose readings are made up, so it samples as fast as the host allows."""
+
+    def _read(self) -> dict:
+        n = next(self._tick)
+        owner_ns = n * 10_000_000
+        classes = {shaping.ROOT: (100_000_000, n * 1000)}
+        classes.update({shaping.classid(i): (10_000_000, n * 100) for i in range(len(WORKSTATIONS))})
+        return {"t": n * 0.01, "cpu": {ws: (0.2, owner_ns) for ws in WORKSTATIONS},
+                "tc": {ws: (n * 0.01, classes) for ws in WORKSTATIONS}}
+
+
+def scripted_monitor(interval: float = 0.0) -> ScriptedMonitor:
+    spec = SimpleNamespace(names=WORKSTATIONS, cpu=lambda ws: 0.2)
+    m = ScriptedMonitor(cluster=SimpleNamespace(spec=spec), interval=interval)
+    m._tick = itertools.count()
+    return m
+
+
+def test_frames_read_while_the_monitor_samples_are_whole():
+    m = scripted_monitor().start()
+    errors: list[BaseException] = []
+    reads = 0
+    try:
+        deadline = time.monotonic() + 2.0
+        while time.monotonic() < deadline:
+            try:
+                cpu, links = m.frames()
+            except ValueError as exc:  # the race: pandas sees the list grow
+                errors.append(exc)
+                break
+            reads += 1
+            # Every sample adds one row per workstation and one per ordered pair: whole samples only.
+            assert len(cpu) % len(WORKSTATIONS) == 0
+            assert len(links) % (len(WORKSTATIONS) * (len(WORKSTATIONS) - 1)) == 0
+            if len(cpu):
+                assert set(cpu.columns) >= {"t", "workstation", "avail_cpu"}
+                assert cpu.avail_cpu.notna().all()
+    finally:
+        m.stop()
+    assert not errors, errors
+    assert reads > 10
+    cpu, _ = m.frames()
+    assert len(cpu) > 10 * len(WORKSTATIONS)  # the monitor really sampled meanwhile
+
+
+def test_save_while_sampling(tmp_path):
+    m = scripted_monitor(interval=0.001).start()
+    try:
+        for i in range(10):
+            m.save(tmp_path / str(i))
+    finally:
+        m.stop()
+    lines = (tmp_path / "9" / "monitor_cpu.csv").read_text().splitlines()
+    assert (len(lines) - 1) % len(WORKSTATIONS) == 0
