@@ -47,6 +47,15 @@ def _fail(message: str) -> None:
     raise typer.Exit(2)
 
 
+def _finished(path: Path, failing: list[str]) -> None:
+    """The results path; then, if post-processing steps failed (already stored and printed), exit 1."""
+    typer.echo(f"results: {path}")
+    if failing:
+        typer.echo(f"error: {len(failing)} post-processing step(s) failed, every job is kept "
+                   f"({failing[0]}); redo with `nowlab report {path}`", err=True)
+        raise typer.Exit(1)
+
+
 def run(
     target: Annotated[Path | None, typer.Argument(help="Experiment config (TOML), or with --resume a results file.")]
     = None,
@@ -58,8 +67,11 @@ def run(
     reprofile: Annotated[bool, typer.Option("--reprofile", help="Profile the classes again, ignoring the cache.")]
     = False,
 ) -> None:
-    """Run an experiment live: every (policy, rate, replication) cell, each job stored as it finishes."""
-    from experiments.live import run_experiment
+    """Run an experiment live: every (policy, rate, replication) cell, each job stored as it finishes.
+
+    A failed post-processing step (artifacts, availability, predictions, report) does not stop the
+    run: it is stored and printed, and the command exits 1 after the run; `nowlab report` redoes it."""
+    from experiments.live import failed_steps, run_experiment
 
     if target is None and not (resume and out):
         _fail("give an experiment config, or --resume with the results file")
@@ -72,7 +84,9 @@ def run(
         _fail(str(exc))
     except RuntimeError as exc:  # RunStopped and the like
         _fail(str(exc))
-    typer.echo(f"results: {path}")
+    except Exception as exc:  # anything else (a bug): the cell is marked interrupted; one line, resumable
+        _fail(f"{_one_line(exc)}; every finished job is stored; continue with `nowlab run --resume ...`")
+    _finished(path, failed_steps(path))
 
 
 def report_cmd(
@@ -85,9 +99,13 @@ def report_cmd(
     from experiments.live import make_report
 
     try:
-        make_report(results, out=out, predict=predict)
+        failing = make_report(results, out=out, predict=predict)
     except ValueError as exc:
         _fail(str(exc))
+    if failing:
+        typer.echo(f"error: {len(failing)} step(s) still fail ({failing[0]}); they are stored in {results}; "
+                   f"run `nowlab report {results}` again once fixed", err=True)
+        raise typer.Exit(1)
 
 
 def demo(
@@ -97,7 +115,7 @@ def demo(
     two arrival rates, measured beside predicted; ends with the report's path and its error table."""
     import time
 
-    from experiments.live import run_experiment
+    from experiments.live import failed_steps, run_experiment
 
     out = Path("results") / f"demo-{time.strftime('%Y%m%d-%H%M%S')}.sqlite"
     try:
@@ -107,7 +125,14 @@ def demo(
         raise typer.Exit(130) from None
     except (ValueError, RuntimeError) as exc:
         _fail(str(exc))
-    typer.echo(f"results: {path}")
+    except Exception as exc:  # anything else (a bug): the cell is marked interrupted; one line, resumable
+        _fail(f"{_one_line(exc)}; continue with `nowlab run --resume --out {out}`")
+    _finished(path, failed_steps(path))
+
+
+def _one_line(exc: BaseException) -> str:
+    from experiments.steps import one_line
+    return one_line(exc)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,4 +1,10 @@
-"""Glue behind `nowlab run` and `nowlab report`: config -> store -> runner -> replay -> report."""
+"""Glue behind `nowlab run` and `nowlab report`: config -> store -> runner -> replay -> report.
+
+After the runner, the post-processing steps run softly (experiments/steps.py):
+failed steps of cells are redone first, then the predictions and the report;
+an error in any of them is stored in the results and printed as one line, and
+`nowlab report R` (or `nowlab run --resume --out R`) redoes it later.
+"""
 from __future__ import annotations
 
 import sqlite3
@@ -7,6 +13,7 @@ from pathlib import Path
 from rich.console import Console
 
 from experiments import config as cfg
+from experiments import steps
 from experiments.replay import replay
 from experiments.report import error_table_text, write_report
 from experiments.runner import Runner
@@ -54,15 +61,23 @@ def run_experiment(target: Path | None, *, out: Path | None, resume: bool, repor
         with progress_bar() as update:
             Runner(config, store, update=update, log=console.log, reprofile=reprofile).run()
         if report:
-            _report(store, None)
+            post_process(store, None, predict=True)
         return store.path
     finally:
         store.close()
 
 
-def _report(store: ResultsStore, out: Path | None) -> None:
-    replay(store, log=console.log)
-    _render(store, out)
+def post_process(store: ResultsStore, out: Path | None, *, predict: bool) -> list[str]:
+    """Redo the cells' failed steps, then predict (if asked, or if it failed before) and report.
+
+    Returns one line per step still failing (each already stored and printed); nothing raises.
+    """
+    steps.redo(store, console.log)
+    failed_before = {f.step for f in store.step_failures() if f.cell_id is None}
+    if predict or steps.PREDICTIONS in failed_before:
+        steps.attempt(store, steps.PREDICTIONS, lambda: replay(store, log=console.log), log=console.log)
+    steps.attempt(store, steps.REPORT, lambda: _render(store, out), log=console.log)
+    return [f"{f.step} of {f.where}: {f.error}" for f in store.step_failures()]
 
 
 def _render(store: ResultsStore, out: Path | None) -> None:
@@ -73,14 +88,19 @@ def _render(store: ResultsStore, out: Path | None) -> None:
     console.print(f"report: {paths.markdown}")
 
 
-def make_report(results: Path, *, out: Path | None, predict: bool) -> None:
+def failed_steps(results: Path) -> list[str]:
+    """One line per post-processing step of a stored run still to be redone."""
+    with ResultsStore.open(results, readonly=True) as store:
+        return [f"{f.step} of {f.where}: {f.error}" for f in store.step_failures()]
+
+
+def make_report(results: Path, *, out: Path | None, predict: bool) -> list[str]:
+    """The report of a stored run, redoing its failed steps; returns the steps still failing."""
     try:
         store = ResultsStore.open(results)
     except (StoreError, sqlite3.DatabaseError) as exc:
         raise ValueError(str(exc)) from None
     try:
-        if predict:
-            replay(store, log=console.log)
-        _render(store, out)
+        return post_process(store, out, predict=predict)
     finally:
         store.close()

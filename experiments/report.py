@@ -220,6 +220,9 @@ def _disturbed_block(a: Analysis) -> Block:
         if r.status != "done":
             notes.append(f"status {r.status}, {r.stored_jobs} of {r.stream_jobs} jobs stored, "
                          f"stream time reached {r.elapsed_s:.0f} s" + (f": {r.error}" if r.error else ""))
+        if getattr(r, "failed_steps", ""):  # the jobs are all there; derived data is missing until redone
+            notes.append(f"{'done, but ' if r.status == 'done' else ''}failed steps (redo with `nowlab report`): "
+                         f"{r.failed_steps}")
         if notes:
             items.append(f"{r.policy} at {rate_label(r.rate)}, replication {r.replication}: {'; '.join(notes)}")
     if not items:

@@ -9,11 +9,19 @@ SIGTERM, a killed runner, a dead workstation) loses nothing: `--resume`
 carries on in a new *segment* of the same cell, with the jobs still to run
 (those unfinished when it stopped, then the ones not yet arrived, on the
 stream's own clock from where it stopped).
+
+However the runner ends (its last cell done, Ctrl-C, SIGTERM, an exception
+in any step), no cell is left `running`: a cell cut short is `interrupted`
+with the reason, and a cell a killed runner left `running` is marked so when
+the next run starts. Steps that only derive data (a segment's artifacts, a
+cell's availability, the monitor's series) go through `steps.attempt`: an
+error there is stored and printed, and the run goes on.
 """
 from __future__ import annotations
 
 import dataclasses
 import signal
+import sqlite3
 import threading
 import time
 from contextlib import contextmanager
@@ -22,13 +30,14 @@ from typing import Callable, Iterator
 
 import docker
 
-from experiments import arrivals, swf
+from experiments import arrivals, steps, swf
 from experiments.config import ExperimentConfig
 from experiments.profiles import cached, measure, profile_key
 from experiments.records import JobOutcome, StreamJob
 from experiments.store import ResultsStore
 from scheduler.live import Arrival
 from scheduler.live.executor import LiveExecutor, Stopped
+from scheduler.live.result import LiveResult
 from scheduler.live.stream import JobClass
 from scheduler.model import SevcikModel
 from testbed import docker_backend as backend
@@ -36,7 +45,8 @@ from testbed import owner, state, traffic
 from testbed.calibrate import calibrate
 from testbed.cluster import Cluster
 from testbed.image import image_ref
-from testbed.monitor import Monitor, summarize
+from testbed.monitor import Monitor
+from workloads.launch import LocalLauncher
 from testbed.spec import ClusterSpec, SpecError, load as load_spec
 
 Update = Callable[[str, int, int], None]
@@ -129,7 +139,7 @@ class Runner:
         self.store = store
         self.update = update
         self.log = log
-        self.cluster: Cluster | None = None
+        self.cluster: Cluster | LocalLauncher | None = None
         self.monitor: Monitor | None = None
         self.hosts: list[str] = []
         self.calibration_id = 0
@@ -143,17 +153,23 @@ class Runner:
             self.log("every cell is already done")
             return
         spec = cluster_spec(self.config)
-        reclaim(spec.name)
+        reclaim(spec.name)  # refuses while another runner still uses the cluster, so no cell is live now
+        for cell in self.store.interrupt_running("the runner stopped without clean-up (killed or crashed)"):
+            self.log(f"cell {cell} was left running by a killed runner: marked interrupted")
         with sigterm_as_interrupt():
             self.cluster = Cluster.up(spec, progress=self.update)
             try:
                 self._prepare()
-                for n, (policy, rate, rep) in enumerate(todo):
-                    self.update("cells", n, len(todo))
-                    self._cell(policy, rate, rep)
-                self.update("cells", len(todo), len(todo))
+                self.run_cells(todo)
             finally:
                 self._teardown()
+
+    def run_cells(self, todo: list[tuple[str, float, int]]) -> None:
+        """Each cell in turn on the prepared cluster (hosts, calibration and profiles set)."""
+        for n, (policy, rate, rep) in enumerate(todo):
+            self.update("cells", n, len(todo))
+            self._cell(policy, rate, rep)
+        self.update("cells", len(todo), len(todo))
 
     def _cell_id(self, policy: str, rate: float, rep: int) -> int | None:
         frame = self.store.cells_frame()
@@ -208,10 +224,11 @@ class Runner:
         c = self.cluster
         try:
             if self.monitor is not None:
-                self.monitor.stop()
-                cpu, links = self.monitor.frames()
-                self.store.add_artifact(None, "monitor_cpu.csv", cpu.to_csv(index=False))
-                self.store.add_artifact(None, "monitor_links.csv", links.to_csv(index=False))
+                m = self.monitor
+                m.stop()
+                steps.attempt(self.store, f"{steps.MONITOR}-{self.calibration_id}",
+                              lambda: steps.save_monitor(self.store, self.calibration_id, *m.frames()),
+                              log=self.log, payload=lambda: steps.monitor_payload(m.cpu_rows, m.link_rows))
         finally:
             removed = c.down()
             self.log(f"cluster {c.name} down: {removed['containers']} containers removed")
@@ -220,6 +237,25 @@ class Runner:
     def _cell(self, policy: str, rate: float, rep: int) -> None:
         stream = stream_for(self.config, rate, rep)
         cell = self.store.ensure_cell(policy, rate, rep, stream)
+        try:
+            self._cell_segments(cell, policy, rate, rep, stream)
+        except BaseException as exc:  # Ctrl-C, SIGTERM, RunStopped, a bug: never leave the cell `running`
+            self._interrupted(cell, exc)
+            raise
+
+    def _interrupted(self, cell: int, exc: BaseException) -> None:
+        """Mark a cell cut short by `exc` interrupted (unless already marked, e.g. a lost workstation)."""
+        if isinstance(exc, KeyboardInterrupt):
+            reason = "stopped by Ctrl-C or SIGTERM"
+        else:
+            reason = f"stopped by an error: {steps.one_line(exc)}"
+        try:
+            if self.store.cell_status(cell) == "running":
+                self.store.set_cell_status(cell, "interrupted", reason)
+        except (ValueError, sqlite3.Error) as store_exc:  # the store itself failing: keep the first error
+            self.log(f"cell {cell}: could not mark it interrupted ({steps.one_line(store_exc)})")
+
+    def _cell_segments(self, cell: int, policy: str, rate: float, rep: int, stream: list[StreamJob]) -> None:
         by_id = {j.id: j for j in stream}
         finished = self.store.finished_ids(cell)
         while True:
@@ -330,6 +366,8 @@ class Runner:
             time.sleep(0.25)
 
     def _alive(self, ws: str) -> bool:
+        if not isinstance(self.cluster, Cluster):
+            return True  # a local launcher's hosts are this machine: up as long as the runner is
         try:
             return self.cluster.client.api.inspect_container(self.cluster.container_id(ws))["State"]["Running"]
         except (docker.errors.DockerException, KeyError, OSError):
@@ -350,26 +388,18 @@ class Runner:
     def _monitor_time(self) -> float | None:
         return None if self.monitor is None else time.monotonic() - self.monitor.t0
 
-    def _save_segment(self, cell: int, seg: int, offset: float, result, t_monitor: float | None,
+    def _save_segment(self, cell: int, seg: int, offset: float, result: LiveResult, t_monitor: float | None,
                       hosts: list[str]) -> None:
-        tl = result.timeline_dataframe()
-        tl["time"] = tl["time"] + offset
-        self.store.add_artifact(cell, f"timeline-{seg}.csv", tl.to_csv(index=False))
-        self.store.add_artifact(cell, f"decisions-{seg}.csv", result.decisions_dataframe().to_csv(index=False))
-        self.store.add_artifact(cell, f"resizes-{seg}.csv", result.resizes_dataframe().to_csv(index=False))
-        self.store.add_artifact(cell, f"runs-{seg}.csv", result.runs_dataframe().to_csv(index=False))
-        if self.monitor is not None and t_monitor is not None:
-            cpu, links = self.monitor.frames()
-            t1 = time.monotonic() - self.monitor.t0
-            try:
-                av = summarize(cpu, links, hosts, t_monitor, t1)
-            except ValueError as exc:
-                self.log(f"no availability for cell {cell}: {exc}")
-                return
-            self.store.set_availability(cell, {"t0": t_monitor, "t1": t1, "avg_avail_cpu": av.avg_avail_cpu,
-                                               "min_avg_avail_cpu": av.min_avg_avail_cpu,
-                                               "avg_avail_bw": {f"{s}->{d}": v for (s, d), v in av.avg_avail_bw.items()},
-                                               "min_avg_avail_bw": av.min_avg_avail_bw})
+        """The segment's derived data; each step fails softly (stored, printed, redone later)."""
+        steps.attempt(self.store, steps.ARTIFACTS, lambda: steps.segment_artifacts(self.store, cell, seg, offset,
+                                                                                   result),
+                      log=self.log, cell=cell, segment=seg, payload=lambda: steps.segment_payload(offset, result))
+        if self.monitor is None or t_monitor is None:
+            return
+        window = steps.Window(self.calibration_id, tuple(hosts), t_monitor, time.monotonic() - self.monitor.t0)
+        steps.attempt(self.store, steps.AVAILABILITY,
+                      lambda: steps.availability(self.store, cell, *self.monitor.frames(), window),
+                      log=self.log, cell=cell, payload=window.payload)
 
 
 def open_or_create(config: ExperimentConfig | None, config_text: str, out: Path, resume: bool) -> ResultsStore:

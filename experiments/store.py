@@ -20,6 +20,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
@@ -28,13 +29,23 @@ import pandas as pd
 from experiments.records import JobOutcome, StreamJob
 
 FORMAT = "nowlab-results"
-VERSION = 1
+VERSION = 2  # 2: step_failures (a version-1 store gains the table when opened for writing)
 CELL_STATUSES = ("pending", "running", "done", "interrupted", "failed")
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 # JobOutcome columns as stored (derived wait/execution/response are computed on read).
 _OUTCOME_COLS = ("cls", "demand", "arrival", "start", "finish", "mean_procs", "max_procs", "requested",
                  "preemptions", "status", "error")
+
+# A failed post-processing step; cell_id NULL: the whole run's (predictions, report), segment NULL:
+# the cell's. `payload` holds what redoing it needs and nothing else keeps (e.g. the segment's record).
+_STEPS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS step_failures (
+    cell_id INTEGER REFERENCES cells(id), segment INTEGER, step TEXT NOT NULL,
+    error TEXT NOT NULL, payload BLOB, failed_at REAL NOT NULL);
+CREATE UNIQUE INDEX IF NOT EXISTS step_failures_key
+    ON step_failures (COALESCE(cell_id, -1), COALESCE(segment, -1), step);
+"""
 
 _SCHEMA = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -79,7 +90,25 @@ CREATE TABLE availability (cell_id INTEGER PRIMARY KEY REFERENCES cells(id), jso
 CREATE TABLE artifacts (  -- cell_id NULL: the whole run's (e.g. the monitor's series)
     cell_id INTEGER REFERENCES cells(id), name TEXT NOT NULL, text TEXT NOT NULL);
 CREATE UNIQUE INDEX artifacts_name ON artifacts (COALESCE(cell_id, -1), name);
-"""
+""" + _STEPS_SCHEMA
+
+
+@dataclass(frozen=True)
+class StepFailure:
+    """A post-processing step that failed and is still to be redone."""
+
+    cell_id: int | None  # None: a step of the whole run
+    segment: int | None  # None: a step of the whole cell (or run)
+    step: str
+    error: str
+    payload: bytes | None
+    failed_at: float
+
+    @property
+    def where(self) -> str:
+        if self.cell_id is None:
+            return "the run"
+        return f"cell {self.cell_id}" + (f" segment {self.segment}" if self.segment is not None else "")
 
 
 class StoreError(ValueError):
@@ -103,6 +132,8 @@ class ResultsStore:
         self.config: dict[str, Any] = json.loads(meta["config"])
         self.config_text: str = meta.get("config_text", "")
         self.created_at: float = float(meta.get("created_at", "nan"))
+        self._has_steps = bool(conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'step_failures'").fetchone())
 
     # ---- opening ---------------------------------------------------------------------------------
 
@@ -157,6 +188,10 @@ class ResultsStore:
             try:
                 conn.execute("PRAGMA journal_mode = WAL")  # readers (a report) don't block the runner
                 conn.execute("PRAGMA synchronous = FULL")  # a committed job survives a power cut too
+                with conn:  # a version-1 store gains the step_failures table
+                    conn.executescript(_STEPS_SCHEMA)
+                    conn.execute("UPDATE meta SET value = ? WHERE key = 'version' AND CAST(value AS INTEGER) < ?",
+                                 (str(VERSION), VERSION))
             except sqlite3.DatabaseError as exc:
                 conn.close()
                 raise StoreError(f"results: {path}: cannot open for writing ({exc})") from None
@@ -266,6 +301,15 @@ class ResultsStore:
             if cur.rowcount == 0:
                 raise StoreError(f"results: {self.path}: no cell {cell_id}")
 
+    def interrupt_running(self, reason: str) -> list[int]:
+        """Mark every cell still `running` as interrupted (a runner that died without clean-up:
+        SIGKILL, a power cut); returns their ids."""
+        with self._tx() as c:
+            ids = [int(r[0]) for r in c.execute("SELECT id FROM cells WHERE status = 'running'").fetchall()]
+            c.execute("UPDATE cells SET status = 'interrupted', error = ?, updated_at = ?, "
+                      "interruptions = interruptions + 1 WHERE status = 'running'", (reason, time.time()))
+        return ids
+
     def heartbeat(self, cell_id: int, elapsed_s: float) -> None:
         """Record the stream time reached, so a killed run shows how far it got."""
         with self._tx() as c:
@@ -359,16 +403,45 @@ class ResultsStore:
         """A cell's artifacts by name (cell_id None: the whole run's)."""
         return dict(self._query("SELECT name, text FROM artifacts WHERE cell_id IS ? ORDER BY name", (cell_id,)))
 
+    # ---- failed steps ----------------------------------------------------------------------------
+
+    def add_step_failure(self, cell_id: int | None, segment: int | None, step: str, error: str,
+                         payload: bytes | None = None) -> None:
+        """Keep a failed step's error (and what redoing it needs); replaces an earlier failure of it."""
+        with self._tx() as c:
+            c.execute("DELETE FROM step_failures WHERE cell_id IS ? AND segment IS ? AND step = ?",
+                      (cell_id, segment, step))
+            c.execute("INSERT INTO step_failures (cell_id, segment, step, error, payload, failed_at) "
+                      "VALUES (?, ?, ?, ?, ?, ?)", (cell_id, segment, step, error, payload, time.time()))
+
+    def clear_step_failure(self, cell_id: int | None, segment: int | None, step: str) -> None:
+        """The step has now succeeded."""
+        if self.readonly:
+            return
+        with self._tx() as c:
+            c.execute("DELETE FROM step_failures WHERE cell_id IS ? AND segment IS ? AND step = ?",
+                      (cell_id, segment, step))
+
+    def step_failures(self) -> list[StepFailure]:
+        """Every failed step still to be redone, the run's last."""
+        if not self._has_steps:
+            return []
+        rows = self._query("SELECT cell_id, segment, step, error, payload, failed_at FROM step_failures "
+                           "ORDER BY cell_id IS NULL, cell_id, segment, failed_at")
+        return [StepFailure(None if cid is None else int(cid), None if seg is None else int(seg), step, error,
+                            payload, float(t)) for cid, seg, step, error, payload, t in rows]
+
     # ---- frames ----------------------------------------------------------------------------------
 
     def cells_frame(self) -> pd.DataFrame:
-        """One row per cell: status, heartbeat, segments and whether it was resumed."""
+        """One row per cell: status, heartbeat, segments, whether it was resumed, and its failed steps."""
         with self._lock:
             df = pd.read_sql_query(
                 "SELECT c.id AS cell_id, c.policy, c.rate, c.replication, c.status, c.elapsed_s, c.error, "
                 "c.interruptions, COUNT(s.seq) AS segments, "
                 "(SELECT COUNT(*) FROM stream t WHERE t.cell_id = c.id) AS stream_jobs, "
-                "(SELECT COUNT(*) FROM jobs j WHERE j.cell_id = c.id) AS stored_jobs "
+                "(SELECT COUNT(*) FROM jobs j WHERE j.cell_id = c.id) AS stored_jobs, "
+                f"{_FAILED_STEPS if self._has_steps else _NO_FAILED_STEPS} AS failed_steps "
                 "FROM cells c LEFT JOIN segments s ON s.cell_id = c.id GROUP BY c.id ORDER BY c.id", self._conn)
         df["resumed"] = df.segments > 1
         return df
@@ -394,6 +467,12 @@ class ResultsStore:
         df["response"] = df.finish - df.arrival
         df["warmup"] = df.job_id < int(self.config.get("arrivals", {}).get("warmup", 0))
         return df
+
+
+_NO_FAILED_STEPS = "''"  # a version-1 store read-only: no such table
+# A cell's failed steps as one text, e.g. "availability: ValueError: ...; artifacts (segment 2): ..."
+_FAILED_STEPS = ("COALESCE((SELECT GROUP_CONCAT(f.step || COALESCE(' (segment ' || f.segment || ')', '') "
+                 "|| ': ' || f.error, '; ') FROM step_failures f WHERE f.cell_id = c.id), '')")
 
 
 def _value(v: Any) -> Any:

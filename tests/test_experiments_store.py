@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from experiments.records import JobOutcome, StreamJob
-from experiments.store import ResultsStore, StoreError
+from experiments.store import VERSION, ResultsStore, StoreError
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = {"name": "t", "title": "T", "policies": ["RA", "FOLDING"],
@@ -235,10 +235,10 @@ def test_open_refuses_newer_versions_and_damaged_copies(tmp_path: Path) -> None:
     newer = tmp_path / "newer.db"
     newer.write_bytes(path.read_bytes())
     conn = sqlite3.connect(newer)
-    conn.execute("UPDATE meta SET value = '2' WHERE key = 'version'")
+    conn.execute("UPDATE meta SET value = ? WHERE key = 'version'", (str(VERSION + 1),))
     conn.commit()
     conn.close()
-    _refused(newer, "written by a newer nowlab .format version 2")
+    _refused(newer, f"written by a newer nowlab .format version {VERSION + 1}")
     data = path.read_bytes()
     assert len(data) > 64 * 1024
     for size in (len(data) // 2, len(data) - 4096, 50):
