@@ -17,6 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from scheduler.registry import get_policy
 from testbed.spec import OwnerLoad, _rate
+from workloads.reference import mults_to_ref_seconds, ref_seconds_to_mults
+from workloads.synthetic_demand import DEFAULT_MULTS
 
 # The workload argument that sets a job's demand (its safe points are these
 # phases or iterations, so demand and the engine's `phases` move together).
@@ -48,6 +50,40 @@ class ClassSpec(_Strict):
             if key in ("job", "hosts", "control", "resume"):
                 raise ValueError(f"{key!r} is set by the runner")
         return v
+
+    @model_validator(mode="after")
+    def _work(self) -> "ClassSpec":
+        """A synthetic class states its phase's demand as `mults` or as `work` (reference-seconds)."""
+        if "work" not in self.args:
+            return self
+        if self.workload != "synthetic":
+            raise ValueError(f"args.work: only the synthetic workload takes work, not {self.workload}")
+        if "mults" in self.args:
+            raise ValueError("args.work: give mults or work, not both")
+        w = self.args["work"]
+        if isinstance(w, bool) or not isinstance(w, (int, float)) or not (math.isfinite(w) and w > 0):
+            raise ValueError(f"args.work: must be a number > 0 (reference-seconds per phase), got {w!r}")
+        return self
+
+    @property
+    def mults_per_phase(self) -> int | None:
+        """A synthetic phase's multiplies, converted from `work` as the workload converts it (None: not synthetic)."""
+        if self.workload != "synthetic":
+            return None
+        if "work" in self.args:
+            return ref_seconds_to_mults(float(self.args["work"]))
+        return int(self.args.get("mults", DEFAULT_MULTS))
+
+    @property
+    def work_per_phase_ref_s(self) -> float | None:
+        """A synthetic phase's work in reference-seconds (None: not synthetic)."""
+        mults = self.mults_per_phase
+        return None if mults is None else mults_to_ref_seconds(mults)
+
+    def work_ref_s(self, demand: float = 1.0) -> float | None:
+        """A job's compute work in reference-seconds: its whole phases times the work per phase."""
+        per_phase = self.work_per_phase_ref_s
+        return None if per_phase is None else self.units(demand) * per_phase
 
     @property
     def base_demand(self) -> int:

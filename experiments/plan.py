@@ -5,6 +5,10 @@ prediction does); the cell lasts until its last job finishes, plus a fixed
 cost per cell (executor start, the first launch). Profiling, calibration and
 cluster start-up are added once. `nowlab run CONFIG --estimate` prints this
 when every class has a cached profile for the config's cluster.
+
+Before any profile exists, `work_models` gives a floor from what a class
+states in reference units: a synthetic job of w reference-seconds computes
+for at least w / (p·s) seconds on p workstations of speed s reference cores.
 """
 from __future__ import annotations
 
@@ -35,6 +39,20 @@ class Plan:
     @property
     def total_s(self) -> float:
         return RUN_OVERHEAD_S + self.profiling_s + sum(c.makespan_s + CELL_OVERHEAD_S for c in self.cells)
+
+
+def work_models(config: ExperimentConfig, speed: float) -> dict[str, ClassModel]:
+    """Compute-only models (alpha = beta = 0, no launch) of the classes whose work is in reference
+    units (synthetic), on workstations of `speed` reference cores: W = work of a demand-1 job / speed."""
+    if not (speed > 0 and speed != float("inf")):
+        raise ValueError(f"speed: must be > 0 reference cores, got {speed}")
+    out = {}
+    for name, cls in config.classes.items():
+        work = cls.work_ref_s(1.0)
+        if work is not None:
+            out[name] = ClassModel(name=name, W=work / speed, alpha=0.0, beta=0.0, pmax=cls.pmax,
+                                   phases=cls.base_demand)
+    return out
 
 
 def profiling_seconds(config: ExperimentConfig, models: dict[str, ClassModel]) -> float:

@@ -2,7 +2,9 @@
 
 Each phase: broadcast (the coordinator sends a message to each node), compute
 (the phase's total multiplies split evenly over the p ranks, no communication),
-collect (each node sends a message back), then the safe-point barrier. The job
+collect (each node sends a message back), then the safe-point barrier. The phase's work
+is --mults multiplies or --work reference-seconds (workloads/reference.py).
+The job
 also holds --redist-bytes of block-distributed data, the data a preemption
 has to redistribute. Changing the work, the message sizes and the data size
 yields different speedup curves and preemption costs.
@@ -16,7 +18,7 @@ import time
 import numpy as np
 from mpi4py import MPI
 
-from workloads import compute, polite, runtime
+from workloads import compute, polite, runtime, synthetic_demand
 from workloads.checkpoint import LocalState
 from workloads.partition import block_bounds
 
@@ -61,11 +63,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m workloads.synthetic", description=__doc__)
     runtime.add_job_arguments(parser)
     parser.add_argument("--phases", type=int, default=50, help="number of phases (the paper uses 50 and 15)")
-    parser.add_argument("--mults", type=int, default=66000, help="total float multiplies per phase, all ranks")
+    synthetic_demand.add_arguments(parser)  # --mults, or --work in reference-seconds
     parser.add_argument("--msg-bytes", type=int, default=32, help="broadcast and collect message size (bytes)")
     parser.add_argument("--redist-bytes", type=int, default=512 * 1024,
                         help="distributed data moved on preemption (bytes, total)")
     args = parser.parse_args(argv)
+    args.mults = synthetic_demand.resolve(parser, args)
 
     comm = MPI.COMM_WORLD
     job = runtime.Malleable(comm, runtime.config_from_args(args))
