@@ -14,7 +14,7 @@ import docker
 import paramiko
 
 from testbed import docker_backend as backend
-from testbed import owner, shaping, state
+from testbed import owner, shaping, state, warm
 from testbed.control import DockerControl, ExecResult, RemoteProcess, SshControl
 from testbed.image import ensure_image
 from testbed.placement import CORE_LIMIT, place
@@ -165,12 +165,14 @@ class Cluster:
             time.sleep(0.05)
 
     def mpi_argv(self, hosts: Sequence[str], argv: Sequence[str], *, env: dict[str, str] | None = None,
-                 ranks_per_host: int = 1, guest: bool = True) -> list[str]:
+                 ranks_per_host: int = 1, guest: bool = True, fast: bool = True) -> list[str]:
         """mpiexec across `hosts`, one rank each in the order given (rank i on hosts[i]).
 
         Hosts must be listed lowest-numbered first, so the coordinator (rank 0) is always the
         lowest-numbered workstation of the job, as the scheduling papers assume. Ranks are
         guests: they run at SCHED_IDLE, so a workstation's owner processes preempt them.
+        `fast` launches over the ssh masters and `python3 -m` programs through the zygotes
+        opened at `up` (testbed/warm.py); each falls back to the cold path if missing.
         """
         if not hosts:
             raise ValueError("hosts: an MPI job needs at least one workstation")
@@ -180,8 +182,9 @@ class Cluster:
         hostlist = ",".join(f"{h}:{ranks_per_host}" for h in hosts)
         exports = [x for k, v in (env or {}).items() for x in ("-x", f"{k}={v}")]
         return ["mpiexec", "--allow-run-as-root", "-H", hostlist, "-n", str(len(hosts) * ranks_per_host),
-                "--map-by", "node", "--mca", "btl", "tcp,self", "-x", "PYTHONPATH", *exports,
-                *(GUEST_PREFIX if guest else []), *argv]
+                "--map-by", "node", "--mca", "btl", "tcp,self", *(warm.MPI_SSH_ARGS if fast else []),
+                "-x", "PYTHONPATH", *exports, *(GUEST_PREFIX if guest else []),
+                *(warm.through_zygote(argv) if fast else argv)]
 
     def mpirun(self, hosts: Sequence[str], argv: Sequence[str], *, env: dict[str, str] | None = None,
                timeout: float | None = None) -> ExecResult:
@@ -215,6 +218,7 @@ class Cluster:
                 time.sleep(0.1)
 
         backend.parallel(probe, self.workstations)
+        warm.warm(self)  # ssh masters and zygotes, in the background: launches get faster once they are up
 
     # -- live changes ------------------------------------------------------------------
     def _replace_spec(self, spec: ClusterSpec) -> None:

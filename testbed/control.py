@@ -91,6 +91,12 @@ class DockerControl:
         return ExecResult(code if code is not None else -1, (out or b"").decode(errors="replace"),
                           (err or b"").decode(errors="replace"))
 
+    def detach(self, argv: Sequence[str], *, env: dict[str, str] | None = None) -> None:
+        """Start a daemon and return at once: no streams attached, nothing waits for it."""
+        exec_id = self.api.exec_create(self.container_id, list(argv), environment=env,
+                                       stdout=False, stderr=False)["Id"]
+        self.api.exec_start(exec_id, detach=True)
+
     def start(self, argv: Sequence[str], *, env: dict[str, str] | None = None) -> RemoteProcess:
         proc = RemoteProcess(list(argv))
         exec_id = self.api.exec_create(self.container_id, list(argv), environment=env)["Id"]

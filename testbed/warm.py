@@ -1,0 +1,71 @@
+"""Warm launch paths: persistent SSH connections and resident rank hosts (zygotes).
+
+A cold launch at p = 8 on 0.2-core workstations spends ~0.6 s per extra host in
+ssh handshakes from the coordinator and ~1 s per rank importing numpy and mpi4py
+(workloads/README.md, "Launch cost"). `warm(cluster)` removes both, once per
+cluster: an OpenSSH master connection from every workstation to every
+higher-numbered one (the coordinator is a job's lowest-numbered host, and
+Open MPI is told not to tree-spawn, so no other pair is used), and one
+`workloads.zygote` per workstation. Both are optional: ssh falls back to a
+fresh connection and the zygote client to a cold `python3 -m` when they are missing.
+"""
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Sequence
+
+if TYPE_CHECKING:
+    from testbed.cluster import Cluster
+
+MUX_PATH = "/tmp/nowlab-mux-%C"  # %C: hash of local host, remote host, port and user
+# ControlMaster=no: use a master when one is there, else connect as usual.
+MPI_SSH_ARGS = ["--mca", "plm_rsh_args", f"-o ControlPath={MUX_PATH} -o ControlMaster=no",
+                "--mca", "plm_rsh_no_tree_spawn", "1"]
+ZYGOTE_SOCKET = "/tmp/nowlab-zygote.sock"
+ZYGOTE_ARGV = ["chrt", "--idle", "0", "python3", "-m", "workloads.zygote", "--socket", ZYGOTE_SOCKET]
+CLIENT_ARGV = ["python3", "-S", "-m", "workloads.zygote_client"]
+
+
+def master_pairs(workstations: Sequence[str]) -> list[tuple[str, str]]:
+    """(from, to) for every workstation and each higher-numbered one."""
+    return [(a, b) for i, a in enumerate(workstations) for b in workstations[i + 1:]]
+
+
+def through_zygote(argv: Sequence[str]) -> list[str]:
+    """`python3 -m MODULE ...` as the zygote client's argv; anything else unchanged."""
+    argv = list(argv)
+    if len(argv) >= 3 and argv[0] == "python3" and argv[1] == "-m":
+        return [*CLIENT_ARGV, *argv[1:]]
+    return argv
+
+
+def warm(cluster: "Cluster") -> None:
+    """Open the ssh masters and start the zygotes in the background; returns at once."""
+    for src, dst in master_pairs(cluster.workstations):
+        cluster.control(src).detach(["ssh", "-M", "-N", "-f", "-o", "ControlPersist=yes",
+                                     "-o", f"ControlPath={MUX_PATH}", dst])
+    for ws in cluster.workstations:
+        cluster.control(ws).detach(ZYGOTE_ARGV)
+
+
+def is_warm(cluster: "Cluster", ws: str) -> bool:
+    """This workstation's zygote listens and its masters to higher-numbered hosts are up."""
+    names = cluster.workstations
+    later = names[names.index(ws) + 1:]
+    ctl = cluster.control(ws)
+    if not ctl.run(["test", "-S", ZYGOTE_SOCKET]).ok:
+        return False
+    return all(ctl.run(["ssh", "-o", f"ControlPath={MUX_PATH}", "-O", "check", dst]).ok for dst in later)
+
+
+def wait_warm(cluster: "Cluster", timeout: float = 60.0) -> float:
+    """Block until every workstation is warm; the seconds it took."""
+    t0 = time.monotonic()
+    pending = list(cluster.workstations)
+    while pending:
+        pending = [ws for ws in pending if not is_warm(cluster, ws)]
+        if pending and time.monotonic() - t0 > timeout:
+            raise TimeoutError(f"{', '.join(pending)}: not warm after {timeout:.0f} s")
+        if pending:
+            time.sleep(0.2)
+    return time.monotonic() - t0
