@@ -351,7 +351,8 @@ class Runner:
         finally:
             stop.set()
             watch.join()
-            self.store.heartbeat(cell, offset + time.monotonic() - executor.t0)
+            if executor.t0:  # 0: the executor never started its clock; keep the last heartbeat
+                self.store.heartbeat(cell, offset + time.monotonic() - executor.t0)
         self._save_segment(cell, seg, offset, result, t_monitor, hosts)
         return []
 

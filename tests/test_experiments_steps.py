@@ -182,6 +182,7 @@ def test_a_cell_cut_short_by_an_exception_is_interrupted_and_resumable(tmp_path,
         assert frame.status.tolist() == ["interrupted"] and frame.error.tolist() == [reason]
         assert frame.interruptions.tolist() == [1] and frame.stored_jobs.tolist() == [0]
         assert store.segments(1)[0]["hosts"] == HOSTS
+        assert frame.elapsed_s.tolist() == [0.0]  # no clock had started: a resume replays the stream from 0
 
 
 def test_a_cell_left_running_by_a_killed_runner_is_marked_interrupted(tmp_path):
