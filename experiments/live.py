@@ -62,6 +62,8 @@ def run_experiment(target: Path | None, *, out: Path | None, resume: bool, repor
             Runner(config, store, update=update, log=console.log, reprofile=reprofile).run()
         if report:
             post_process(store, None, predict=True)
+        else:
+            steps.redo(store, console.log)  # the cells' own steps all the same
         return store.path
     finally:
         store.close()
