@@ -182,7 +182,7 @@ class Cluster:
         hostlist = ",".join(f"{h}:{ranks_per_host}" for h in hosts)
         exports = [x for k, v in (env or {}).items() for x in ("-x", f"{k}={v}")]
         return ["mpiexec", "--allow-run-as-root", "-H", hostlist, "-n", str(len(hosts) * ranks_per_host),
-                "--map-by", "node", "--mca", "btl", "tcp,self", *(warm.MPI_SSH_ARGS if fast else []),
+                "--map-by", "node", "--mca", "btl", "tcp,self", *(warm.MPI_FAST_ARGS if fast else []),
                 "-x", "PYTHONPATH", *exports, *(GUEST_PREFIX if guest else []),
                 *(warm.through_zygote(argv) if fast else argv)]
 

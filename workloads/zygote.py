@@ -26,6 +26,7 @@ import select
 import signal
 import socket
 import sys
+import time
 from typing import Any
 
 SOCKET_PATH = "/tmp/nowlab-zygote.sock"
@@ -66,6 +67,12 @@ def read_request(conn: socket.socket) -> tuple[dict[str, Any], list[int]]:
     return request, fds
 
 
+def trace(stage: str) -> None:
+    """With NOWLAB_ZYGOTE_TRACE=1, the epoch time of a stage on stderr (bench_launch.py reads it)."""
+    if os.environ.get("NOWLAB_ZYGOTE_TRACE") == "1":
+        print(f"NOWLAB_TRACE {stage} {time.time():.6f}", file=sys.stderr, flush=True)
+
+
 def run_child(request: dict[str, Any], fds: list[int]) -> None:
     """In the forked child: become the rank the client stands for, then exit (never returns)."""
     code = 1
@@ -86,7 +93,9 @@ def run_child(request: dict[str, Any], fds: list[int]) -> None:
         import runpy
 
         from mpi4py import MPI
+        trace("forked")
         MPI.Init_thread(MPI.THREAD_MULTIPLE)  # what mpi4py does at import by default
+        trace("MPI_Init")
         sys.argv = [argv[1], *argv[2:]]
         sys.modules.pop(argv[1], None)  # run the main module afresh; its imports stay warm
         try:

@@ -1,0 +1,16 @@
+"""The warm launch path's pure parts: which ssh masters to open, how argv goes through the zygote."""
+from __future__ import annotations
+
+from testbed.warm import CLIENT_ARGV, master_pairs, through_zygote
+
+
+def test_masters_go_from_each_workstation_to_every_higher_numbered_one():
+    assert master_pairs(["ws1", "ws2", "ws3"]) == [("ws1", "ws2"), ("ws1", "ws3"), ("ws2", "ws3")]
+    assert master_pairs(["ws1"]) == []
+
+
+def test_python_modules_go_through_the_zygote_client_and_other_programs_do_not():
+    assert through_zygote(["python3", "-m", "workloads.cg", "--n", "5"]) == [
+        *CLIENT_ARGV, "-m", "workloads.cg", "--n", "5"]
+    assert through_zygote(["true"]) == ["true"]
+    assert through_zygote(["python3", "script.py"]) == ["python3", "script.py"]
