@@ -4,7 +4,9 @@ A schedule (time, available fraction) is a description, rendered ahead of time f
 same ON/OFF closed workload as process mode, or from an availability trace; a controller
 thread then carries it out by changing the cgroup quota live. The cap is
 nominal x fraction, never below 0.1% of a core (the CFS period then grows to 1 s so that
-the quota stays at the kernel's 1 ms floor).
+the quota stays at the kernel's 1 ms floor). On a governed (speed) workstation the cap is
+the governed quota x fraction: the fraction goes to the speed keeper, which applies it on
+every step (testbed.keeper.set_scale).
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from testbed import docker_backend as backend
+from testbed import keeper
 from testbed.owner import OwnerLoad
 from testbed.spec import SpecError, cfs_period_us
 
@@ -123,7 +126,13 @@ class CapController:
     _thread: threading.Thread | None = None
 
     def _apply(self, ws: str, fraction: float) -> None:
-        share = max(MIN_SHARE, self.cluster.spec.cpu(ws) * fraction)
+        base = self.cluster.spec.cpu(ws)
+        if self.cluster.spec.governed(ws):
+            # The keeper governs this cap: it scales its quota by the fraction from its next
+            # tick on; the write below applies it now, on the quota it last set.
+            current = keeper.set_scale(self.cluster.name, ws, fraction)
+            base = current if current is not None else self.cluster.spec.nominal_cpu(ws)
+        share = max(MIN_SHARE, base * fraction)
         backend.write_cpu_cgroup(self.cluster.cgroup_file(ws, "cpu", ""), share, cfs_period_us(share))
 
     def _run(self) -> None:

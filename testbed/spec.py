@@ -51,6 +51,8 @@ class Defaults(_Strict):
     # default) paces below it and delivered 4-6% less than asked at 1-2 Mbit/s here.
     tcp: Literal["reno", "bbr"] = Field("reno", description="TCP congestion control inside workstations")
     owner: OwnerLoad | None = Field(None, description="owner load started with the cluster")
+    speed: float | None = Field(None, description="reference cores of a workstation with no cpu, class or speed")
+    governor: bool = Field(True, description="keep speed workstations on their reference speed live")
 
     _egress = field_validator("egress", mode="before")(lambda v: _rate(v))
 
@@ -59,6 +61,13 @@ class Defaults(_Strict):
     def _positive_cpu(cls, v: float) -> float:
         if v <= 0:
             raise ValueError(f"must be > 0 cores, got {v}")
+        return v
+
+    @field_validator("speed")
+    @classmethod
+    def _positive_speed(cls, v: float | None) -> float | None:
+        if v is not None and not v > 0:
+            raise ValueError(f"must be > 0 reference cores, got {v}")
         return v
 
     @field_validator("cfs_period_us")
@@ -71,7 +80,8 @@ class Defaults(_Strict):
 
 class WorkstationSpec(_Strict):
     name: str
-    cpu: float | None = Field(None, description="CPU share in cores; overrides the speed class")
+    cpu: float | None = Field(None, description="CPU share in cores (a raw cap); overrides the speed class")
+    speed: float | None = Field(None, description="reference cores (workloads.reference), governed live")
     speed_class: str | None = Field(None, alias="class", description="name of a speed class")
     egress: int | None = Field(None, description="egress bandwidth, bit/s")
     links: dict[str, int] = Field(default_factory=dict, description="per-peer bandwidth, bit/s")
@@ -94,6 +104,20 @@ class WorkstationSpec(_Strict):
         if v is not None and v > 1:
             raise ValueError(f"a workstation is pinned to one core, so at most 1.0 core, got {v}")
         return v
+
+    @field_validator("speed")
+    @classmethod
+    def _positive_speed(cls, v: float | None) -> float | None:
+        if v is not None and not v > 0:
+            raise ValueError(f"must be > 0 reference cores, got {v}")
+        return v
+
+    @model_validator(mode="after")
+    def _cpu_or_speed(self) -> "WorkstationSpec":
+        if self.speed is not None and (self.cpu is not None or self.speed_class is not None):
+            what = "cpu" if self.cpu is not None else "class"
+            raise ValueError(f"give either speed (reference cores) or {what}, not both")
+        return self
 
     @field_validator("egress", mode="before")
     @classmethod
@@ -124,6 +148,10 @@ class ClusterSpec(_Strict):
     symmetric_links: bool = Field(True, description="a per-link rate applies both ways unless the peer sets its own")
     oversubscribe: bool = Field(False, description="warn instead of refusing caps above 90% of a core")
     seed: int = Field(0, description="seed of the owner load, for repeatable runs")
+    # Filled by placement for speed workstations, never written by hand: the cores reserved
+    # (the container's cap, the governor's ceiling) and the core's factor when placed.
+    resolved_cpu: dict[str, float] = Field(default_factory=dict)
+    placed_factor: dict[str, float] = Field(default_factory=dict)
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
@@ -171,13 +199,38 @@ class ClusterSpec(_Strict):
                 return ws
         raise KeyError(f"no workstation named {name!r} (known: {', '.join(self.names)})")
 
+    def speed(self, name: str) -> float | None:
+        """Reference cores asked of a workstation, or None when it has a raw cap in cores."""
+        ws = self.workstation(name)
+        if ws.speed is not None:
+            return ws.speed
+        if ws.cpu is None and ws.speed_class is None and self.defaults.speed is not None:
+            return self.defaults.speed
+        return None
+
+    def governed(self, name: str) -> bool:
+        return self.defaults.governor and self.speed(name) is not None
+
     def cpu(self, name: str) -> float:
+        """The cap in cores. A speed workstation's is what placement reserved for it (before
+        placement: its speed, as if one core gave one reference core, which overstates it)."""
         ws = self.workstation(name)
         if ws.cpu is not None:
             return ws.cpu
         if ws.speed_class is not None:
             return self.classes[ws.speed_class]
+        speed = self.speed(name)
+        if speed is not None:
+            return self.resolved_cpu.get(name, min(1.0, speed))
         return self.defaults.cpu
+
+    def nominal_cpu(self, name: str) -> float:
+        """Cores that give a speed workstation its speed at the factor seen at placement."""
+        speed, f = self.speed(name), self.placed_factor.get(name)
+        return self.cpu(name) if speed is None or f is None else min(self.cpu(name), speed / f)
+
+    def resolve(self, cpu: dict[str, float], factor: dict[str, float]) -> "ClusterSpec":
+        return self.model_copy(update={"resolved_cpu": dict(cpu), "placed_factor": dict(factor)})
 
     def egress(self, name: str) -> int:
         ws = self.workstation(name)
@@ -204,7 +257,7 @@ class ClusterSpec(_Strict):
         return cfs_period_us(self.cpu(name), self.defaults.cfs_period_us)
 
     def describe(self) -> list[dict[str, Any]]:
-        return [{"name": n, "cpu": self.cpu(n), "egress": format_rate(self.egress(n)),
+        return [{"name": n, "cpu": self.cpu(n), "speed": self.speed(n), "egress": format_rate(self.egress(n)),
                  "links": {p: format_rate(r) for p, r in self.link_rates(n).items()}} for n in self.names]
 
     def with_name(self, name: str) -> "ClusterSpec":

@@ -1,0 +1,174 @@
+"""The speed keeper: one host process per cluster that runs the meter and the governor.
+
+Started by `Cluster.up` (detached, its own session, pid in the cluster's state folder),
+stopped by `down`, and gone by itself within a tick once the state folder disappears, so
+no `gc` can orphan it. Each tick it meters one kernel on every host core, steps the
+governor, and writes the governed quotas straight into the cgroup files (as cap mode
+does: dockerd takes 15-200 ms an update). It appends the samples to meter.csv and the
+quotas to quotas.csv in the state folder. If it dies the quotas stay where they were and
+the cluster runs on; the gap shows in meter.csv and `delivered_speed` says so.
+
+Run as `python -m testbed.keeper CLUSTER`.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from testbed import state
+from testbed.docker_backend import write_cpu_cgroup
+from testbed.governor import Governor, Target
+from testbed.meter import (KERNEL_ORDER, QUOTAS_CSV, SAMPLES_CSV, QuotaRow, Smoother, append_quotas,
+                           append_samples, measure)
+from testbed.spec import ClusterSpec, cfs_period_us
+
+TICK_S = 0.5            # one sample per core and one governor step per tick
+RAW_RECORD_S = 5.0      # raw-cap workstations: a quota row this often (their quota does not move)
+WRITE_TOLERANCE = 0.005  # relative change below which the cgroup is not rewritten
+CGROUP_CPU = Path("/sys/fs/cgroup/cpu/docker")
+PID_FILE, SCALES_FILE, NOW_FILE, LOG_FILE = "keeper.pid", "scales.json", "keeper-now.json", "keeper.log"
+
+
+def targets(spec: ClusterSpec) -> dict[str, Target]:
+    return {n: Target(speed=spec.speed(n) or 0.0, budget=spec.cpu(n), nominal=spec.nominal_cpu(n))
+            for n in spec.names if spec.governed(n)}
+
+
+def _write_json(path: Path, data: object) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data))
+    tmp.replace(path)
+
+
+def read_scales(d: Path) -> dict[str, float]:
+    try:
+        return {k: float(v) for k, v in json.loads((d / SCALES_FILE).read_text()).items()}
+    except (FileNotFoundError, json.JSONDecodeError):
+        return {}
+
+
+def set_scale(name: str, ws: str, scale: float) -> float | None:
+    """Cap mode's fraction for a governed workstation; returns the keeper's current quota (cores)."""
+    d = state.cluster_dir(name)
+    scales = read_scales(d)
+    scales[ws] = scale
+    _write_json(d / SCALES_FILE, scales)
+    try:
+        return float(json.loads((d / NOW_FILE).read_text())["governed"][ws])
+    except (FileNotFoundError, KeyError, json.JSONDecodeError):
+        return None
+
+
+@dataclass
+class Keeper:
+    name: str
+    cores: list[int]
+
+    def run(self) -> None:
+        d = state.cluster_dir(self.name)
+        st = state.ClusterState.load(self.name)
+        spec = st.cluster_spec
+        gov = Governor(targets(spec))
+        smoother = Smoother()
+        written: dict[str, float] = {}
+        last_raw: float = 0.0
+        tick = 0
+        while (d / "cluster.json").exists():
+            t_start = time.monotonic()
+            kernel = KERNEL_ORDER[tick % len(KERNEL_ORDER)]
+            samples = [measure(c, kernel) for c in self.cores]
+            for s in samples:
+                smoother.add(s)
+            now = time.time()
+            factors = {ws: smoother.factor(st.cores[ws], now) for ws in spec.names}
+            steps = gov.step({ws: factors[ws] for ws in gov.targets}, read_scales(d))
+            rows: list[QuotaRow] = []
+            for ws, stp in steps.items():
+                prev = written.get(ws)
+                if prev is None or abs(stp.written - prev) > WRITE_TOLERANCE * prev:
+                    try:
+                        write_cpu_cgroup(CGROUP_CPU / st.containers[ws], stp.written,
+                                         cfs_period_us(stp.written, spec.defaults.cfs_period_us))
+                    except OSError:  # container gone (down in progress): the state check ends us
+                        continue
+                    written[ws] = stp.written
+                rows.append(QuotaRow(now, ws, st.cores[ws], written[ws], stp.factor, gov.targets[ws].speed,
+                                     stp.written / stp.quota if stp.quota else 1.0, stp.stale))
+            if now - last_raw >= RAW_RECORD_S:
+                last_raw = now
+                rows += [QuotaRow(now, ws, st.cores[ws], spec.cpu(ws), factors[ws], None, 1.0, factors[ws] is None)
+                         for ws in spec.names if ws not in gov.targets]
+            if not (d / "cluster.json").exists():
+                break
+            append_samples(d / SAMPLES_CSV, samples)
+            append_quotas(d / QUOTAS_CSV, rows)
+            _write_json(d / NOW_FILE, {"t": now, "pid": os.getpid(), "quotas": written,
+                                       "governed": {ws: stp.quota for ws, stp in steps.items()},
+                                       "factors": {str(c): smoother.factor(c, now) for c in self.cores}})
+            tick += 1
+            time.sleep(max(0.0, TICK_S - (time.monotonic() - t_start)))
+
+
+# -- process management (used by Cluster.up/down) -------------------------------------------
+def start(name: str, cores: list[int]) -> int:
+    d = state.cluster_dir(name)
+    with (d / LOG_FILE).open("ab") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "testbed.keeper", name, ",".join(map(str, cores))],
+                                stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
+                                cwd=Path(__file__).resolve().parent.parent,
+                                env={**os.environ, "NOWLAB_HOME": str(state.home())})
+    (d / PID_FILE).write_text(str(proc.pid))
+    return proc.pid
+
+
+def pid(name: str) -> int | None:
+    """The keeper's pid if it is alive and really is this cluster's keeper."""
+    try:
+        p = int((state.cluster_dir(name) / PID_FILE).read_text())
+        cmd = Path(f"/proc/{p}/cmdline").read_bytes().split(b"\0")
+        stat = Path(f"/proc/{p}/stat").read_text()
+    except (FileNotFoundError, ValueError):
+        return None
+    zombie = stat.rsplit(")", 1)[-1].split()[0] == "Z"
+    return p if not zombie and b"testbed.keeper" in cmd and name.encode() in cmd else None
+
+
+def status(name: str) -> dict[str, object]:
+    d = state.cluster_dir(name)
+    try:
+        now = json.loads((d / NOW_FILE).read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        now = {}
+    t = now.get("t")
+    return {"alive": pid(name) is not None, "age_s": None if t is None else round(time.time() - float(t), 2),
+            "quotas": now.get("quotas", {}), "factors": now.get("factors", {})}
+
+
+def stop(name: str, timeout: float = 3.0) -> bool:
+    """Stop the keeper (SIGTERM, then SIGKILL); True if one was running."""
+    p = pid(name)
+    if p is None:
+        return False
+    os.kill(p, signal.SIGTERM)
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and pid(name) is not None:
+        time.sleep(0.05)
+    if pid(name) is not None:
+        os.kill(p, signal.SIGKILL)
+    return True
+
+
+def main(argv: list[str]) -> None:
+    name, cores = argv[0], [int(c) for c in argv[1].split(",")]
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    Keeper(name, cores).run()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

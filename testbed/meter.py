@@ -1,0 +1,214 @@
+"""The host-core speed meter: reference work per CPU-second, measured all the time.
+
+This host's speed drifts (a pinned loop's work per CPU-second varies by 15-22% in 1 s
+windows, with lag-1 autocorrelation ~0.8), so a cap in cores delivers a varying amount of
+reference work. The meter runs a reference kernel (workloads.reference) for a few ms of
+thread CPU time on each core in turn and records the *factor*: reference-seconds done
+per CPU-second. Multiply and matvec alternate so that both kinds of work are seen.
+
+Reading the samples back (`read_samples`, `read_quotas`, `delivered_speed`) is pure and
+needs no running meter: experiments call it per job on the CSVs of the cluster.
+"""
+from __future__ import annotations
+
+import bisect
+import csv
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from workloads.reference import KERNELS, matvec_block, run_kernel, speed_factor
+
+SAMPLES_CSV = "meter.csv"      # t_epoch,core,kernel,factor
+QUOTAS_CSV = "quotas.csv"      # t_epoch,workstation,core,quota_cores,factor,target,scale,stale
+KERNEL_ORDER = ("multiply", "matvec")
+SAMPLE_REF_S = 0.004           # reference-seconds per sample: ~2 ms of CPU on a 2x core
+EWMA_ALPHA = 0.3               # per sample; at 2 samples/s a time constant of ~1.5 s
+MAX_GAP_S = 5.0                # a core with no sample for this long has no current factor
+
+
+@dataclass(frozen=True)
+class Sample:
+    t: float        # epoch seconds at the end of the measurement
+    core: int
+    kernel: str
+    factor: float   # reference-seconds per CPU-second
+    cpu_s: float = 0.0  # CPU time the sample cost
+
+
+@dataclass(frozen=True)
+class QuotaRow:
+    t: float
+    workstation: str
+    core: int
+    quota_cores: float   # the cap written to the cgroup (after any cap-mode scale)
+    factor: float | None
+    target: float | None  # reference cores asked; None for a raw `cpu =` workstation
+    scale: float
+    stale: bool           # the meter gave no current factor: the quota was held
+
+
+def measure(core: int, kernel: str, ref_s: float = SAMPLE_REF_S) -> Sample:
+    """Pin the calling thread to `core`, run `ref_s` reference-seconds of `kernel`, time it."""
+    os.sched_setaffinity(0, {core})
+    k = KERNELS[kernel]
+    block = _BLOCK if kernel == "matvec" else None
+    t0 = time.thread_time()
+    done = run_kernel(kernel, k.per_ref_s * ref_s, block)
+    cpu = time.thread_time() - t0
+    return Sample(time.time(), core, kernel, speed_factor(kernel, done, max(cpu, 1e-6)), cpu)
+
+
+_BLOCK = matvec_block()
+
+
+class Smoother:
+    """Per-core EWMA of each kernel's factor; the core's factor is their mean."""
+
+    def __init__(self, alpha: float = EWMA_ALPHA, max_gap_s: float = MAX_GAP_S):
+        self.alpha, self.max_gap_s = alpha, max_gap_s
+        self._ewma: dict[tuple[int, str], float] = {}
+        self._last: dict[int, float] = {}
+
+    def add(self, s: Sample) -> None:
+        key = (s.core, s.kernel)
+        prev = self._ewma.get(key)
+        self._ewma[key] = s.factor if prev is None else prev + self.alpha * (s.factor - prev)
+        self._last[s.core] = s.t
+
+    def factor(self, core: int, now: float | None = None) -> float | None:
+        """The smoothed factor of a core, or None when it has no recent sample."""
+        last = self._last.get(core)
+        now = time.time() if now is None else now
+        if last is None or now - last > self.max_gap_s:
+            return None
+        vals = [v for (c, _k), v in self._ewma.items() if c == core]
+        return sum(vals) / len(vals)
+
+
+def quick_factors(cores: list[int], seconds: float = 1.0) -> dict[int, float]:
+    """A short reading per core (for placement): median of samples over `seconds` each."""
+    out: dict[int, float] = {}
+    for core in cores:
+        vals: list[float] = []
+        end = time.monotonic() + seconds / max(1, len(cores))
+        i = 0
+        while time.monotonic() < end or len(vals) < 4:
+            vals.append(measure(core, KERNEL_ORDER[i % 2]).factor)
+            i += 1
+        vals.sort()
+        out[core] = vals[len(vals) // 2]
+    return out
+
+
+# -- the CSVs ------------------------------------------------------------------------------
+def append_samples(path: Path, samples: list[Sample]) -> None:
+    new = not path.exists()
+    with path.open("a", newline="") as fh:
+        w = csv.writer(fh)
+        if new:
+            w.writerow(["t", "core", "kernel", "factor", "cpu_s"])
+        w.writerows([f"{s.t:.3f}", s.core, s.kernel, f"{s.factor:.5f}", f"{s.cpu_s:.6f}"] for s in samples)
+
+
+def append_quotas(path: Path, rows: list[QuotaRow]) -> None:
+    new = not path.exists()
+    with path.open("a", newline="") as fh:
+        w = csv.writer(fh)
+        if new:
+            w.writerow(["t", "workstation", "core", "quota_cores", "factor", "target", "scale", "stale"])
+        w.writerows([f"{r.t:.3f}", r.workstation, r.core, f"{r.quota_cores:.5f}",
+                     "" if r.factor is None else f"{r.factor:.5f}", "" if r.target is None else r.target,
+                     r.scale, int(r.stale)] for r in rows)
+
+
+def read_samples(path: Path) -> list[Sample]:
+    """The meter's series; empty when there is no file (no meter ran)."""
+    if not path.exists():
+        return []
+    with path.open(newline="") as fh:
+        return [Sample(float(r["t"]), int(r["core"]), r["kernel"], float(r["factor"]), float(r.get("cpu_s") or 0))
+                for r in csv.DictReader(fh) if r.get("factor")]
+
+
+def read_quotas(path: Path) -> list[QuotaRow]:
+    if not path.exists():
+        return []
+    with path.open(newline="") as fh:
+        return [QuotaRow(float(r["t"]), r["workstation"], int(r["core"]), float(r["quota_cores"]),
+                         float(r["factor"]) if r["factor"] else None, float(r["target"]) if r["target"] else None,
+                         float(r["scale"]), r["stale"] == "1") for r in csv.DictReader(fh)]
+
+
+# -- delivered speed -----------------------------------------------------------------------
+@dataclass(frozen=True)
+class Delivered:
+    """The reference speed a workstation was given over a span, and how well it is known.
+
+    `speed` is None when the meter has no sample in the span (missing or dead meter): the
+    run then has raw times only, and `status` says so.
+    """
+
+    workstation: str
+    t0: float
+    t1: float
+    speed: float | None       # reference cores: mean of quota x factor over the span
+    quota_cores: float | None  # mean quota over the span
+    factor: float | None       # mean factor of its core over the span
+    samples: int               # meter samples of its core in the span
+    status: str                # "metered" | "no meter samples" | "no quota record"
+
+
+def _step_value(times: list[float], values: list[float], t: float) -> float:
+    i = bisect.bisect_right(times, t) - 1
+    return values[max(i, 0)]
+
+
+def delivered_speed(samples: list[Sample], quotas: list[QuotaRow], ws: str, t0: float, t1: float,
+                    *, kernel: str | None = None, steps: int = 200) -> Delivered:
+    """Mean of quota(t) x factor(core, t) over [t0, t1], in reference cores.
+
+    It is the speed the workstation *could* use (its cap, at the core's measured rate), the
+    one a busy job gets. The factor is taken as the mean of the core's samples in each of
+    `steps` slices (falling back to the nearest sample); the quota is the last one written.
+    `kernel` keeps one kernel's samples (a multiply-bound job is best normalised by those).
+    """
+    if t1 <= t0:
+        raise ValueError(f"span: t1 ({t1}) must be after t0 ({t0})")
+    mine = sorted((q for q in quotas if q.workstation == ws), key=lambda q: q.t)
+    if not mine:
+        return Delivered(ws, t0, t1, None, None, None, 0, "no quota record")
+    core = mine[0].core
+    qt, qv = [q.t for q in mine], [q.quota_cores for q in mine]
+    pts = sorted((s.t, s.factor) for s in samples if s.core == core and kernel in (None, s.kernel))
+    inside = [f for t, f in pts if t0 <= t <= t1]
+    if not inside:
+        quota = sum(_step_value(qt, qv, t0 + (i + 0.5) * (t1 - t0) / steps) for i in range(steps)) / steps
+        return Delivered(ws, t0, t1, None, quota, None, 0, "no meter samples")
+    st = [t for t, _ in pts]
+    speed = quota_sum = factor_sum = 0.0
+    for i in range(steps):
+        a, b = t0 + i * (t1 - t0) / steps, t0 + (i + 1) * (t1 - t0) / steps
+        lo, hi = bisect.bisect_left(st, a), bisect.bisect_right(st, b)
+        if hi > lo:
+            f = sum(pts[j][1] for j in range(lo, hi)) / (hi - lo)
+        else:  # nearest sample
+            j = min(range(max(lo - 1, 0), min(lo + 1, len(pts))), key=lambda k: abs(st[k] - (a + b) / 2))
+            f = pts[j][1]
+        q = _step_value(qt, qv, (a + b) / 2)
+        speed += q * f
+        quota_sum += q
+        factor_sum += f
+    return Delivered(ws, t0, t1, speed / steps, quota_sum / steps, factor_sum / steps, len(inside), "metered")
+
+
+def speed_over(cluster_dir: Path, ws: str, t0: float, t1: float, *, kernel: str | None = None) -> Delivered:
+    """`delivered_speed` read from a cluster's state folder (or a copy of it kept with a run)."""
+    return delivered_speed(read_samples(cluster_dir / SAMPLES_CSV), read_quotas(cluster_dir / QUOTAS_CSV),
+                           ws, t0, t1, kernel=kernel)
+
+
+def series(cluster_dir: Path, t0: float, t1: float) -> list[Sample]:
+    """The meter's samples in [t0, t1], every core: for storing with a run."""
+    return [s for s in read_samples(cluster_dir / SAMPLES_CSV) if t0 <= s.t <= t1]

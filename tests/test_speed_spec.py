@@ -1,0 +1,94 @@
+"""Speeds in reference cores: spec fields, placement's one-line refusals, delivered speed."""
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+from testbed.meter import QuotaRow, Sample, delivered_speed, measure, Smoother
+from testbed.placement import place
+from testbed.spec import SpecError, from_dict
+
+
+def spec(*ws: dict, **top: object) -> object:
+    return from_dict({"name": "t-speed", "workstation": list(ws), **top})
+
+
+def test_speed_and_cpu_together_refused() -> None:
+    with pytest.raises(SpecError, match=r"^workstation\[0\]: give either speed .* or cpu, not both$") as exc:
+        spec({"name": "a", "speed": 0.2, "cpu": 0.1})
+    assert "\n" not in str(exc.value)
+
+
+def test_bad_speed_names_field() -> None:
+    with pytest.raises(SpecError, match=r"^workstation\[0\]\.speed: must be > 0"):
+        spec({"name": "a", "speed": 0})
+
+
+def test_defaults_speed_and_governor() -> None:
+    s = spec({"name": "a"}, {"name": "b", "cpu": 0.2}, defaults={"speed": 0.1, "governor": False})
+    assert s.speed("a") == 0.1 and s.speed("b") is None
+    assert not s.governed("a") and s.cpu("b") == 0.2
+
+
+def test_cpu_specs_unchanged(hetero4_spec) -> None:
+    p = place(hetero4_spec, [0, 1])
+    assert p.cpu is None and p.resolve(hetero4_spec) is hetero4_spec
+
+
+def test_placement_resolves_speed_to_cores() -> None:
+    s = spec({"name": "a", "speed": 0.1}, {"name": "b", "speed": 0.1}, {"name": "c", "cpu": 0.1})
+    p = place(s, [0, 1], {}, {0: 2.0, 1: 1.5})
+    r = p.resolve(s)
+    assert p.cores["a"] != p.cores["b"]
+    for n in ("a", "b"):
+        f = p.factor[n]
+        assert r.nominal_cpu(n) == pytest.approx(0.1 / f)
+        assert r.cpu(n) == pytest.approx(0.1 / (0.6 * f), rel=1e-3)  # reserved: enough at 0.6x factor
+        assert r.governed(n)
+
+
+def test_speed_too_large_is_one_line_naming_workstation() -> None:
+    s = spec({"name": "small", "speed": 0.1}, {"name": "big", "speed": 1.6})
+    with pytest.raises(SpecError) as exc:
+        place(s, [0, 1], {1: 0.5}, {0: 2.0, 1: 2.0})
+    msg = str(exc.value)
+    assert "\n" not in msg
+    assert msg.startswith("workstation big: speed 1.600 reference cores asked, 1.440 available")
+
+
+def test_thin_headroom_warns() -> None:
+    s = spec({"name": "a", "speed": 1.2})
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        place(s, [0], {}, {0: 2.0})
+    assert any("thin headroom" in str(x.message) for x in w)
+
+
+def test_delivered_speed_integrates_quota_times_factor() -> None:
+    samples = [Sample(float(t), 0, "multiply", 2.0 if t < 10 else 1.0) for t in range(0, 20)]
+    quotas = [QuotaRow(0.0, "a", 0, 0.05, 2.0, 0.1, 1.0, False), QuotaRow(10.0, "a", 0, 0.1, 1.0, 0.1, 1.0, False)]
+    d = delivered_speed(samples, quotas, "a", 0.0, 20.0)
+    assert d.status == "metered" and d.speed == pytest.approx(0.1, rel=0.02)
+    d = delivered_speed(samples, [quotas[0]], "a", 0.0, 20.0)  # quota not raised: half speed after t=10
+    assert d.speed == pytest.approx(0.075, rel=0.03)
+
+
+def test_missing_meter_reports_raw_only() -> None:
+    quotas = [QuotaRow(0.0, "a", 0, 0.05, None, 0.1, 1.0, True)]
+    d = delivered_speed([], quotas, "a", 0.0, 5.0)
+    assert d.speed is None and d.status == "no meter samples" and d.quota_cores == pytest.approx(0.05)
+    assert delivered_speed([], [], "a", 0.0, 5.0).status == "no quota record"
+
+
+def test_meter_sample_is_cheap_and_plausible() -> None:
+    """A sample costs a few ms of CPU; twice a second per core that is well under 2% of it."""
+    sm = Smoother()
+    cost = 0.0
+    for k in ("multiply", "matvec") * 5:
+        s = measure(0, k)
+        sm.add(s)
+        cost += s.cpu_s
+        assert 0.3 < s.factor < 10
+    assert cost / 10 * 2 < 0.02  # CPU-seconds per second at 2 samples/s
+    assert sm.factor(0) is not None and sm.factor(1) is None
