@@ -199,6 +199,18 @@ class Profiling(_Strict):
     demand: float = Field(1.0, gt=0, description="profile jobs of this many times the mean demand")
 
 
+class Overhead(_Strict):
+    """Extra delay per launch and per resize (seconds), for experiments that want a slower system's costs.
+
+    Applied alike live (the executor waits that long before each mpiexec
+    launch or relaunch) and in the replay (added to launch and resize cost).
+    """
+
+    launch_s: float = Field(0.0, ge=0, allow_inf_nan=False, description="extra seconds before each job launch")
+    resize_s: float = Field(0.0, ge=0, allow_inf_nan=False,
+                            description="extra seconds before each relaunch onto a different set")
+
+
 class Claim(_Strict):
     """A claim of the paper: the mean `metric` of policy `lower` is below that of `than`."""
 
@@ -228,6 +240,7 @@ class ExperimentConfig(_Strict):
     on_failure: Literal["stop", "continue"] = Field(
         "stop", description="a workstation dies: stop (resume later) or go on without it")
     reconfig_default_s: float = Field(2.0, ge=0, description="resize cost when no resize was ever measured")
+    overhead: Overhead = Field(default_factory=Overhead)
     targets: Targets = Field(default_factory=Targets)
     claims: list[Claim] = Field(default_factory=list, alias="claim")
 

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from experiments.models.overhead import OverheadModel
+from experiments.models.resize import ResizeFit
 from experiments.models.speeds import owner_availability, workstation_speeds
 from experiments.records import JobOutcome, StreamJob
 from scheduler.engine import simulate
@@ -48,8 +49,14 @@ class ClassModel:
       launch_s, and under speeds < 1 the start-up slows down with the job
       (mostly right: it is ssh and Python start-up on the workstations).
       The mpiexec relaunch of each resize is in reconfig_s, not here.
-    - reconfig_s is one figure per class whatever the data moved or the
-      direction (the median of the measured resizes).
+    resize: the profiled resize-cost fit (fixed + per-p + bytes over the
+    link, `ResizeFit`); when given it prices every resize by its sets and
+    reconfig_s is unused. extra_launch_s / extra_resize_s: the config's
+    overhead knob, added to every launch and every resize onto a new set,
+    as the live executor waits them out.
+    Predicted jobs answer a preemption only at a phase boundary reached after
+    their launch (launch_s + launch_per_proc_s·p + extra_launch_s) and, after
+    a start or resize, at least one phase on, as the live workloads do.
     """
 
     name: str
@@ -63,12 +70,15 @@ class ClassModel:
     launch_per_proc_s: float = 0.0
     teardown_s: float = 0.0
     release_s: float = 0.0
+    resize: ResizeFit | None = None
+    extra_launch_s: float = 0.0
+    extra_resize_s: float = 0.0
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.W) and self.W > 0):
             raise ValueError(f"class {self.name}: W must be finite and > 0, got {self.W}")
         for field in ("alpha", "beta", "reconfig_s", "launch_s", "launch_per_proc_s", "teardown_s",
-                      "release_s"):
+                      "release_s", "extra_launch_s", "extra_resize_s"):
             value = getattr(self, field)
             if not (math.isfinite(value) and value >= 0):
                 raise ValueError(f"class {self.name}: {field} must be finite and >= 0, got {value}")
@@ -92,8 +102,17 @@ class ClassModel:
         # pmax is fixed first, from the loop fit alone: the live policy is told the same.
         if pmax is None:  # no limit: keep it so, or SevcikModel would derive one from the larger beta
             pmax = 2**31 - 1
-        return SevcikModel(demand * self.W, demand * self.alpha + self.launch_s,
+        return SevcikModel(demand * self.W, demand * self.alpha + self.launch_s + self.extra_launch_s,
                            demand * self.beta + self.launch_per_proc_s, pmax)
+
+    def resize_cost(self, old: Sequence[int], new: Sequence[int]) -> float:
+        """Seconds for a resize from set `old` to set `new` (a different set), knob included."""
+        base = self.reconfig_s if self.resize is None else self.resize.cost(old, new)
+        return base + self.extra_resize_s
+
+    def startup(self, p: int) -> float:
+        """Seconds from a start on p workstations until the job can first answer a preemption."""
+        return self.launch_s + self.launch_per_proc_s * p + self.extra_launch_s
 
     def job_phases(self, demand: float = 1.0) -> int:
         """Safe points of a job of this demand: round(demand·phases), at least 1."""
@@ -117,8 +136,11 @@ def predict(stream: Sequence[StreamJob], classes: Mapping[str, ClassModel], poli
             raise ValueError(f"job {sj.id}: unknown class {sj.cls!r} (known: {', '.join(sorted(classes))})")
         if sj.requested is not None and sj.requested < 1:
             raise ValueError(f"job {sj.id}: requested must be >= 1, got {sj.requested}")
-        jobs.append(Job(sj.id, sj.arrival, cm.model(sj.demand, sj.requested), cm.job_phases(sj.demand),
-                        cm.reconfig_s, cm.teardown_s, cm.release_s))
+        model = cm.model(sj.demand, sj.requested)
+        # the start-up at the largest partition it may get: EQUI and friends start jobs wide
+        jobs.append(Job(sj.id, sj.arrival, model, cm.job_phases(sj.demand), cm.reconfig_s + cm.extra_resize_s,
+                        cm.teardown_s, cm.release_s, resize_cost=cm.resize_cost,
+                        startup=cm.startup(min(model.pmax or P, P)), work_first=True))
     records = {r.id: r for r in simulate(jobs, policy, P, timeline=False, speeds=speeds).jobs}
     out = []
     for sj, job in zip(stream, jobs):

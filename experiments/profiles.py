@@ -5,6 +5,12 @@ workload arguments, the same CPU caps on the workstations it ran on and the
 same image. That tuple is the cache key, so a second run of an experiment
 (or another experiment with the same classes and cluster) profiles nothing.
 Profiling runs are dedicated: the caller stops owner load first.
+
+Besides T(p), launch and teardown, a profile measures a few resizes of the
+class alone (shrinks and grows between the largest profiled sizes, through
+the same live executor) and fits their cost (`experiments.models.resize`),
+so predictions take every overhead from here and never from the run they
+predict.
 """
 from __future__ import annotations
 
@@ -17,9 +23,13 @@ import numpy as np
 from scipy.optimize import nnls
 
 from experiments.config import ClassSpec, Profiling
+from experiments.models.resize import ResizeFit, ResizeSample
+from scheduler.actions import Action, Preempt, Resize, Start
 from scheduler.live import Arrival
 from scheduler.live.executor import LiveExecutor
 from scheduler.live.stream import JobClass, PmaxOnlyModel
+from scheduler.policy import Policy
+from scheduler.snapshot import Reason, Snapshot
 from testbed import state
 from testbed.docker_backend import WORKLOADS_DIR
 from workloads import profile as wprofile
@@ -34,7 +44,7 @@ def profile_key(cls: ClassSpec, prof: Profiling, cpus: list[float], image: str) 
     code = hashlib.sha256()
     for path in sorted(WORKLOADS_DIR.glob("*.py")):  # the workloads are mounted, not in the image
         code.update(path.read_bytes())
-    blob = json.dumps({"method": "live-executor", "argv": argv, "procs": prof.procs, "reps": prof.reps, "cpus": cpus, "image": image,
+    blob = json.dumps({"method": "live-executor+resizes", "argv": argv, "procs": prof.procs, "reps": prof.reps, "cpus": cpus, "image": image,
                        "workloads": code.hexdigest()}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -51,6 +61,72 @@ def cached(key: str) -> dict | None:
         return None
     except (OSError, json.JSONDecodeError):
         return None  # a damaged cache entry is re-measured, never trusted
+
+
+class ResizeScript(Policy):
+    """Profiling only: one job, started on sizes[0] workstations and resized through the rest in turn.
+
+    It preempts at once after each start or restore, so every safe point the
+    job reaches is a resize until the script runs out.
+    """
+
+    name = "RESIZE-SCRIPT"
+
+    def __init__(self, sizes: list[int]) -> None:
+        if len(sizes) < 2 or any(n < 1 for n in sizes):
+            raise ValueError(f"resize script needs two or more sizes >= 1, got {sizes}")
+        self.sizes = list(sizes)
+        self.step = 0
+
+    def decide(self, snap: Snapshot) -> list[Action]:
+        if snap.reason is Reason.ARRIVAL and snap.queue:
+            job = snap.queue[0]
+            return [Start(job.id, tuple(range(self.sizes[0]))), Preempt(job.id)]
+        if snap.reason is Reason.ACK and snap.preempted:
+            job = next(iter(snap.preempted.values()))
+            self.step += 1
+            return [Resize(job.id, tuple(range(self.sizes[self.step])))]
+        if snap.reason is Reason.RECONFIGURED and snap.running and self.step + 1 < len(self.sizes):
+            return [Preempt(next(iter(snap.running.values())).id)]
+        return []
+
+
+def resize_sizes(procs: list[int]) -> list[int]:
+    """Shrink and grow between the largest profiled sizes: e.g. 8, 4, 8, 4, 2, 4 for procs 1, 2, 4, 8."""
+    top = sorted(set(procs))[-3:]
+    if len(top) < 2:
+        raise ValueError(f"profiling needs two or more sizes to resize between, got {procs}")
+    a, b = top[-1], top[-2]
+    c = top[-3] if len(top) == 3 else b
+    return [a, b, a, b, c, b] if c != b else [a, b, a, b]
+
+
+def measure_resizes(cluster, workstations: list[str], name: str, cls: ClassSpec, prof: Profiling,
+                    log: Log) -> list[ResizeSample]:
+    """One job per repetition, alone, resized by `ResizeScript`; each resize onto a new set is a sample."""
+    argv = tuple(cls.argv(prof.demand))
+    sizes = resize_sizes(prof.procs)
+    out = []
+    for rep in range(prof.reps):
+        job = Arrival(0, JobClass(name, argv, PmaxOnlyModel(max(sizes))), 0.0)
+        res = LiveExecutor([job], ResizeScript(sizes), cluster, list(workstations[:max(sizes)]),
+                           cluster.controller_address, tag=f"profile-{name}-resize-r{rep}").run()
+        if res.states[0].status != "done":
+            raise RuntimeError(f"profiling resizes of class {name} failed: {res.states[0].error}")
+        for r in res.resizes:
+            if r.kind in ("loser", "winner") and r.reconfig_s is not None:
+                release = None if r.exited_at is None or r.partition_at is None else r.exited_at - r.partition_at
+                out.append(ResizeSample(tuple(r.from_procs), tuple(r.to_procs), float(r.reconfig_s),
+                                        int(r.bytes_moved), release))
+                log(f"{name}: resize {len(r.from_procs)}->{len(r.to_procs)} rep={rep} {r.reconfig_s:.2f} s, "
+                    f"{r.bytes_moved} bytes moved")
+    return out
+
+
+def link_rate(cluster, workstations: list[str]) -> float:
+    """The slowest link between the profiling workstations, bit/s (from the cluster spec)."""
+    spec = cluster.spec
+    return float(min(spec.link_rate(a, b) for a in workstations for b in workstations if a != b))
 
 
 def launch_fit(samples) -> dict[str, float]:
@@ -92,6 +168,12 @@ def measure(cluster, workstations: list[str], name: str, cls: ClassSpec, prof: P
             samples.append(sample)
             log(f"{name}: p={p} rep={rep} loop {sample.time_s:.2f} s, launch to done {sample.done_s:.2f} s, "
                 f"to exit {sample.wall_s:.2f} s")
+    resized = measure_resizes(cluster, workstations, name, cls, prof, log)
+    if not resized:
+        raise RuntimeError(f"profiling class {name}: no resize was measured (too few phases to reach a safe "
+                           "point before the end?)")
+    hosts = list(workstations[:max(resize_sizes(prof.procs))])
+    resize = ResizeFit.fit(resized, link_rate(cluster, hosts))
     fit = sevcik.fit([s.p for s in samples], [s.time_s for s in samples])
     means = {p: float(np.mean([s.time_s for s in samples if s.p == p])) for p in prof.procs}
     points = sevcik.errors(fit, list(means), list(means.values()))
@@ -102,6 +184,10 @@ def measure(cluster, workstations: list[str], name: str, cls: ClassSpec, prof: P
         "pmax": cls.pmax, "best_p": fit.best_p(), "phases": cls.base_demand, "units_profiled": cls.units(prof.demand),
         **launch_fit(samples),
         "teardown_s": teardown(samples),
+        "resize": resize.to_dict(),
+        **{f"resize_{k}": v for k, v in resize.to_dict().items()},  # flat too, for the report's table
+        "resize_samples": [{"from": len(s.old), "to": len(s.new), "reconfig_s": s.reconfig_s,
+                            "bytes_moved": s.bytes_moved, "release_s": s.release_s} for s in resized],
         "points": [{"p": pt.p, "measured_s": pt.measured_s, "fit_s": pt.predicted_s,
                     "rel_error": pt.relative_error} for pt in points],
         "max_fit_error": max(abs(pt.relative_error) for pt in points),

@@ -1,13 +1,16 @@
 """Predictions for a stored run: every cell's stream replayed through the engine.
 
-Everything the replay uses was measured by the run and stored with it:
-the class fits from dedicated profiling, the workstations' delivered CPU
-from calibration, what owners left of each CPU (the monitor's AvgAvailCPU
-over the cell, or the M/M/1//N formula when no monitor ran), and the
-preemption-overhead model: the median cost of the resizes measured across
-all cells of the run (per class when a class has three or more, else over
-all classes, else the config's default), and how long a shrinking job's old
-processes keep the workstations it gives up. No measured job time goes in.
+Everything the replay uses comes from profiling and calibration, never
+from the run it predicts: the class fits from dedicated profiling (T(p),
+launch, teardown, and the resize cost: fixed + bytes over the link, with
+how long a shrinking job's old processes keep the workstations it gives
+up), the workstations' delivered CPU from calibration, what owners left of
+each CPU (the monitor's AvgAvailCPU over the cell, or the M/M/1//N formula
+when no monitor ran), and the config's overhead knob. A profile without a
+resize fit (measured before resizes were profiled) falls back to the
+config's reconfig_default_s, and says so. The run's own resizes are only a
+diagnostic (`measured_overheads`), shown in the report beside the profiled
+cost; no measured job time or resize cost goes in.
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ import pandas as pd
 
 from experiments.config import ExperimentConfig
 from experiments.models.owner import owner_utilization
+from experiments.models.resize import ResizeFit
 from experiments.predict import ClassModel, OverheadModel, predict, workstation_speeds
 from experiments.store import ResultsStore
 
@@ -43,7 +47,8 @@ def resize_samples(store: ResultsStore, cells: pd.DataFrame) -> pd.DataFrame:
                                                                                       "bytes_moved"])
 
 
-def overheads(config: ExperimentConfig, samples: pd.DataFrame) -> dict[str, OverheadModel]:
+def measured_overheads(config: ExperimentConfig, samples: pd.DataFrame) -> dict[str, OverheadModel]:
+    """Diagnostic only: the median measured resize cost per class (pooled when a class has fewer than 3)."""
     pooled = OverheadModel.fit(samples, default_s=config.reconfig_default_s)
     out = {}
     for name in config.classes:
@@ -52,8 +57,8 @@ def overheads(config: ExperimentConfig, samples: pd.DataFrame) -> dict[str, Over
     return out
 
 
-def releases(config: ExperimentConfig, samples: pd.DataFrame) -> dict[str, float]:
-    """Per class, the median time from a shrinking resize to its old mpiexec's exit (0 if none measured)."""
+def measured_releases(config: ExperimentConfig, samples: pd.DataFrame) -> dict[str, float]:
+    """Diagnostic only: per class, the median time from a shrinking resize to its old mpiexec's exit."""
     out = {}
     losers = samples[samples["kind"] == "loser"] if "kind" in samples else samples.iloc[0:0]
     if len(losers):
@@ -65,13 +70,23 @@ def releases(config: ExperimentConfig, samples: pd.DataFrame) -> dict[str, float
     return out
 
 
-def class_models(config: ExperimentConfig, profiles: dict[str, dict],
-                 costs: dict[str, OverheadModel], release: dict[str, float]) -> dict[str, ClassModel]:
-    return {name: ClassModel(name=name, W=p["W"], alpha=p["alpha"], beta=p["beta"], pmax=config.classes[name].pmax,
-                             phases=int(p["phases"]), reconfig_s=costs[name].cost(), launch_s=float(p["launch_s"]),
-                             launch_per_proc_s=float(p.get("launch_per_proc_s", 0.0)),
-                             teardown_s=float(p.get("teardown_s", 0.0)), release_s=max(0.0, release[name]))
-            for name, p in profiles.items()}
+def profiled_resize(profile: dict) -> ResizeFit | None:
+    """The profile's resize fit, or None for a profile measured before resizes were profiled."""
+    return ResizeFit.from_dict(profile["resize"]) if isinstance(profile.get("resize"), dict) else None
+
+
+def class_models(config: ExperimentConfig, profiles: dict[str, dict]) -> dict[str, ClassModel]:
+    """Every class from its profile and the config alone (overhead knob included)."""
+    out = {}
+    for name, p in profiles.items():
+        fit = profiled_resize(p)
+        out[name] = ClassModel(
+            name=name, W=p["W"], alpha=p["alpha"], beta=p["beta"], pmax=config.classes[name].pmax,
+            phases=int(p["phases"]), reconfig_s=config.reconfig_default_s, launch_s=float(p["launch_s"]),
+            launch_per_proc_s=float(p.get("launch_per_proc_s", 0.0)), teardown_s=float(p.get("teardown_s", 0.0)),
+            release_s=fit.release_s if fit is not None else 0.0, resize=fit,
+            extra_launch_s=config.overhead.launch_s, extra_resize_s=config.overhead.resize_s)
+    return out
 
 
 def speeds_for(config: ExperimentConfig, calibration: dict | None, availability: dict | None,
@@ -102,9 +117,8 @@ def replay(store: ResultsStore, log: Log = lambda _msg: None) -> int:
     missing = sorted(set(config.classes) - set(profiles))
     if missing:
         raise ValueError(f"no profile stored for class {', '.join(missing)}: the run never got that far")
-    samples = resize_samples(store, cells)
-    costs = overheads(config, samples)
-    models = class_models(config, profiles, costs, releases(config, samples))
+    models = class_models(config, profiles)
+    measured = measured_overheads(config, resize_samples(store, cells))
     calibration = store.latest_calibration()
     done = 0
     for row in cells.itertuples():
@@ -116,5 +130,12 @@ def replay(store: ResultsStore, log: Log = lambda _msg: None) -> int:
         speeds = speeds_for(config, calibration, store.availability(cell_id), hosts)
         store.set_predictions(cell_id, predict(stream, models, row.policy, len(hosts), speeds=speeds))
         done += 1
-    log(f"predicted {done} cells; resize cost {', '.join(f'{k} {m.cost():.2f} s (n={m.samples})' for k, m in costs.items())}")
+    parts = []
+    for name, m in models.items():
+        profiled = (f"profiled {m.resize.fixed_s:.2f} s + {m.resize.per_proc_s:.3f} s/p + bytes/link"
+                    if m.resize is not None else f"no resize profile, default {m.reconfig_s:.2f} s")
+        seen = measured.get(name)
+        parts.append(f"{name} {profiled} (this run measured median {seen.cost():.2f} s, n={seen.samples})"
+                     if seen is not None else f"{name} {profiled}")
+    log(f"predicted {done} cells; resize cost {'; '.join(parts)}")
     return done

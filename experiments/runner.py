@@ -325,7 +325,8 @@ class Runner:
             self.update(label, len([j for j in remaining if j.id in finished]), len(remaining))
 
         executor = LiveExecutor(items, policy, c, hosts, c.controller_address, on_finish=on_finish, stop=stop,
-                                tag=f"c{cell}s{seg}")
+                                tag=f"c{cell}s{seg}", launch_delay_s=self.config.overhead.launch_s,
+                                resize_delay_s=self.config.overhead.resize_s)
         watch = threading.Thread(target=self._watch, args=(executor, cell, offset, hosts, stop, lost, lock),
                                  daemon=True)
         self.update(label, 0, len(remaining))

@@ -71,7 +71,8 @@ class _Run(JobView):
     """Engine-side job: the view plus progress bookkeeping."""
 
     __slots__ = ("qkey", "phases", "cost", "x", "t0", "rate", "ver", "start", "finish",
-                 "area", "t_area", "npre", "ack_x", "history", "pmask", "teardown", "release")
+                 "area", "t_area", "npre", "ack_x", "history", "pmask", "teardown", "release",
+                 "cost_fn", "startup", "ack_after", "min_k", "work_first")
 
     def __init__(self, job: Job, seq: int, P: int) -> None:
         # JobView's fields, set here directly: this runs once per job.
@@ -88,6 +89,11 @@ class _Run(JobView):
         self.cost = job.reconfig_cost
         self.teardown = job.teardown
         self.release = job.release
+        self.cost_fn = job.resize_cost
+        self.startup = job.startup
+        self.ack_after = 0.0  # no preemption is acknowledged before this time (still launching)
+        self.work_first = job.work_first
+        self.min_k = 1 if job.work_first else 0  # first safe point (phase index) it can answer at
         self.x = 0.0  # progress at time t0
         self.t0 = 0.0
         self.rate = 0.0  # progress per second from t0 on
@@ -278,6 +284,8 @@ class _Engine:
         if speeds is not None:  # the slowest member sets the pace
             T /= min([speeds[p] for p in procs])
         job.rate = 1.0 / T
+        if job.startup > 0:  # launching: deaf to preemption until its first safe point after start-up
+            job.ack_after = now + job.startup * T / job.model.T(n)
         self.running[job.seq] = job
         self.tick += 1
         _heappush(self.heap, (now + T, self.tick, _FINISH, job, job.ver))
@@ -302,7 +310,11 @@ class _Engine:
             self._ack(job, x)
             return True
         m = job.phases
+        if now < job.ack_after:  # still launching: the first safe point it can answer at is later
+            x = job.x + (job.ack_after - job.t0) * job.rate
         k = math.ceil(x * m - _EPS)
+        if k < job.min_k:
+            k = job.min_k
         if k < m:
             job.ack_x = k / m
             t_ack = job.t0 + (job.ack_x - job.x) / job.rate
@@ -341,7 +353,14 @@ class _Engine:
         self.free = (free & ~added) | (old & ~new)
         del self.preempted[job.seq]
         now = self.now
-        cost = 0.0 if (new == old or self.zero) else job.cost
+        if new == old or self.zero:
+            cost = 0.0
+        elif job.cost_fn is not None:
+            cost = job.cost_fn(job.procs, tuple(sorted(procs)))
+            if not (cost >= 0 and math.isfinite(cost)):
+                raise ValueError(f"job {job.id}: resize_cost gave {cost} for {job.procs} -> {procs}")
+        else:
+            cost = job.cost
         ready = self.ready
         if ready is not None and new != old:
             if added:  # grow: the new processors may still be held by their last owner
@@ -361,6 +380,8 @@ class _Engine:
             T /= min([speeds[p] for p in procs])
         job.rate = rate = 1.0 / T
         job.t0 = t0 = now + cost
+        if job.work_first:  # it runs a whole phase before its next safe point
+            job.min_k = round(job.x * job.phases) + 1
         self.running[job.seq] = job
         self.tick += 1
         _heappush(self.heap, (t0 + (1.0 - job.x) / rate, self.tick, _FINISH, job, job.ver))

@@ -9,7 +9,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Protocol
+from typing import Callable, Protocol
+
+ResizeCostFn = Callable[[tuple[int, ...], tuple[int, ...]], float]  # (old set, new set) -> seconds
 
 
 class Knowledge(str, Enum):
@@ -133,6 +135,14 @@ class Job:
     after the job finishes, or after a resize gives them up: a real job's
     processes take that long to exit. Whoever gets those processors next
     starts that much later (see the engine).
+    `resize_cost(old, new)`: seconds for a resize between those processor
+    sets (fixed + bytes over the link); None charges `reconfig_cost` for all.
+    `startup`: seconds (at speed 1) from a start until the job reaches its
+    first safe point; a preemption requested earlier is acknowledged no
+    sooner (a live job is still launching and cannot answer).
+    `work_first`: a job checks for a request only after finishing a phase, so
+    after a start or a resize it answers no sooner than one phase on (the
+    live workloads do this); False: a job just (re)started answers at once.
     """
 
     id: int | str
@@ -142,13 +152,16 @@ class Job:
     reconfig_cost: float = 0.0
     teardown: float = 0.0
     release: float = 0.0
+    resize_cost: ResizeCostFn | None = None
+    startup: float = 0.0
+    work_first: bool = False
 
     def __post_init__(self) -> None:
         if self.arrival < 0 or not math.isfinite(self.arrival):
             raise ValueError(f"job {self.id}: arrival must be a finite time >= 0, got {self.arrival}")
         if self.phases < 1:
             raise ValueError(f"job {self.id}: phases must be >= 1, got {self.phases}")
-        for name in ("reconfig_cost", "teardown", "release"):
+        for name in ("reconfig_cost", "teardown", "release", "startup"):
             value = getattr(self, name)
             if not (value >= 0 and math.isfinite(value)):
                 raise ValueError(f"job {self.id}: {name} must be a finite time >= 0, got {value}")

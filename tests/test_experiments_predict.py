@@ -122,12 +122,13 @@ def test_speeds_through_resizes():
 
 def test_a_job_off_the_slow_workstation_is_not_slowed():
     stream = [StreamJob(0, "a", 0.0), StreamJob(1, "a", 0.0)]
-    cls = {"a": ClassModel("a", W=4.0, alpha=1.0, beta=0.0, phases=1)}
+    cls = {"a": ClassModel("a", W=4.0, alpha=1.0, beta=0.0, phases=4)}
     out = predict(stream, cls, "EQUI", 2, speeds=[1.0, 0.5])
-    # job 0 starts on {0,1} at 0 and acks at once (progress 0) when job 1 arrives: {0} and {1}.
-    # job 0 at speed 1: T(1) = 5 -> 5. job 1 at speed 0.5: 10 s -> 10 (its grow request at 5
-    # finds no safe point before the end with one phase, so it just finishes).
-    assert times(out) == [pytest.approx((0, 5)), pytest.approx((0, 10))]
+    # job 0 starts on {0,1} (pace 0.5: T = 3 / 0.5 = 6 s); a live job answers only after a phase,
+    # so it acks at 0.25 (t = 1.5): {0} and {1}. job 0 at speed 1: 0.75 × 5 = 3.75 -> 5.25.
+    # job 1 on {1} from 1.5 at 1/10 per s; preempted at 5.25 (0.375), acks at 0.5 (t = 6.5),
+    # grows to {0,1} (pace 0.5, 6 s): 0.5 × 6 = 3 -> 9.5.
+    assert times(out) == [pytest.approx((0, 5.25)), pytest.approx((1.5, 9.5))]
     assert [o.preemptions for o in out] == [1, 1]
 
 

@@ -72,7 +72,7 @@ class _Job(JobView):
 
     __slots__ = ("cls", "key", "qkey", "pmask", "history", "start", "finish", "area", "t_area", "npre",
                  "launches", "pending", "leaving", "outbox", "failed", "error", "done", "request", "reconf",
-                 "resizes")
+                 "resizes", "delay_s")
 
     def __init__(self, arrival: Arrival, seq: int, P: int, key: str) -> None:
         super().__init__(arrival.id, seq, arrival.arrival, arrival.job_class.model, P)
@@ -96,6 +96,7 @@ class _Job(JobView):
         self.request: ResizeCost | None = None  # a preemption asked for, not yet answered by a partition
         self.reconf: ResizeCost | None = None  # partition sent, job not yet running again
         self.resizes: list[ResizeCost] = []
+        self.delay_s = 0.0  # seconds of the overhead knob waited before its launches
 
     @property
     def current(self) -> Launch | None:
@@ -109,7 +110,14 @@ class LiveExecutor:
                  hosts: Sequence[str], controller_host: str, *, env: dict[str, str] | None = None,
                  connect_timeout_s: float = 120.0, job_timeout_s: float = 1800.0,
                  run_timeout_s: float | None = None, progress: Progress = _quiet, tag: str | None = None,
-                 on_finish: OnFinish | None = None, stop: threading.Event | None = None) -> None:
+                 on_finish: OnFinish | None = None, stop: threading.Event | None = None,
+                 launch_delay_s: float = 0.0, resize_delay_s: float = 0.0) -> None:
+        for name, value in (("launch_delay_s", launch_delay_s), ("resize_delay_s", resize_delay_s)):
+            if not (math.isfinite(value) and value >= 0):
+                raise ValueError(f"{name} must be a finite number of seconds >= 0, got {value}")
+        # The overhead knob: a slower system's costs, waited out before each launch / relaunch.
+        self.launch_delay_s = float(launch_delay_s)
+        self.resize_delay_s = float(resize_delay_s)
         self.policy = get_policy(policy) if isinstance(policy, str) else policy
         if not hosts or len(set(hosts)) != len(hosts):
             raise ValueError(f"hosts must be distinct workstation names, got {list(hosts)}")
@@ -138,6 +146,7 @@ class LiveExecutor:
         # physical state
         self.occupant: dict[str, Launch] = {}
         self.waiting: list[Launch] = []
+        self.delayed: list[tuple[float, Launch]] = []  # (monotonic time due, launch): workstations held, knob delay
         self.runs: list[PhysicalRun] = []
         # records
         self.timeline: list[TimelineEvent] = []
@@ -180,7 +189,9 @@ class LiveExecutor:
             if held:
                 event = held.popleft()
             else:
-                wait = min(due, deadline, time.monotonic() + 1.0) - time.monotonic()
+                self._start_delayed()
+                soon = min((at for at, _ in self.delayed), default=math.inf)
+                wait = min(due, deadline, soon, time.monotonic() + 1.0) - time.monotonic()
                 try:
                     event = self.events.get(timeout=max(wait, 0.0))
                 except queue.Empty:
@@ -207,6 +218,7 @@ class LiveExecutor:
         while any(h in self.occupant for h in self.hosts) and time.monotonic() < until:
             if self.stop is not None and self.stop.is_set():
                 return
+            self._start_delayed()
             try:
                 event = self.events.get(timeout=max(0.0, min(until - time.monotonic(), 1.0)))
             except queue.Empty:
@@ -451,19 +463,46 @@ class LiveExecutor:
             if any(h in self.occupant for h in launch.hosts):
                 continue
             self.waiting.remove(launch)
-            job.pending = None
             for h in launch.hosts:
                 self.occupant[h] = launch
-            launch.start(self.launcher, self.server, job.cls.argv, self.control, self.events, env=self.env,
-                         connect_timeout_s=self.connect_timeout_s, exit_timeout_s=self.job_timeout_s)
-            job.launches.append(launch)
-            t = self._rel(launch.launched_at)
-            if launch.resume:
-                if job.reconf is not None:
-                    job.reconf.relaunched_at = t
-            else:
-                job.start = job.t_area = t
-                self._log(t, job, "start", job.procs)
+            delay = self.resize_delay_s if launch.resume else self.launch_delay_s
+            if delay > 0:  # the knob: the workstations are held meanwhile, as by a slow launch
+                now = time.monotonic()
+                self.delayed.append((now + delay, launch))
+                job.delay_s += delay
+                if not launch.resume:  # the job has started: the delay is part of its launch, as in the engine
+                    job.start = job.t_area = self._rel(now)
+                    self._log(job.start, job, "start", job.procs)
+                continue
+            self._start(launch)
+
+    def _start_delayed(self) -> None:
+        now = time.monotonic()
+        due = [launch for at, launch in self.delayed if at <= now]
+        if due:
+            self.delayed = [(at, launch) for at, launch in self.delayed if at > now]
+            for launch in due:
+                self._start(launch)
+
+    def _start(self, launch: Launch) -> None:
+        job = launch.job
+        if job.pending is not launch:  # the job failed while its launch was delayed: give the hosts back
+            for h in launch.hosts:
+                if self.occupant.get(h) is launch:
+                    del self.occupant[h]
+            self._launch_waiting()
+            return
+        job.pending = None
+        launch.start(self.launcher, self.server, job.cls.argv, self.control, self.events, env=self.env,
+                     connect_timeout_s=self.connect_timeout_s, exit_timeout_s=self.job_timeout_s)
+        job.launches.append(launch)
+        t = self._rel(launch.launched_at)
+        if launch.resume:
+            if job.reconf is not None:
+                job.reconf.relaunched_at = t
+        elif math.isnan(job.start):
+            job.start = job.t_area = t
+            self._log(t, job, "start", job.procs)
 
     # -- results --------------------------------------------------------------
     def _record(self, job: _Job) -> tuple[JobRecord, JobState]:
@@ -472,7 +511,7 @@ class LiveExecutor:
                            job.area / execution if execution > 0 else float(len(job.history[0]) if job.history else 0),
                            tuple(job.history))
         return record, JobState(job.id, job.cls.name, job.key, "failed" if job.failed else "done", job.error,
-                                len(job.launches), job.done)
+                                len(job.launches), job.done, job.delay_s)
 
     def holders(self) -> dict[str, int | str]:
         """Workstation -> id of the job whose mpiexec holds it now (for a caller that lost a workstation)."""

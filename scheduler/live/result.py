@@ -113,6 +113,7 @@ class JobState:
     error: str
     launches: int
     report: dict[str, Any] = field(default_factory=dict)  # the coordinator's done message
+    overhead_s: float = 0.0  # seconds of the overhead knob waited before its launches and relaunches
 
 
 @dataclass

@@ -1,0 +1,102 @@
+"""The resize-cost model fitted from dedicated profiling, never from the run it predicts.
+
+A resize onto a different set costs fixed_s + per_proc_s·max(p_old, p_new)
++ 8·bytes / link_bit_s seconds: a fixed part (checkpoint, mpiexec relaunch,
+restore; measured by profiling resizes of the class alone) plus the data
+the block layout moves over the network at the link rate (from the cluster
+spec). The bytes of a given resize are data_bytes × the fraction of rows
+that change workstation (`moved_fraction`, the workload's own block plan),
+so a 8→4 and a 2→4 resize move different amounts.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import nnls
+
+from workloads.plan import plan_moves, rows_over_network
+
+_ROWS = 1 << 20  # rows of the notional data set: enough that block rounding does not show
+
+
+def moved_fraction(old: Sequence[int], new: Sequence[int]) -> float:
+    """Fraction of a block-distributed data set that crosses the network from set `old` to `new`."""
+    moves = plan_moves(_ROWS, [str(p) for p in old], [str(p) for p in new])
+    return rows_over_network(moves) / _ROWS
+
+
+@dataclass(frozen=True)
+class ResizeSample:
+    """One profiled resize: sizes, seconds from partition to running again, bytes moved."""
+
+    old: tuple[int, ...]
+    new: tuple[int, ...]
+    reconfig_s: float
+    bytes_moved: int
+    release_s: float | None = None  # partition to the old mpiexec's exit (a shrink's workstations held)
+
+
+@dataclass(frozen=True)
+class ResizeFit:
+    """cost(old, new) = fixed_s + per_proc_s·max(|old|, |new|) + 8·data_bytes·moved_fraction / link_bit_s."""
+
+    fixed_s: float
+    per_proc_s: float
+    data_bytes: float
+    link_bit_s: float
+    release_s: float = 0.0
+    samples: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("fixed_s", "per_proc_s", "data_bytes", "release_s"):
+            v = getattr(self, name)
+            if not (math.isfinite(v) and v >= 0):
+                raise ValueError(f"resize fit: {name} must be finite and >= 0, got {v}")
+        if not (math.isfinite(self.link_bit_s) and self.link_bit_s > 0):
+            raise ValueError(f"resize fit: link_bit_s must be a finite rate > 0 bit/s, got {self.link_bit_s}")
+
+    def transfer_s(self, old: Sequence[int], new: Sequence[int]) -> float:
+        return 8.0 * self.data_bytes * moved_fraction(old, new) / self.link_bit_s
+
+    def cost(self, old: Sequence[int], new: Sequence[int]) -> float:
+        return self.fixed_s + self.per_proc_s * max(len(old), len(new)) + self.transfer_s(old, new)
+
+    @classmethod
+    def fit(cls, samples: Sequence[ResizeSample], link_bit_s: float) -> ResizeFit:
+        """Least squares (nonnegative) of the time left after the transfer on [1, max p].
+
+        The per-p part is kept only if it is clearly there: with a single size
+        in the data, or a slope that explains under 10% of the spread, the fixed
+        part alone (the median) is used.
+        """
+        if not samples:
+            raise ValueError("resize fit: no profiled resize to fit")
+        if not (math.isfinite(link_bit_s) and link_bit_s > 0):
+            raise ValueError(f"resize fit: link_bit_s must be a finite rate > 0 bit/s, got {link_bit_s}")
+        fracs = [moved_fraction(s.old, s.new) for s in samples]
+        totals = [s.bytes_moved / f for s, f in zip(samples, fracs) if f > 0 and s.bytes_moved > 0]
+        data = float(statistics.median(totals)) if totals else 0.0
+        rest = np.array([s.reconfig_s - 8.0 * data * f / link_bit_s for s, f in zip(samples, fracs)])
+        sizes = np.array([max(len(s.old), len(s.new)) for s in samples], dtype=float)
+        fixed, slope = max(0.0, float(np.median(rest))), 0.0
+        if len(set(sizes)) > 1 and len(samples) >= 4:
+            (a, b), _ = nnls(np.column_stack([np.ones_like(sizes), sizes]), rest)
+            explained = float(np.var(b * sizes))
+            if explained > 0.1 * float(np.var(rest)):
+                fixed, slope = float(a), float(b)
+        releases = [s.release_s for s in samples if s.release_s is not None and len(s.new) < len(s.old)]
+        release = max(0.0, float(statistics.median(releases))) if releases else 0.0
+        return cls(fixed, slope, data, float(link_bit_s), release, len(samples))
+
+    def to_dict(self) -> dict[str, float]:
+        return {"fixed_s": self.fixed_s, "per_proc_s": self.per_proc_s, "data_bytes": self.data_bytes,
+                "link_bit_s": self.link_bit_s, "release_s": self.release_s, "samples": self.samples}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> ResizeFit:
+        return cls(float(d["fixed_s"]), float(d["per_proc_s"]), float(d["data_bytes"]), float(d["link_bit_s"]),
+                   float(d.get("release_s", 0.0)), int(d.get("samples", 0)))
