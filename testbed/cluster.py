@@ -14,7 +14,7 @@ import docker
 import paramiko
 
 from testbed import docker_backend as backend
-from testbed import owner, shaping, state, warm
+from testbed import keeper, meter, owner, shaping, state, warm
 from testbed.control import DockerControl, ExecResult, RemoteProcess, SshControl
 from testbed.image import ensure_image
 from testbed.placement import CORE_LIMIT, place
@@ -47,7 +47,10 @@ class Cluster:
         existing = backend.cluster_names(client)
         if spec.name in existing:
             raise SpecError(f"name: a cluster named {spec.name!r} is already running (nowlab down {spec.name})")
-        placement = place(spec, backend.host_cores(client), backend.pinned_load(client))  # refuses before starting
+        host_cores = backend.host_cores(client)
+        factors = meter.quick_factors(host_cores) if any(spec.speed(n) is not None for n in spec.names) else None
+        placement = place(spec, host_cores, backend.pinned_load(client), factors)  # refuses before starting
+        spec = placement.resolve(spec)  # speed workstations get their caps in cores
         image = ensure_image(client, log=lambda msg: progress(msg, 0, 1))
         n = len(spec.names)
         cluster: Cluster | None = None
@@ -77,12 +80,14 @@ class Cluster:
             backend.prioritize_workstations()  # the parent cgroup exists once a container runs
             st.save()
             cluster.wait_ssh_ready(timeout=ready_timeout, progress=progress)
+            keeper.start(spec.name, host_cores)  # meter + governor; cap mode and owners run on top
             owner.start_from_spec(cluster)
             st.ready = True
             st.save()
             return cluster
         except BaseException:
             # A half-built cluster is removed whatever went wrong, Ctrl-C included.
+            keeper.stop(spec.name)
             backend.remove(client, spec.name)
             state.forget(spec.name)
             raise
@@ -97,6 +102,7 @@ class Cluster:
         return cls(state.ClusterState.load(name), backend.client())
 
     def down(self) -> dict[str, int]:
+        keeper.stop(self.name)
         removed = backend.remove(self.client, self.name)
         state.forget(self.name)
         return removed
