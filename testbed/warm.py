@@ -19,11 +19,11 @@ if TYPE_CHECKING:
 
 MUX_PATH = "/tmp/nowlab-mux-%C"  # %C: hash of local host, remote host, port and user
 # ControlMaster=no: use a master when one is there, else connect as usual. No tree spawn:
-# only the coordinator ssh's, over the masters it holds.
-# pml ob1 and no UCX one-sided: what Open MPI ends up with here anyway (no UCX hardware),
-# without MPI_Init opening UCX to find that out (0.7 s of each rank's start at 0.2 core).
+# only the coordinator ssh's, over the masters it holds. The MPI transport is left as it
+# was (Open MPI picks pml cm with libfabric's tcp provider): `pml ob1` would cut MPI_Init
+# as much, but changes how the jobs communicate; the zygote preloads libfabric instead.
 MPI_FAST_ARGS = ["--mca", "plm_rsh_args", f"-o ControlPath={MUX_PATH} -o ControlMaster=no",
-                "--mca", "plm_rsh_no_tree_spawn", "1", "--mca", "pml", "ob1", "--mca", "osc", "^ucx"]
+                 "--mca", "plm_rsh_no_tree_spawn", "1"]
 ZYGOTE_SOCKET = "/tmp/nowlab-zygote.sock"
 ZYGOTE_ARGV = ["chrt", "--idle", "0", "python3", "-m", "workloads.zygote", "--socket", ZYGOTE_SOCKET]
 CLIENT_ARGV = ["python3", "-S", "-m", "workloads.zygote_client"]
