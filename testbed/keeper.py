@@ -33,6 +33,7 @@ RAW_RECORD_S = 5.0      # raw-cap workstations: a quota row this often (their qu
 WRITE_TOLERANCE = 0.005  # relative change below which the cgroup is not rewritten
 CGROUP_CPU = Path("/sys/fs/cgroup/cpu/docker")
 PID_FILE, SCALES_FILE, NOW_FILE, LOG_FILE = "keeper.pid", "scales.json", "keeper-now.json", "keeper.log"
+HOLD_FILE = "governor-off"  # present: speed workstations are held at their nominal quota (meter still runs)
 
 
 def targets(spec: ClusterSpec) -> dict[str, Target]:
@@ -65,6 +66,15 @@ def set_scale(name: str, ws: str, scale: float) -> float | None:
         return None
 
 
+def set_governing(name: str, on: bool) -> None:
+    """Switch a running cluster's governor on or off (off: nominal quotas, as with governor = false)."""
+    flag = state.cluster_dir(name) / HOLD_FILE
+    if on:
+        flag.unlink(missing_ok=True)
+    else:
+        flag.touch()
+
+
 @dataclass
 class Keeper:
     name: str
@@ -87,7 +97,11 @@ class Keeper:
                 smoother.add(s)
             now = time.time()
             factors = {ws: smoother.factor(st.cores[ws], now) for ws in spec.names}
-            steps = gov.step({ws: factors[ws] for ws in gov.targets}, read_scales(d))
+            if (d / HOLD_FILE).exists():
+                gov.quotas.update({ws: t.nominal for ws, t in gov.targets.items()})
+                steps = gov.step({ws: None for ws in gov.targets}, read_scales(d))  # holds the nominal quota
+            else:
+                steps = gov.step({ws: factors[ws] for ws in gov.targets}, read_scales(d))
             rows: list[QuotaRow] = []
             for ws, stp in steps.items():
                 prev = written.get(ws)
@@ -98,8 +112,8 @@ class Keeper:
                     except OSError:  # container gone (down in progress): the state check ends us
                         continue
                     written[ws] = stp.written
-                rows.append(QuotaRow(now, ws, st.cores[ws], written[ws], stp.factor, gov.targets[ws].speed,
-                                     stp.written / stp.quota if stp.quota else 1.0, stp.stale))
+                rows.append(QuotaRow(now, ws, st.cores[ws], written[ws], factors[ws], gov.targets[ws].speed,
+                                     stp.written / stp.quota if stp.quota else 1.0, factors[ws] is None))
             if now - last_raw >= RAW_RECORD_S:
                 last_raw = now
                 rows += [QuotaRow(now, ws, st.cores[ws], spec.cpu(ws), factors[ws], None, 1.0, factors[ws] is None)

@@ -88,17 +88,18 @@ class Smoother:
 
 
 def quick_factors(cores: list[int], seconds: float = 1.0) -> dict[int, float]:
-    """A short reading per core (for placement): median of samples over `seconds` each."""
+    """A short reading per core (for placement): each kernel's median over `seconds` in all,
+    then their mean, the same blend as `Smoother.factor`."""
     out: dict[int, float] = {}
     for core in cores:
-        vals: list[float] = []
+        vals: dict[str, list[float]] = {k: [] for k in KERNEL_ORDER}
         end = time.monotonic() + seconds / max(1, len(cores))
         i = 0
-        while time.monotonic() < end or len(vals) < 4:
-            vals.append(measure(core, KERNEL_ORDER[i % 2]).factor)
+        while time.monotonic() < end or i < 4 * len(KERNEL_ORDER):
+            k = KERNEL_ORDER[i % len(KERNEL_ORDER)]
+            vals[k].append(measure(core, k).factor)
             i += 1
-        vals.sort()
-        out[core] = vals[len(vals) // 2]
+        out[core] = sum(sorted(v)[len(v) // 2] for v in vals.values()) / len(vals)
     return out
 
 
