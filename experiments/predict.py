@@ -54,8 +54,9 @@ class ClassModel:
     reconfig_s is unused. extra_launch_s / extra_resize_s: the config's
     overhead knob, added to every launch and every resize onto a new set,
     as the live executor waits them out.
+    startup_s: launch to hello, profiled (None: the whole launch stands in).
     Predicted jobs answer a preemption only at a phase boundary reached after
-    their launch (launch_s + launch_per_proc_s·p + extra_launch_s) and, after
+    their start-up (startup_s + extra_launch_s) and, after
     a start or resize, at least one phase on, as the live workloads do.
     """
 
@@ -73,6 +74,7 @@ class ClassModel:
     resize: ResizeFit | None = None
     extra_launch_s: float = 0.0
     extra_resize_s: float = 0.0
+    startup_s: float | None = None
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.W) and self.W > 0):
@@ -84,6 +86,8 @@ class ClassModel:
                 raise ValueError(f"class {self.name}: {field} must be finite and >= 0, got {value}")
         if self.pmax is not None and self.pmax < 1:
             raise ValueError(f"class {self.name}: pmax must be >= 1, got {self.pmax}")
+        if self.startup_s is not None and not (math.isfinite(self.startup_s) and self.startup_s >= 0):
+            raise ValueError(f"class {self.name}: startup_s must be finite and >= 0, got {self.startup_s}")
         if self.phases < 1:
             raise ValueError(f"class {self.name}: phases must be >= 1, got {self.phases}")
 
@@ -111,8 +115,14 @@ class ClassModel:
         return base + self.extra_resize_s
 
     def startup(self, p: int) -> float:
-        """Seconds from a start on p workstations until the job can first answer a preemption."""
-        return self.launch_s + self.launch_per_proc_s * p + self.extra_launch_s
+        """Seconds from a start on p workstations until a preemption request can reach the job.
+
+        The profiled launch-to-hello (startup_s) when the profile has it; else
+        the whole fitted launch, which also holds the set-up after hello and
+        the wind-down, so it is an upper bound.
+        """
+        base = self.startup_s if self.startup_s is not None else self.launch_s + self.launch_per_proc_s * p
+        return base + self.extra_launch_s
 
     def job_phases(self, demand: float = 1.0) -> int:
         """Safe points of a job of this demand: round(demand·phases), at least 1."""

@@ -102,17 +102,25 @@ def resize_sizes(procs: list[int]) -> list[int]:
 
 
 def measure_resizes(cluster, workstations: list[str], name: str, cls: ClassSpec, prof: Profiling,
-                    log: Log) -> list[ResizeSample]:
-    """One job per repetition, alone, resized by `ResizeScript`; each resize onto a new set is a sample."""
+                    log: Log) -> tuple[list[ResizeSample], list[float]]:
+    """One job per repetition, alone, resized by `ResizeScript`; each resize onto a new set is a sample.
+
+    Also returns, per repetition, the start-up: seconds from the launch to the
+    job's hello (when the preemption asked at its start could be sent), the
+    earliest a live job can be asked to stop.
+    """
     argv = tuple(cls.argv(prof.demand))
     sizes = resize_sizes(prof.procs)
-    out = []
+    out, startups = [], []
     for rep in range(prof.reps):
         job = Arrival(0, JobClass(name, argv, PmaxOnlyModel(max(sizes))), 0.0)
         res = LiveExecutor([job], ResizeScript(sizes), cluster, list(workstations[:max(sizes)]),
                            cluster.controller_address, tag=f"profile-{name}-resize-r{rep}").run()
         if res.states[0].status != "done":
             raise RuntimeError(f"profiling resizes of class {name} failed: {res.states[0].error}")
+        first = res.resizes[0] if res.resizes else None
+        if first is not None and first.sent_at is not None:
+            startups.append(max(0.0, first.sent_at - res.jobs[0].start))
         for r in res.resizes:
             if r.kind in ("loser", "winner") and r.reconfig_s is not None:
                 release = None if r.exited_at is None or r.partition_at is None else r.exited_at - r.partition_at
@@ -120,7 +128,7 @@ def measure_resizes(cluster, workstations: list[str], name: str, cls: ClassSpec,
                                         int(r.bytes_moved), release))
                 log(f"{name}: resize {len(r.from_procs)}->{len(r.to_procs)} rep={rep} {r.reconfig_s:.2f} s, "
                     f"{r.bytes_moved} bytes moved")
-    return out
+    return out, startups
 
 
 def link_rate(cluster, workstations: list[str]) -> float:
@@ -168,7 +176,7 @@ def measure(cluster, workstations: list[str], name: str, cls: ClassSpec, prof: P
             samples.append(sample)
             log(f"{name}: p={p} rep={rep} loop {sample.time_s:.2f} s, launch to done {sample.done_s:.2f} s, "
                 f"to exit {sample.wall_s:.2f} s")
-    resized = measure_resizes(cluster, workstations, name, cls, prof, log)
+    resized, startups = measure_resizes(cluster, workstations, name, cls, prof, log)
     if not resized:
         raise RuntimeError(f"profiling class {name}: no resize was measured (too few phases to reach a safe "
                            "point before the end?)")
@@ -184,6 +192,7 @@ def measure(cluster, workstations: list[str], name: str, cls: ClassSpec, prof: P
         "pmax": cls.pmax, "best_p": fit.best_p(), "phases": cls.base_demand, "units_profiled": cls.units(prof.demand),
         **launch_fit(samples),
         "teardown_s": teardown(samples),
+        "startup_s": float(np.median(startups)) if startups else None,  # launch to hello, at the largest p
         "resize": resize.to_dict(),
         **{f"resize_{k}": v for k, v in resize.to_dict().items()},  # flat too, for the report's table
         "resize_samples": [{"from": len(s.old), "to": len(s.new), "reconfig_s": s.reconfig_s,

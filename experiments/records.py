@@ -54,6 +54,9 @@ class JobOutcome:
     preemptions: int
     status: str = "done"  # done | failed
     error: str = ""
+    # Speed the job's workstations delivered over its span, relative to the speed the prediction
+    # assumed for them (1.0: as assumed); None until a host-core meter measured it. Predictions leave it None.
+    delivered_speed: float | None = None
 
     @property
     def wait(self) -> float:

@@ -85,7 +85,8 @@ def class_models(config: ExperimentConfig, profiles: dict[str, dict]) -> dict[st
             phases=int(p["phases"]), reconfig_s=config.reconfig_default_s, launch_s=float(p["launch_s"]),
             launch_per_proc_s=float(p.get("launch_per_proc_s", 0.0)), teardown_s=float(p.get("teardown_s", 0.0)),
             release_s=fit.release_s if fit is not None else 0.0, resize=fit,
-            extra_launch_s=config.overhead.launch_s, extra_resize_s=config.overhead.resize_s)
+            extra_launch_s=config.overhead.launch_s, extra_resize_s=config.overhead.resize_s,
+            startup_s=None if p.get("startup_s") is None else float(p["startup_s"]))
     return out
 
 

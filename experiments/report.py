@@ -18,8 +18,8 @@ from typing import Any
 import pandas as pd
 
 from experiments.report_plots import write_figures
-from experiments.report_stats import (cell_table, claims_table, compare, error_table, paired_predictions,
-                                      rate_label, summarize, targets_text)
+from experiments.report_stats import (cell_table, claims_table, compare, error_table, normalised,
+                                      paired_predictions, rate_label, summarize, targets_text)
 from experiments.store import ResultsStore
 
 DEFAULT_TARGETS = {"response_rel": 0.10, "execution_rel": 0.05}
@@ -69,8 +69,8 @@ def analyse(results: Path) -> Analysis:
         calibration, profiles = store.latest_calibration(), store.profiles()
     arrivals = config.get("arrivals", {})
     warmup = int(arrivals.get("warmup", 0))
-    measured = cell_table(summarize(jobs, warmup))
-    predicted = cell_table(summarize(paired_predictions(jobs, preds), warmup))
+    measured = cell_table(summarize(normalised(jobs, measured=True), warmup))
+    predicted = cell_table(summarize(normalised(paired_predictions(jobs, preds), measured=False), warmup))
     cmp = compare(measured, predicted, config.get("policies", ()))
     resumed = cells[cells.resumed].groupby(["policy", "rate"]).size().rename("resumed")
     cmp = cmp.merge(resumed.reset_index(), on=["policy", "rate"], how="left")

@@ -27,11 +27,33 @@ STATS: dict[str, tuple[str, str]] = {
     "median_execution": ("execution", "median"),
     "mean_procs": ("mean_procs", "mean"),
     "preemptions": ("preemptions", "mean"),
+    "response_norm": ("response_norm", "mean"),
+    "median_execution_norm": ("execution_norm", "median"),
 }
 #: A claim's metric -> the statistic it compares (the config's metric names).
 CLAIM_STAT = {"response": "response", "wait": "wait", "execution": "execution",
               "mean_procs": "mean_procs", "preemptions": "preemptions"}
 TICK, CROSS = "✓", "✗"
+
+
+def normalised(outcomes: pd.DataFrame, *, measured: bool) -> pd.DataFrame:
+    """Add execution_norm and response_norm: times as at the speed the prediction assumed.
+
+    A measured job that ran at `delivered_speed` (relative to the assumed
+    speed) would have executed in execution × delivered_speed at the assumed
+    speed; its wait is kept as is. Jobs without a delivered speed get NaN, so
+    a cell whose jobs have none reports raw errors only. Predictions ran at
+    the assumed speed: their normalised times are the raw ones.
+    """
+    out = outcomes.copy()
+    if not measured:
+        out["execution_norm"], out["response_norm"] = out["execution"], out["response"]
+        return out
+    speed = (pd.to_numeric(out["delivered_speed"], errors="coerce") if "delivered_speed" in out
+             else pd.Series(np.nan, index=out.index))
+    out["execution_norm"] = out["execution"] * speed.where(speed > 0)
+    out["response_norm"] = out["wait"] + out["execution_norm"]
+    return out
 
 
 def summarize(outcomes: pd.DataFrame, warmup: int) -> pd.DataFrame:
@@ -40,6 +62,8 @@ def summarize(outcomes: pd.DataFrame, warmup: int) -> pd.DataFrame:
     Counted jobs are those past warm-up (job_id >= warmup) that finished
     ('done'); failed jobs past warm-up are counted apart, never averaged in.
     """
+    if "execution_norm" not in outcomes:  # a caller that did not normalise: raw figures only
+        outcomes = outcomes.assign(execution_norm=np.nan, response_norm=np.nan)
     late = outcomes[outcomes.job_id >= warmup]
     done = late[late.status == "done"]
     out = done.groupby(KEYS).agg(jobs=("job_id", "size"),
@@ -116,6 +140,11 @@ def _mark(err: float, target: float) -> str:
 def error_table(cmp: pd.DataFrame, targets: dict[str, float]) -> pd.DataFrame:
     """The report's error table, formatted: mean response and median execution, measured vs predicted."""
     r_t, e_t = targets["response_rel"], targets["execution_rel"]
+
+    def norm(col: str) -> list[str]:
+        errs = cmp[col] if col in cmp else pd.Series(np.nan, index=cmp.index)
+        return [pct(x) if np.isfinite(x) else "raw only" for x in errs.astype(float)]
+
     return pd.DataFrame({
         "policy": cmp.policy,
         "rate": [rate_label(r) for r in cmp.rate],
@@ -127,6 +156,8 @@ def error_table(cmp: pd.DataFrame, targets: dict[str, float]) -> pd.DataFrame:
         "median execution predicted (s)": [num(x) for x in cmp.predicted_median_execution],
         "execution error": [pct(x) for x in cmp.err_median_execution],
         f"within {e_t:.0%}": [_mark(x, e_t) for x in cmp.err_median_execution],
+        "response error, speed-normalised": norm("err_response_norm"),
+        "execution error, speed-normalised": norm("err_median_execution_norm"),
     })
 
 

@@ -1,0 +1,160 @@
+"""Predictions from profiles and calibration alone (issue 12, items 3 and 4), without containers.
+
+The resize-cost fit, the engine's per-resize cost, start-up and work-first
+safe points, the overhead knob in config and replay, and the report's raw
+and speed-normalised errors. The live halves are in
+test_profiled_predictions_live.py.
+"""
+from __future__ import annotations
+
+import math
+import tomllib
+
+import pandas as pd
+import pytest
+
+from experiments.config import ConfigError, from_dict
+from experiments.models.resize import ResizeFit, ResizeSample, moved_fraction
+from experiments.predict import ClassModel, predict
+from experiments.profiles import ResizeScript, resize_sizes
+from experiments.records import StreamJob
+from experiments.report_stats import cell_table, compare, error_table, normalised, summarize
+from scheduler.engine import simulate
+from scheduler.model import Job, SevcikModel
+
+
+def test_moved_fraction_follows_the_block_plan():
+    assert moved_fraction((0, 1), (0, 1, 2, 3)) == pytest.approx(0.75)  # rows 1/4..1/2 and 1/2..1 leave
+    assert moved_fraction((0, 1, 2, 3), (0, 1)) == pytest.approx(0.75)
+    assert moved_fraction((0,), (0, 1)) == pytest.approx(0.5)
+
+
+def test_resize_fit_recovers_a_fixed_part_and_the_bytes_over_the_link():
+    data, link, fixed = 2_000_000, 10_000_000, 1.5
+    pairs = [((0, 1, 2, 3), (0, 1)), ((0, 1), (0, 1, 2, 3)), ((0, 1), (0,)), ((0,), (0, 1))] * 2
+    samples = [ResizeSample(o, n, fixed + 8 * data * moved_fraction(o, n) / link, round(data * moved_fraction(o, n)),
+                            0.4 if len(n) < len(o) else None) for o, n in pairs]
+    fit = ResizeFit.fit(samples, link)
+    assert fit.data_bytes == pytest.approx(data, rel=1e-6)
+    assert fit.fixed_s == pytest.approx(fixed, abs=1e-6) and fit.per_proc_s == pytest.approx(0, abs=1e-6)
+    assert fit.release_s == pytest.approx(0.4)
+    # 4 -> 2 moves 0.75 of 2 MB = 1.2 s at 10 Mbit/s; 1 -> 2 moves 0.5: 0.8 s
+    assert fit.cost((0, 1, 2, 3), (0, 1)) == pytest.approx(2.7)
+    assert fit.cost((0,), (0, 1)) == pytest.approx(2.3)
+    assert ResizeFit.from_dict(fit.to_dict()) == fit
+
+
+def test_resize_fit_keeps_a_per_p_part_only_when_the_data_show_one():
+    pairs = [((0, 1, 2, 3), (0, 1)), ((0, 1), (0, 1, 2, 3)), ((0, 1), (0,)), ((0,), (0, 1))]
+    samples = [ResizeSample(o, n, 1.0 + 0.5 * max(len(o), len(n)), 0) for o, n in pairs]
+    fit = ResizeFit.fit(samples, 1e9)
+    assert (fit.fixed_s, fit.per_proc_s) == (pytest.approx(1.0, abs=1e-6), pytest.approx(0.5, abs=1e-6))
+    with pytest.raises(ValueError, match="no profiled resize"):
+        ResizeFit.fit([], 1e9)
+
+
+def test_the_profile_script_shrinks_and_grows_between_the_largest_sizes():
+    assert resize_sizes([1, 2, 4, 8]) == [8, 4, 8, 4, 2, 4]
+    assert resize_sizes([1, 2]) == [2, 1, 2, 1]
+    with pytest.raises(ValueError):
+        ResizeScript([4])
+
+
+def _two_jobs(**job):
+    model = SevcikModel(8.0, 0.0, 0.0, 2)  # T(1) = 8, T(2) = 4
+    return [Job(0, 0.0, model, 4, **job), Job(1, 0.0, model, 4, **job)]
+
+
+def test_engine_acknowledges_at_once_unless_jobs_work_first():
+    # both arrive at 0; EQUI starts job 0 on {0,1}, then preempts it for job 1
+    old = simulate(_two_jobs(), "EQUI", 2)
+    assert [e.time for e in old.timeline if e.event == "ack"] == [0.0]  # at progress 0: the engine's idealisation
+    new = simulate(_two_jobs(work_first=True), "EQUI", 2)
+    assert [e.time for e in new.timeline if e.event == "ack"][0] == pytest.approx(1.0)  # one phase of 4 s on 2
+    late = simulate(_two_jobs(work_first=True, startup=2.5), "EQUI", 2)
+    assert [e.time for e in late.timeline if e.event == "ack"][0] == pytest.approx(3.0)  # first boundary after 2.5
+
+
+def test_engine_prices_each_resize_by_its_sets():
+    seen = []
+
+    def cost(old, new):
+        seen.append((old, new))
+        return 0.5 * len(old) + len(new)
+
+    r = simulate(_two_jobs(work_first=True, resize_cost=cost, reconfig_cost=99.0), "EQUI", 2)
+    assert seen[0] == ((0, 1), (0,))  # the shrink at job 1's arrival: 1 + 1 = 2 s
+    shrink = next(e.time for e in r.timeline if e.event == "resize")
+    # job 0 resumes at shrink + 2 s with 3/4 left on one processor (8 s): 6 s more
+    assert r.jobs[0].finish == pytest.approx(shrink + 2.0 + 6.0)
+
+
+def test_overhead_knob_in_the_replay():
+    base = ClassModel("a", W=4.0, alpha=0.0, beta=0.0, phases=4, reconfig_s=1.0, pmax=2)
+    slow = ClassModel("a", W=4.0, alpha=0.0, beta=0.0, phases=4, reconfig_s=1.0, pmax=2,
+                      extra_launch_s=2.0, extra_resize_s=0.5)
+    alone = [StreamJob(0, "a", 0.0)]
+    assert predict(alone, {"a": base}, "EQUI", 2)[0].finish == pytest.approx(2.0)
+    assert predict(alone, {"a": slow}, "EQUI", 2)[0].finish == pytest.approx(4.0)  # + the launch delay
+    assert slow.resize_cost((0, 1), (0,)) == pytest.approx(1.5) and slow.startup(2) == pytest.approx(2.0)
+    fit = ResizeFit(1.0, 0.0, 1_000_000, 8_000_000)
+    priced = ClassModel("a", W=4.0, alpha=0.0, beta=0.0, phases=4, resize=fit, extra_resize_s=0.5)
+    assert priced.resize_cost((0, 1), (0,)) == pytest.approx(1.0 + 0.5 + 0.5)  # half of 1 MB at 1 MB/s
+
+
+def _config(**overhead):
+    raw = tomllib.loads("""
+name = "t"
+title = "t"
+minutes = 1
+cluster = "c.toml"
+policies = ["EQUI"]
+[class.a]
+workload = "synthetic"
+[arrivals]
+rates = [0.1]
+jobs = 2
+mix = { a = 1.0 }
+""")
+    if overhead:
+        raw["overhead"] = overhead
+    return from_dict(raw)
+
+
+def test_overhead_config_is_validated_in_one_line():
+    assert _config().overhead.launch_s == 0.0
+    cfg = _config(launch_s=1.5, resize_s=0.25)
+    assert (cfg.overhead.launch_s, cfg.overhead.resize_s) == (1.5, 0.25)
+    assert cfg.model_dump()["overhead"] == {"launch_s": 1.5, "resize_s": 0.25}  # stored with the run's config
+    with pytest.raises(ConfigError, match=r"^overhead\.launch_s: .*greater than or equal to 0") as e:
+        _config(launch_s=-1)
+    assert "\n" not in str(e.value)
+    with pytest.raises(ConfigError, match=r"^overhead\.resize: unknown key"):
+        _config(resize=1.0)
+
+
+def _outcomes(speed):
+    rows = []
+    for i, (wait, ex) in enumerate([(1.0, 10.0), (2.0, 20.0), (0.0, 30.0)]):
+        rows.append({"policy": "EQUI", "rate": 0.1, "replication": 0, "job_id": i, "status": "done",
+                     "wait": wait, "execution": ex, "response": wait + ex, "mean_procs": 1.0, "preemptions": 1,
+                     "delivered_speed": speed})
+    return pd.DataFrame(rows)
+
+
+def test_report_gives_raw_and_speed_normalised_errors():
+    targets = {"response_rel": 0.1, "execution_rel": 0.05}
+    fast = _outcomes(None)
+    fast = fast.assign(execution=fast.execution / 2, response=fast.wait + fast.execution / 2)
+    predicted = cell_table(summarize(normalised(fast, measured=False), 0))
+    # the measured jobs ran at half the assumed speed: normalised, they took half as long
+    slow = cell_table(summarize(normalised(_outcomes(0.5), measured=True), 0))
+    table = error_table(compare(slow, predicted), targets)
+    assert table["execution error"][0] == "-50.0%"
+    assert table["execution error, speed-normalised"][0] == "+0.0%"
+    assert table["response error, speed-normalised"][0] == "+0.0%"
+    raw_only = error_table(compare(cell_table(summarize(normalised(_outcomes(None), measured=True), 0)),
+                                   predicted), targets)
+    assert raw_only["execution error, speed-normalised"][0] == "raw only"
+    assert raw_only["execution error"][0] == "-50.0%"
+    assert math.isnan(normalised(_outcomes(None).drop(columns="delivered_speed"), measured=True).execution_norm[0])
