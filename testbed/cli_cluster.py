@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from testbed import docker_backend as backend
-from testbed import state
+from testbed import keeper, state
 from testbed.cluster import Cluster
 from testbed.spec import load
 from testbed.units import format_rate
@@ -61,15 +61,21 @@ def status_table(c: Cluster, calibration: dict | None = None) -> Table:
     measured = {x["workstation"]: x["measured"] for x in (calibration or {}).get("cpu", [])}
     link_meas = {(x["src"], x["dst"]): x["measured"] for x in (calibration or {}).get("links", [])}
     t = Table(title=f"cluster {c.name}: {len(spec.names)} workstations, network {c.state.subnet}")
-    for col in ("workstation", "core", "cpu asked", "cpu cgroup", "cpu measured", "egress", "links",
-                "link measured"):
-        t.add_column(col, justify="right" if col.startswith(("cpu", "core")) else "left")
+    kept = keeper.status(c.name)
+    factors = kept["factors"] if kept["alive"] else {}
+    for col in ("workstation", "core", "cpu asked", "cpu cgroup", "cpu measured", "speed asked", "speed now",
+                "egress", "links", "link measured"):
+        t.add_column(col, justify="right" if col.startswith(("cpu", "core", "speed")) else "left")
     for ws in spec.names:
         lim = c.cpu_limits(ws)
         meas = f"{measured[ws]:.3f}" if ws in measured else "-"
         links = ", ".join(f"{p}:{format_rate(r)}" for p, r in spec.link_rates(ws).items()) or "-"
         lm = ", ".join(f"{d}:{format_rate(v)}" for (s, d), v in link_meas.items() if s == ws) or "-"
+        asked = spec.speed(ws)
+        f = factors.get(str(c.state.cores[ws]))  # reference-s per CPU-s of its core, from the keeper
+        now = f"{lim['cores'] * f:.3f}" if f else ("no meter" if not kept["alive"] else "-")
         t.add_row(ws, str(c.state.cores[ws]), f"{spec.cpu(ws):.3f}", f"{lim['cores']:.3f}", meas,
+                  "-" if asked is None else f"{asked:.3f}" + ("" if spec.governed(ws) else " (fixed)"), now,
                   format_rate(spec.egress(ws)), links, lm)
     return t
 
