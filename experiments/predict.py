@@ -43,7 +43,8 @@ class ClassModel:
     from a shrinking resize to the old mpiexec's exit. The workstations are
     not usable meanwhile, so the engine holds them (Job.teardown, Job.release).
     Approximations, both from the engine taking one T(p) per job:
-    - launch_s rides in alpha, so it is spread over the job's progress instead
+    - launch_s less startup_s (the launch up to hello, paid as a pause at the
+      start) rides in alpha, so it is spread over the job's progress instead
       of being paid at its start and end. Its total is exact for any resize
       history (alpha does not depend on p), but safe points move by up to
       launch_s, and under speeds < 1 the start-up slows down with the job
@@ -54,10 +55,10 @@ class ClassModel:
     reconfig_s is unused. extra_launch_s / extra_resize_s: the config's
     overhead knob, added to every launch and every resize onto a new set,
     as the live executor waits them out.
-    startup_s: launch to hello, profiled (None: the whole launch stands in).
-    Predicted jobs answer a preemption only at a phase boundary reached after
-    their start-up (startup_s + extra_launch_s) and, after
-    a start or resize, at least one phase on, as the live workloads do.
+    startup_s: launch to hello, profiled (None: not profiled, no pause).
+    A predicted job starts with a pause of startup_s + extra_launch_s (its
+    mpiexec launching) and answers a preemption only at a phase boundary at
+    least one phase after its start or resize, as the live workloads do.
     """
 
     name: str
@@ -106,7 +107,9 @@ class ClassModel:
         # pmax is fixed first, from the loop fit alone: the live policy is told the same.
         if pmax is None:  # no limit: keep it so, or SevcikModel would derive one from the larger beta
             pmax = 2**31 - 1
-        return SevcikModel(demand * self.W, demand * self.alpha + self.launch_s + self.extra_launch_s,
+        # what of the launch is not the start-up pause (set-up after hello, wind-down) rides in alpha
+        rest = max(0.0, self.launch_s - (self.startup_s or 0.0))
+        return SevcikModel(demand * self.W, demand * self.alpha + rest,
                            demand * self.beta + self.launch_per_proc_s, pmax)
 
     def resize_cost(self, old: Sequence[int], new: Sequence[int]) -> float:
@@ -114,15 +117,10 @@ class ClassModel:
         base = self.reconfig_s if self.resize is None else self.resize.cost(old, new)
         return base + self.extra_resize_s
 
-    def startup(self, p: int) -> float:
-        """Seconds from a start on p workstations until a preemption request can reach the job.
-
-        The profiled launch-to-hello (startup_s) when the profile has it; else
-        the whole fitted launch, which also holds the set-up after hello and
-        the wind-down, so it is an upper bound.
-        """
-        base = self.startup_s if self.startup_s is not None else self.launch_s + self.launch_per_proc_s * p
-        return base + self.extra_launch_s
+    def startup(self) -> float:
+        """Seconds from a start until the job begins its work: the profiled launch-to-hello
+        (0 for a profile without it: its whole launch then rides in alpha) plus the knob's delay."""
+        return (self.startup_s or 0.0) + self.extra_launch_s
 
     def job_phases(self, demand: float = 1.0) -> int:
         """Safe points of a job of this demand: round(demand·phases), at least 1."""
@@ -146,11 +144,9 @@ def predict(stream: Sequence[StreamJob], classes: Mapping[str, ClassModel], poli
             raise ValueError(f"job {sj.id}: unknown class {sj.cls!r} (known: {', '.join(sorted(classes))})")
         if sj.requested is not None and sj.requested < 1:
             raise ValueError(f"job {sj.id}: requested must be >= 1, got {sj.requested}")
-        model = cm.model(sj.demand, sj.requested)
-        # the start-up at the largest partition it may get: EQUI and friends start jobs wide
-        jobs.append(Job(sj.id, sj.arrival, model, cm.job_phases(sj.demand), cm.reconfig_s + cm.extra_resize_s,
-                        cm.teardown_s, cm.release_s, resize_cost=cm.resize_cost,
-                        startup=cm.startup(min(model.pmax or P, P)), work_first=True))
+        jobs.append(Job(sj.id, sj.arrival, cm.model(sj.demand, sj.requested), cm.job_phases(sj.demand),
+                        cm.reconfig_s + cm.extra_resize_s, cm.teardown_s, cm.release_s,
+                        resize_cost=cm.resize_cost, startup=cm.startup(), work_first=True))
     records = {r.id: r for r in simulate(jobs, policy, P, timeline=False, speeds=speeds).jobs}
     out = []
     for sj, job in zip(stream, jobs):

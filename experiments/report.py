@@ -18,8 +18,9 @@ from typing import Any
 import pandas as pd
 
 from experiments.report_plots import write_figures
+from experiments.replay import resize_samples
 from experiments.report_stats import (cell_table, claims_table, compare, error_table, normalised,
-                                      paired_predictions, rate_label, summarize, targets_text)
+                                      paired_predictions, rate_label, resize_diagnostic, summarize, targets_text)
 from experiments.store import ResultsStore
 
 DEFAULT_TARGETS = {"response_rel": 0.10, "execution_rel": 0.05}
@@ -51,6 +52,7 @@ class Analysis:
     claims: pd.DataFrame
     calibration: dict[str, Any] | None
     profiles: dict[str, dict[str, Any]]
+    resizes: pd.DataFrame  # per class: measured resize cost beside the profiled one (diagnostic)
 
     @property
     def targets(self) -> dict[str, float]:
@@ -67,6 +69,7 @@ def analyse(results: Path) -> Analysis:
         config, cells = store.config, store.cells_frame()
         jobs, preds = store.jobs_frame(), store.predictions_frame()
         calibration, profiles = store.latest_calibration(), store.profiles()
+        samples = resize_samples(store, cells) if not cells.empty else pd.DataFrame(columns=["cls", "reconfig_s"])
     arrivals = config.get("arrivals", {})
     warmup = int(arrivals.get("warmup", 0))
     measured = cell_table(summarize(normalised(jobs, measured=True), warmup))
@@ -77,7 +80,8 @@ def analyse(results: Path) -> Analysis:
     cmp["resumed"] = cmp.resumed.fillna(0).astype(int)
     rates = arrivals.get("rates") or sorted(set(cmp.rate))
     claims = claims_table(config.get("claims", config.get("claim", [])), measured, predicted, rates)
-    return Analysis(Path(results), config, cells, jobs, preds, cmp, claims, calibration, profiles)
+    return Analysis(Path(results), config, cells, jobs, preds, cmp, claims, calibration, profiles,
+                    resize_diagnostic(samples, profiles))
 
 
 def error_table_text(results: Path | Analysis) -> str:
@@ -143,6 +147,14 @@ def report_blocks(a: Analysis, figure_names: list[str]) -> list[Block]:
     blocks += [("h2", "Profiles")]
     prof = profiles_frame(a.profiles)
     blocks.append(("table", prof) if not prof.empty else ("p", "No profile stored."))
+    if not a.resizes.empty:
+        blocks += [("p", ("Resize cost, diagnostic: this run's measured resizes beside what the profile's fit "
+                          "(fixed + bytes over the link) gives for the same resizes. Predictions use the "
+                          "profile only.")), ("table", a.resizes)]
+    overhead = c.get("overhead") or {}
+    if any(overhead.get(k) for k in ("launch_s", "resize_s")):
+        blocks.append(("p", f"Overhead knob: {overhead.get('launch_s', 0):g} s added to every launch and "
+                            f"{overhead.get('resize_s', 0):g} s to every resize, live and predicted."))
     blocks += [("h2", "Figures"), ("p", ("Solid lines with circles: measured (bars: 95% interval over "
                                          "replications); dashed with crosses: predicted by the simulator."))]
     blocks += [("img", name) for name in figure_names]

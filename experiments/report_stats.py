@@ -121,6 +121,38 @@ def compare(measured: pd.DataFrame, predicted: pd.DataFrame, policies: Sequence[
     return out.sort_values(["_order", "rate"]).drop(columns="_order").reset_index(drop=True)
 
 
+def parse_interval_set(text: Any) -> tuple[int, ...]:
+    """'0-2 5' -> (0, 1, 2, 5): the inverse of scheduler.results.interval_set."""
+    out: list[int] = []
+    for part in str(text if isinstance(text, str) else "").split():
+        lo, _, hi = part.partition("-")
+        out.extend(range(int(lo), int(hi or lo) + 1))
+    return tuple(out)
+
+
+def resize_diagnostic(samples: pd.DataFrame, profiles: dict[str, dict[str, Any]]) -> pd.DataFrame:
+    """Per class: the run's measured resize cost beside the profiled fit's cost for the same resizes.
+
+    A diagnostic only: predictions never use the measured side (they would be
+    fitted to what they are checked against).
+    """
+    from experiments.models.resize import ResizeFit
+
+    rows = []
+    for cls, p in sorted(profiles.items()):
+        own = samples[samples["cls"] == cls] if len(samples) else samples
+        fit = ResizeFit.from_dict(p["resize"]) if isinstance(p.get("resize"), dict) else None
+        profiled = [fit.cost(parse_interval_set(r.from_procs), parse_interval_set(r.to_procs))
+                    for r in own.itertuples(index=False)] if fit is not None and len(own) else []
+        measured = float(own["reconfig_s"].median()) if len(own) else math.nan
+        prof = float(np.median(profiled)) if profiled else math.nan
+        rows.append({"class": cls, "resizes measured": len(own), "measured median (s)": num(measured),
+                     "profiled, same resizes (s)": num(prof) if fit is not None else "no resize profile",
+                     "profiled - measured": pct((prof - measured) / measured) if measured > 0 else "n/a"})
+    return pd.DataFrame(rows, columns=["class", "resizes measured", "measured median (s)",
+                                       "profiled, same resizes (s)", "profiled - measured"])
+
+
 def rate_label(rate: float) -> str:
     return f"{rate:g}/s"
 

@@ -72,7 +72,7 @@ class _Run(JobView):
 
     __slots__ = ("qkey", "phases", "cost", "x", "t0", "rate", "ver", "start", "finish",
                  "area", "t_area", "npre", "ack_x", "history", "pmask", "teardown", "release",
-                 "cost_fn", "startup", "ack_after", "min_k", "work_first")
+                 "cost_fn", "startup", "min_k", "work_first")
 
     def __init__(self, job: Job, seq: int, P: int) -> None:
         # JobView's fields, set here directly: this runs once per job.
@@ -91,7 +91,6 @@ class _Run(JobView):
         self.release = job.release
         self.cost_fn = job.resize_cost
         self.startup = job.startup
-        self.ack_after = 0.0  # no preemption is acknowledged before this time (still launching)
         self.work_first = job.work_first
         self.min_k = 1 if job.work_first else 0  # first safe point (phase index) it can answer at
         self.x = 0.0  # progress at time t0
@@ -284,11 +283,11 @@ class _Engine:
         if speeds is not None:  # the slowest member sets the pace
             T /= min([speeds[p] for p in procs])
         job.rate = 1.0 / T
-        if job.startup > 0:  # launching: deaf to preemption until its first safe point after start-up
-            job.ack_after = now + job.startup * T / job.model.T(n)
+        if job.startup > 0:  # launching: no progress yet (slowed like the job: ssh and Python on its members)
+            job.t0 = now + job.startup * T / job.model.T(n)
         self.running[job.seq] = job
         self.tick += 1
-        _heappush(self.heap, (now + T, self.tick, _FINISH, job, job.ver))
+        _heappush(self.heap, (job.t0 + T, self.tick, _FINISH, job, job.ver))
         if self.record:
             self.log.append(TimelineEvent(now, job.id, "start", procs))
 
@@ -304,14 +303,12 @@ class _Engine:
         now = self.now
         if self.record:
             self.log.append(TimelineEvent(now, job.id, "preempt_request", job.procs))
-        dt = now - job.t0
+        dt = now - job.t0  # negative while a start-up or reconfiguration pause lasts
         x = job.x + dt * job.rate if dt > 0 else job.x
         if self.zero:
             self._ack(job, x)
             return True
         m = job.phases
-        if now < job.ack_after:  # still launching: the first safe point it can answer at is later
-            x = job.x + (job.ack_after - job.t0) * job.rate
         k = math.ceil(x * m - _EPS)
         if k < job.min_k:
             k = job.min_k

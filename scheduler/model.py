@@ -137,9 +137,10 @@ class Job:
     starts that much later (see the engine).
     `resize_cost(old, new)`: seconds for a resize between those processor
     sets (fixed + bytes over the link); None charges `reconfig_cost` for all.
-    `startup`: seconds (at speed 1) from a start until the job reaches its
-    first safe point; a preemption requested earlier is acknowledged no
-    sooner (a live job is still launching and cannot answer).
+    `startup`: seconds (at speed 1) from a start until the job begins its
+    work (a live job's launch up to its hello); it holds its processors and
+    makes no progress meanwhile, and T(p) is its time after that. A
+    preemption requested meanwhile is answered at a safe point after it.
     `work_first`: a job checks for a request only after finishing a phase, so
     after a start or a resize it answers no sooner than one phase on (the
     live workloads do this); False: a job just (re)started answers at once.

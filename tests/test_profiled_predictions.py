@@ -72,7 +72,8 @@ def test_engine_acknowledges_at_once_unless_jobs_work_first():
     new = simulate(_two_jobs(work_first=True), "EQUI", 2)
     assert [e.time for e in new.timeline if e.event == "ack"][0] == pytest.approx(1.0)  # one phase of 4 s on 2
     late = simulate(_two_jobs(work_first=True, startup=2.5), "EQUI", 2)
-    assert [e.time for e in late.timeline if e.event == "ack"][0] == pytest.approx(3.0)  # first boundary after 2.5
+    assert [e.time for e in late.timeline if e.event == "ack"][0] == pytest.approx(3.5)  # launched, then a phase
+    assert late.jobs[0].start == 0.0  # the start-up counts in its execution, as live
 
 
 def test_engine_prices_each_resize_by_its_sets():
@@ -96,7 +97,9 @@ def test_overhead_knob_in_the_replay():
     alone = [StreamJob(0, "a", 0.0)]
     assert predict(alone, {"a": base}, "EQUI", 2)[0].finish == pytest.approx(2.0)
     assert predict(alone, {"a": slow}, "EQUI", 2)[0].finish == pytest.approx(4.0)  # + the launch delay
-    assert slow.resize_cost((0, 1), (0,)) == pytest.approx(1.5) and slow.startup(2) == pytest.approx(2.0)
+    assert slow.resize_cost((0, 1), (0,)) == pytest.approx(1.5) and slow.startup() == pytest.approx(2.0)
+    profiled = ClassModel("a", W=4.0, alpha=0.0, beta=0.0, phases=4, pmax=2, launch_s=3.0, startup_s=1.0)
+    assert predict(alone, {"a": profiled}, "EQUI", 2)[0].finish == pytest.approx(1.0 + 2.0 + 2.0)
     fit = ResizeFit(1.0, 0.0, 1_000_000, 8_000_000)
     priced = ClassModel("a", W=4.0, alpha=0.0, beta=0.0, phases=4, resize=fit, extra_resize_s=0.5)
     assert priced.resize_cost((0, 1), (0,)) == pytest.approx(1.0 + 0.5 + 0.5)  # half of 1 MB at 1 MB/s
@@ -158,3 +161,18 @@ def test_report_gives_raw_and_speed_normalised_errors():
     assert raw_only["execution error, speed-normalised"][0] == "raw only"
     assert raw_only["execution error"][0] == "-50.0%"
     assert math.isnan(normalised(_outcomes(None).drop(columns="delivered_speed"), measured=True).execution_norm[0])
+
+
+def test_report_shows_the_measured_resize_cost_beside_the_profiled_one():
+    from experiments.report_stats import parse_interval_set, resize_diagnostic
+
+    assert parse_interval_set("0-2 5") == (0, 1, 2, 5) and parse_interval_set(None) == ()
+    fit = ResizeFit(1.0, 0.0, 1_000_000, 8_000_000)  # 1 s + moved fraction × 1 s
+    samples = pd.DataFrame({"cls": ["a", "a", "a"], "from_procs": ["0-3", "0-1", "0"],
+                            "to_procs": ["0-1", "0-3", "0-1"], "reconfig_s": [3.0, 3.5, 2.0]})
+    table = resize_diagnostic(samples, {"a": {"resize": fit.to_dict()}, "b": {}})
+    a, b = table.iloc[0], table.iloc[1]
+    assert a["resizes measured"] == 3 and a["measured median (s)"] == "3.00"
+    assert a["profiled, same resizes (s)"] == "1.75"  # 4->2 and 2->4 move 0.75, 1->2 moves 0.5: median 1.75
+    assert a["profiled - measured"] == "-41.7%"
+    assert b["profiled, same resizes (s)"] == "no resize profile" and b["resizes measured"] == 0
