@@ -7,7 +7,15 @@ job just started or just resized acknowledges at once; a job that reaches
 the end of its work first simply finishes (and is not restarted). A resize
 onto a different set pauses the job for its reconfig_cost seconds (it holds
 the new set meanwhile, and a request during the pause is acknowledged when
-it ends); a restart on the same set costs nothing.
+it ends); a restart on the same set costs nothing. A job's `resize_cost`
+function, when given, prices each resize by its old and new sets instead.
+
+Two options bring a job closer to a live one (the replay of a live run sets
+both): `startup` is a pause at its start (its mpiexec launching; it holds
+its processors and makes no progress), and `work_first` makes it answer a
+request no sooner than one phase after its start or its last resize (the
+workloads look for requests only at the end of a phase). Without them a
+job just started or resized acknowledges at once.
 
 Processes do not vanish at once. A job's `teardown` keeps the processors it
 finished on unusable for that long, and its `release` does the same for the

@@ -1,4 +1,8 @@
-"""The preemption-overhead model: what one resize onto a different set costs.
+"""The measured preemption-overhead summary: what one resize onto a different set cost in a run.
+
+Predictions no longer use it (they take the profiled `models.resize.ResizeFit`,
+never a figure from the run they predict); the replay's log and the
+report show it beside the profiled cost as a diagnostic.
 
 The engine charges a constant per job (`Job.reconfig_cost`), so the model's
 answer is one number: the median of the measured resize times, which a few
