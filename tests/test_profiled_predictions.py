@@ -176,3 +176,19 @@ def test_report_shows_the_measured_resize_cost_beside_the_profiled_one():
     assert a["profiled, same resizes (s)"] == "1.75"  # 4->2 and 2->4 move 0.75, 1->2 moves 0.5: median 1.75
     assert a["profiled - measured"] == "-41.7%"
     assert b["profiled, same resizes (s)"] == "no resize profile" and b["resizes measured"] == 0
+
+
+def test_replay_takes_every_overhead_from_the_profile_and_the_config():
+    from experiments.replay import class_models
+
+    cfg = _config(launch_s=1.0, resize_s=0.5)
+    fit = ResizeFit(2.0, 0.1, 500_000, 100_000_000, release_s=0.4)
+    profile = {"W": 4.0, "alpha": 0.1, "beta": 0.01, "phases": 6, "launch_s": 3.0, "launch_per_proc_s": 0.2,
+               "teardown_s": 0.5, "startup_s": 2.0, "resize": fit.to_dict()}
+    m = class_models(cfg, {"a": profile})["a"]
+    assert (m.resize, m.release_s, m.startup_s, m.teardown_s) == (fit, 0.4, 2.0, 0.5)
+    assert m.startup() == pytest.approx(3.0)  # profiled start-up + the knob
+    assert m.resize_cost((0, 1), (0,)) == pytest.approx(fit.cost((0, 1), (0,)) + 0.5)
+    old = class_models(cfg, {"a": {k: v for k, v in profile.items() if k not in ("resize", "startup_s")}})["a"]
+    assert old.resize is None and old.resize_cost((0, 1), (0,)) == pytest.approx(cfg.reconfig_default_s + 0.5)
+    assert old.startup() == pytest.approx(1.0)
