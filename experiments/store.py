@@ -35,7 +35,7 @@ _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 # JobOutcome columns as stored (derived wait/execution/response are computed on read).
 _OUTCOME_COLS = ("cls", "demand", "arrival", "start", "finish", "mean_procs", "max_procs", "requested",
-                 "preemptions", "status", "error")
+                 "preemptions", "status", "error", "delivered_speed")
 
 # A failed post-processing step; cell_id NULL: the whole run's (predictions, report), segment NULL:
 # the cell's. `payload` holds what redoing it needs and nothing else keeps (e.g. the segment's record).
@@ -75,6 +75,7 @@ CREATE TABLE jobs (
     cls TEXT NOT NULL, demand REAL NOT NULL, arrival REAL NOT NULL, start REAL, finish REAL,
     mean_procs REAL, max_procs INTEGER NOT NULL, requested INTEGER NOT NULL, preemptions INTEGER NOT NULL,
     status TEXT NOT NULL CHECK (status IN ('done', 'failed')), error TEXT NOT NULL,
+    delivered_speed REAL,
     recorded_at REAL NOT NULL,
     UNIQUE (cell_id, job_id),
     FOREIGN KEY (cell_id, job_id) REFERENCES stream(cell_id, job_id),
@@ -83,7 +84,7 @@ CREATE TABLE predictions (
     cell_id INTEGER NOT NULL, job_id INTEGER NOT NULL,
     cls TEXT NOT NULL, demand REAL NOT NULL, arrival REAL NOT NULL, start REAL, finish REAL,
     mean_procs REAL, max_procs INTEGER NOT NULL, requested INTEGER NOT NULL, preemptions INTEGER NOT NULL,
-    status TEXT NOT NULL, error TEXT NOT NULL,
+    status TEXT NOT NULL, error TEXT NOT NULL, delivered_speed REAL,
     PRIMARY KEY (cell_id, job_id),
     FOREIGN KEY (cell_id, job_id) REFERENCES stream(cell_id, job_id));
 CREATE TABLE availability (cell_id INTEGER PRIMARY KEY REFERENCES cells(id), json TEXT NOT NULL);
@@ -132,6 +133,7 @@ class ResultsStore:
         self.config: dict[str, Any] = json.loads(meta["config"])
         self.config_text: str = meta.get("config_text", "")
         self.created_at: float = float(meta.get("created_at", "nan"))
+        self._has_speed = "delivered_speed" in _columns(conn, "jobs")  # read-only older store: NULLs
         self._has_steps = bool(conn.execute(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'step_failures'").fetchone())
 
@@ -188,8 +190,11 @@ class ResultsStore:
             try:
                 conn.execute("PRAGMA journal_mode = WAL")  # readers (a report) don't block the runner
                 conn.execute("PRAGMA synchronous = FULL")  # a committed job survives a power cut too
-                with conn:  # a version-1 store gains the step_failures table
+                with conn:  # an older store gains the step_failures table and the delivered_speed columns
                     conn.executescript(_STEPS_SCHEMA)
+                    for table in ("jobs", "predictions"):
+                        if "delivered_speed" not in _columns(conn, table):
+                            conn.execute(f"ALTER TABLE {table} ADD COLUMN delivered_speed REAL")
                     conn.execute("UPDATE meta SET value = ? WHERE key = 'version' AND CAST(value AS INTEGER) < ?",
                                  (str(VERSION), VERSION))
             except sqlite3.DatabaseError as exc:
@@ -455,12 +460,13 @@ class ResultsStore:
         return self._outcomes("predictions", "")
 
     def _outcomes(self, table: str, extra: str) -> pd.DataFrame:
-        cols = ", ".join(f"j.{k}" for k in _OUTCOME_COLS)
+        cols = ", ".join(f"j.{k}" if k != "delivered_speed" or self._has_speed else f"NULL AS {k}"
+                         for k in _OUTCOME_COLS)
         with self._lock:
             df = pd.read_sql_query(
                 f"SELECT c.policy, c.rate, c.replication, j.cell_id, j.job_id, {extra}{cols} "
                 f"FROM {table} j JOIN cells c ON c.id = j.cell_id ORDER BY j.cell_id, j.job_id", self._conn)
-        for k in ("demand", "arrival", "start", "finish", "mean_procs"):
+        for k in ("demand", "arrival", "start", "finish", "mean_procs", "delivered_speed"):
             df[k] = df[k].astype(float)
         df["wait"] = df.start - df.arrival
         df["execution"] = df.finish - df.start
@@ -473,6 +479,10 @@ _NO_FAILED_STEPS = "''"  # a version-1 store read-only: no such table
 # A cell's failed steps as one text, e.g. "availability: ValueError: ...; artifacts (segment 2): ..."
 _FAILED_STEPS = ("COALESCE((SELECT GROUP_CONCAT(f.step || COALESCE(' (segment ' || f.segment || ')', '') "
                  "|| ': ' || f.error, '; ') FROM step_failures f WHERE f.cell_id = c.id), '')")
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
+    return {row[1] for row in conn.execute(f"PRAGMA table_info({table})").fetchall()}
 
 
 def _value(v: Any) -> Any:
