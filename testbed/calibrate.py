@@ -2,8 +2,10 @@
 
 CPU: every workstation spins at once and the host reads each cgroup's cpuacct counter,
 so the share is the kernel's own accounting of CPU time given, not an estimate made in
-the guest. Links: iperf3 TCP one link at a time; the rate is counted at the link layer
-(TCP goodput scaled to whole frames, which is what HTB meters), with goodput kept alongside.
+the guest. Each burner stamps when it ran (testbed/burner.py); a window that some burner
+did not cover raises burner.WindowNotCovered instead of giving a wrong share.
+Links: iperf3 TCP one link at a time; the rate is counted at the link layer (TCP goodput
+scaled to whole frames, which is what HTB meters), with goodput kept alongside.
 """
 from __future__ import annotations
 
@@ -11,10 +13,10 @@ import json
 import time
 from dataclasses import asdict, dataclass
 
-from testbed import state
+from testbed import burner, state
 from testbed.cluster import Cluster, Progress, quiet
+from testbed.control import RemoteProcess
 from testbed.docker_backend import parallel
-
 
 
 @dataclass(frozen=True)
@@ -22,6 +24,8 @@ class CpuSample:
     workstation: str
     requested: float  # cores
     measured: float  # cores
+    window: Span  # when the counters were read (s, CLOCK_REALTIME)
+    burner: Span  # when the workstation's burner ran, stamped inside it
 
     @property
     def error(self) -> float:
@@ -41,31 +45,61 @@ class LinkSample:
         return (self.measured - self.requested) / self.requested
 
 
-BURNER = "while :; do :; done"
-BURNER_CMDLINE = f"sh -c {BURNER}"
+STOP_WAIT_S = 30.0  # for a stopped burner's exec to end and hand over its end stamp
+
+
+def _wait_started(procs: dict[str, RemoteProcess], timeout: float, progress: Progress) -> None:
+    """Return once every burner has stamped its start; a burner that exits first is an error."""
+    deadline = time.monotonic() + timeout
+    waiting = set(procs)
+    while waiting:
+        for ws in sorted(waiting):
+            if burner.parse(procs[ws].output()).started is not None:
+                waiting.discard(ws)
+            elif procs[ws].poll() is not None:
+                res = procs[ws].wait(0)
+                raise RuntimeError(f"{ws}: the CPU burner exited with code {res.exit_code} before it started: "
+                                   f"{(res.stderr or res.stdout).strip()[-200:]}")
+        progress("cpu: starting burners", len(procs) - len(waiting), len(procs))
+        if waiting and time.monotonic() > deadline:
+            raise TimeoutError(f"cpu calibration: burners on {', '.join(sorted(waiting))} not running "
+                               f"after {timeout:g} s")
+        if waiting:
+            time.sleep(0.05)
 
 
 def measure_cpu(c: Cluster, seconds: float = 5.0, warmup: float = 1.0,
-                workstations: list[str] | None = None) -> list[CpuSample]:
+                workstations: list[str] | None = None, *, start_timeout: float = 60.0,
+                progress: Progress = quiet) -> list[CpuSample]:
+    """Cores each workstation gets while all of them spin, from the cgroups' cpuacct counters.
+
+    The burners start together and the window opens only once every one has stamped its
+    start (plus `warmup`); they are stopped after it closes. Raises burner.WindowNotCovered
+    if any burner's own stamps show it was not running for the whole window.
+    """
     names = workstations or c.workstations
-    total = warmup + seconds + 2
-    procs = [c.start(ws, ["timeout", f"{total:g}", "sh", "-c", BURNER]) for ws in names]
+    limit = start_timeout + warmup + seconds + STOP_WAIT_S
+    procs = dict(zip(names, parallel(lambda ws: c.start(ws, burner.argv(limit)), names)))
     try:
+        _wait_started(procs, start_timeout, progress)
+        progress("cpu: all workstations busy", 0, 1)
         time.sleep(warmup)
+        opened = time.time()
         before = {ws: c.cpu_usage_ns(ws) for ws in names}
         t0 = time.monotonic()
         time.sleep(seconds)
         after = {ws: c.cpu_usage_ns(ws) for ws in names}
         wall = time.monotonic() - t0
+        window = burner.Span(opened, time.time())
+        progress("cpu: all workstations busy", 1, 1)
     finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            p.wait(timeout=total + 10)
-        # Ending the exec does not end the loop inside the container: stop it there, so
-        # whatever runs next (a profile, a job) does not share the cap with it.
-        parallel(lambda ws: c.exec(ws, ["pkill", "-x", "-f", BURNER_CMDLINE]), names)
-    return [CpuSample(ws, c.spec.cpu(ws), (after[ws] - before[ws]) / 1e9 / wall) for ws in names]
+        # Stopped inside the workstation: ending the exec does not end the loop there, and
+        # whatever runs next (a profile, a job) must not share the cap with it.
+        parallel(lambda ws: c.exec(ws, burner.pkill_argv()), names)
+    runs = {ws: burner.parse(procs[ws].wait(timeout=STOP_WAIT_S).stdout) for ws in names}
+    burner.check_coverage(window, runs)
+    return [CpuSample(ws, c.spec.cpu(ws), (after[ws] - before[ws]) / 1e9 / wall, window,
+                      burner.Span(runs[ws].started, runs[ws].ended)) for ws in names]
 
 
 # HTB meters whole frames: a full TCP segment of MTU-52 payload bytes (20 IP + 32 TCP with
@@ -109,9 +143,12 @@ def default_links(c: Cluster) -> list[tuple[str, str]]:
 
 def calibrate(c: Cluster, *, cpu_seconds: float = 5.0, link_seconds: float = 3.0,
               links: list[tuple[str, str]] | None = None, progress: Progress = quiet) -> dict:
-    progress("cpu: all workstations busy", 0, 1)
-    cpu = measure_cpu(c, cpu_seconds)
-    progress("cpu: all workstations busy", 1, 1)
+    """CPU shares and link rates, saved as the cluster's calibration.json.
+
+    Raises burner.WindowNotCovered (a RuntimeError) when a CPU burner did not run for the
+    whole window; nothing is saved then, so a wrong share never reaches the predictions.
+    """
+    cpu = measure_cpu(c, cpu_seconds, progress=progress)
     pairs = default_links(c) if links is None else links
     samples = []
     for i, (src, dst) in enumerate(pairs):
