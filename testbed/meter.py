@@ -23,8 +23,9 @@ from workloads.reference import KERNELS, matvec_block, run_kernel, speed_factor
 SAMPLES_CSV = "meter.csv"      # t_epoch,core,kernel,factor
 QUOTAS_CSV = "quotas.csv"      # t_epoch,workstation,core,quota_cores,factor,target,scale,stale
 KERNEL_ORDER = ("multiply", "matvec")
-SAMPLE_REF_S = 0.004           # reference-seconds per sample: ~2 ms of CPU on a 2x core
-EWMA_ALPHA = 0.3               # per sample; at 2 samples/s a time constant of ~1.5 s
+SAMPLE_REF_S = 0.016           # reference-seconds per sample: 6-7 ms of CPU here (shorter ones are
+                               # dominated by the kernel's set-up: 28% CV and a 40% low bias at 0.004)
+EWMA_ALPHA = 0.3               # per sample of one kernel on one core (1 a second): a time constant of ~3 s
 MAX_GAP_S = 5.0                # a core with no sample for this long has no current factor
 
 
