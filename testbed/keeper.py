@@ -133,7 +133,10 @@ class Keeper:
 def start(name: str, cores: list[int]) -> int:
     d = state.cluster_dir(name)
     with (d / LOG_FILE).open("ab") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "testbed.keeper", name, ",".join(map(str, cores))],
+        # -W: runpy warns that testbed/__init__ already imported this module; harmless here
+        argv = [sys.executable, "-W", "ignore::RuntimeWarning:runpy", "-m", "testbed.keeper", name,
+                ",".join(map(str, cores))]
+        proc = subprocess.Popen(argv,
                                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
                                 cwd=Path(__file__).resolve().parent.parent,
                                 env={**os.environ, "NOWLAB_HOME": str(state.home())})
