@@ -1,7 +1,8 @@
 """Resident rank host ("zygote"): numpy, mpi4py and the workloads imported once per workstation.
 
 Why: a cold rank start under a 0.2-core cap spends about 1 s importing numpy and
-mpi4py, every launch and every resize. The zygote pays it once; orted starts the
+mpi4py and 0.7 s in libfabric's provider discovery inside MPI_Init, every launch and
+every resize. The zygote pays both once; orted starts the
 thin client (`workloads.zygote_client`), which hands its argv, environment, cwd
 and stdio fds over a Unix socket. The zygote forks a child that takes them over,
 becomes a guest (SCHED_IDLE), calls MPI_Init (the PMIx variables orted gave the
@@ -146,9 +147,9 @@ class Zygote:
         self.listener.bind(path)
         self.listener.listen(64)
         self.children: dict[int, socket.socket] = {}  # pid -> its client's connection
-        self.wake_r, wake_w = os.pipe()
-        os.set_blocking(wake_w, False)
-        signal.set_wakeup_fd(wake_w)
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_w, False)
+        signal.set_wakeup_fd(self.wake_w)
         signal.signal(signal.SIGCHLD, lambda _s, _f: None)
 
     def serve(self) -> None:
@@ -176,9 +177,12 @@ class Zygote:
             conn.close()
             return
         pid = os.fork()
-        if pid == 0:
-            self.listener.close()
-            conn.close()
+        if pid == 0:  # the child keeps none of the zygote's sockets or its signal pipe
+            signal.set_wakeup_fd(-1)
+            for sock in (self.listener, conn, *self.children.values()):
+                sock.close()
+            os.close(self.wake_r)
+            os.close(self.wake_w)
             run_child(request, fds)
         for fd in fds:
             os.close(fd)
