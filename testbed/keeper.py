@@ -92,7 +92,7 @@ class Keeper:
         while (d / "cluster.json").exists():
             t_start = time.monotonic()
             kernel = KERNEL_ORDER[tick % len(KERNEL_ORDER)]
-            samples = [measure(c, kernel) for c in self.cores]
+            samples = [measure(c, kernel, smoother.sample_ref_s(c, kernel)) for c in self.cores]
             for s in samples:
                 smoother.add(s)
             now = time.time()

@@ -25,6 +25,8 @@ QUOTAS_CSV = "quotas.csv"      # t_epoch,workstation,core,quota_cores,factor,tar
 KERNEL_ORDER = ("multiply", "matvec")
 SAMPLE_REF_S = 0.016           # reference-seconds per sample: 6-7 ms of CPU here (shorter ones are
                                # dominated by the kernel's set-up: 28% CV and a 40% low bias at 0.004)
+SAMPLE_CPU_S = 0.007           # the keeper sizes samples to this much CPU from the last factor, so a
+                               # slow (loaded) core does not cost the meter more than 2% of it
 EWMA_ALPHA = 0.3               # per sample of one kernel on one core (1 a second): a time constant of ~3 s
 MAX_GAP_S = 5.0                # a core with no sample for this long has no current factor
 
@@ -77,6 +79,11 @@ class Smoother:
         prev = self._ewma.get(key)
         self._ewma[key] = s.factor if prev is None else prev + self.alpha * (s.factor - prev)
         self._last[s.core] = s.t
+
+    def sample_ref_s(self, core: int, kernel: str) -> float:
+        """Work for the next sample: SAMPLE_CPU_S of CPU at this core's last factor for the kernel."""
+        f = self._ewma.get((core, kernel))
+        return SAMPLE_REF_S if f is None else min(0.03, max(0.008, SAMPLE_CPU_S * f))
 
     def factor(self, core: int, now: float | None = None) -> float | None:
         """The smoothed factor of a core, or None when it has no recent sample."""

@@ -86,7 +86,7 @@ def test_meter_sample_is_cheap_and_plausible() -> None:
     sm = Smoother()
     costs = []
     for k in ("multiply", "matvec") * 5:
-        s = measure(0, k)
+        s = measure(0, k, sm.sample_ref_s(0, k))  # sized as the keeper sizes them
         sm.add(s)
         costs.append(s.cpu_s)
         assert 0.3 < s.factor < 10
