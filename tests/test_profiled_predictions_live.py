@@ -50,6 +50,7 @@ def test_overhead_knob_delays_launches_and_relaunches_live(pred4):
     resized = [r for r in res.resizes if r.kind in ("loser", "winner")]
     assert len(resized) == 2
     assert state.overhead_s == pytest.approx(1.0 + 2 * 0.5)  # recorded in the job's record
+    assert res.to_dataframe().overhead_s.tolist() == [pytest.approx(2.0)]
     first = min(r.launched_at for r in res.runs)
     assert first - record.start >= 1.0  # the job's start is the decision; mpiexec waited the knob's second
     for r in resized:  # each relaunch waited at least the knob's half second after its old mpiexec exited

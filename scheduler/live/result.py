@@ -132,10 +132,11 @@ class LiveResult:
         return SimResult(self.policy, self.P, self.jobs, self.timeline)
 
     def to_dataframe(self) -> pd.DataFrame:
-        """The engine's per-job columns, then status (done/failed) and error."""
+        """The engine's per-job columns, then status (done/failed), error and the overhead knob's seconds."""
         df = self.sim_result().to_dataframe()
         df["status"] = [s.status for s in self.states]
         df["error"] = [s.error for s in self.states]
+        df["overhead_s"] = [s.overhead_s for s in self.states]
         return df
 
     def timeline_dataframe(self) -> pd.DataFrame:
