@@ -22,6 +22,7 @@ from typing import Callable
 import numpy as np
 from scipy.optimize import nnls
 
+from experiments import delivered
 from experiments.config import ClassSpec, Profiling
 from experiments.models.resize import ResizeFit, ResizeSample
 from scheduler.actions import Action, Preempt, Resize, Start
@@ -31,6 +32,7 @@ from scheduler.live.stream import JobClass, PmaxOnlyModel
 from scheduler.policy import Policy
 from scheduler.snapshot import Reason, Snapshot
 from testbed import state
+from testbed.state import cluster_dir as cluster_state_dir
 from testbed.docker_backend import WORKLOADS_DIR
 from workloads import profile as wprofile
 from workloads import sevcik
@@ -162,12 +164,17 @@ def measure(cluster, workstations: list[str], name: str, cls: ClassSpec, prof: P
     """
     argv = tuple(cls.argv(prof.demand))
     samples = []
+    speeds: list[float | None] = []  # reference cores each run was delivered (slowest workstation)
+    state_dir = cluster_state_dir(cluster.name)
     for rep in range(prof.reps):  # repetitions in rounds: a slow spell of the host hits every p alike
         for p in prof.procs:
             job = Arrival(0, JobClass(name, argv, PmaxOnlyModel(p)), 0.0)
-            res = LiveExecutor([job], "RA", cluster, list(workstations[:p]), cluster.controller_address,
-                               tag=f"profile-{name}-p{p}-r{rep}").run()
+            ex = LiveExecutor([job], "RA", cluster, list(workstations[:p]), cluster.controller_address,
+                              tag=f"profile-{name}-p{p}-r{rep}")
+            res = ex.run()
             state, record = res.states[0], res.jobs[0]
+            speeds.append(delivered.job_speed(state_dir, workstations[:p], delivered.monotonic_to_epoch(ex.t0 + record.start),
+                                              delivered.monotonic_to_epoch(ex.t0 + record.finish)).speed)
             if state.status != "done" or "compute_s" not in state.report:
                 raise RuntimeError(f"profiling class {name} on {p} workstation(s) failed: {state.error}")
             exited = max(r.exited_at for r in res.runs)
@@ -200,8 +207,11 @@ def measure(cluster, workstations: list[str], name: str, cls: ClassSpec, prof: P
         "points": [{"p": pt.p, "measured_s": pt.measured_s, "fit_s": pt.predicted_s,
                     "rel_error": pt.relative_error} for pt in points],
         "max_fit_error": max(abs(pt.relative_error) for pt in points),
-        "samples": [{"p": s.p, "rep": s.rep, "time_s": s.time_s, "wall_s": s.wall_s, "done_s": s.done_s}
-                    for s in samples],
+        "samples": [{"p": s.p, "rep": s.rep, "time_s": s.time_s, "wall_s": s.wall_s, "done_s": s.done_s,
+                     "ref_speed": v} for s, v in zip(samples, speeds)],
+        # The reference speed the profile ran at (median over its runs; None: no meter): a live
+        # job's delivered speed over this is its speed ratio, which normalises its times.
+        "ref_speed": float(np.median([v for v in speeds if v is not None])) if any(v is not None for v in speeds) else None,
     }
     cache_dir().mkdir(parents=True, exist_ok=True)
     (cache_dir() / f"{key}.json").write_text(json.dumps(data, indent=2))

@@ -30,7 +30,7 @@ from typing import Callable, Iterator
 
 import docker
 
-from experiments import arrivals, steps, swf
+from experiments import arrivals, delivered, steps, swf
 from experiments.config import ExperimentConfig
 from experiments.profiles import cached, measure, profile_key
 from experiments.records import JobOutcome, StreamJob
@@ -41,13 +41,13 @@ from scheduler.live.result import LiveResult
 from scheduler.live.stream import JobClass
 from scheduler.model import SevcikModel
 from testbed import docker_backend as backend
-from testbed import owner, state, traffic
+from testbed import meter, owner, state, traffic
 from testbed.calibrate import calibrate
 from testbed.cluster import Cluster
 from testbed.image import image_ref
 from testbed.monitor import Monitor
-from workloads.launch import LocalLauncher
 from testbed.spec import ClusterSpec, SpecError, load as load_spec
+from workloads.launch import LocalLauncher
 
 Update = Callable[[str, int, int], None]
 Log = Callable[[str], None]
@@ -118,6 +118,11 @@ def sigterm_as_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def meter_dir(c: Cluster | LocalLauncher) -> Path | None:
+    """Where the cluster's speed keeper writes (a launcher with no cluster has no meter)."""
+    return state.cluster_dir(c.name) if isinstance(c, Cluster) else None
 
 
 def reclaim(name: str) -> None:
@@ -229,9 +234,23 @@ class Runner:
                 steps.attempt(self.store, f"{steps.MONITOR}-{self.calibration_id}",
                               lambda: steps.save_monitor(self.store, self.calibration_id, *m.frames()),
                               log=self.log, payload=lambda: steps.monitor_payload(m.cpu_rows, m.link_rows))
+            try:
+                self._save_meter()
+            except (OSError, sqlite3.Error) as exc:  # raw times stay; only normalising needs these
+                self.log(f"the meter's series was not kept: {exc}")
         finally:
             removed = c.down()
             self.log(f"cluster {c.name} down: {removed['containers']} containers removed")
+
+    def _save_meter(self) -> None:
+        """The meter's samples and the quotas set, kept with the run (down removes the originals)."""
+        d = meter_dir(self.cluster)
+        if d is None:
+            return
+        for name in (meter.SAMPLES_CSV, meter.QUOTAS_CSV):
+            path = d / name
+            text = path.read_text() if path.exists() else ""
+            self.store.add_artifact(None, f"{path.stem}-{self.calibration_id}.csv", text)
 
     # -- one cell ----------------------------------------------------------------
     def _cell(self, policy: str, rate: float, rep: int) -> None:
@@ -308,6 +327,7 @@ class Runner:
                               requested=items_pmax[job.id], preemptions=record.preemptions,
                               status=status, error=error)
 
+        state_dir = meter_dir(c)
         items_pmax = {a.id: min(a.job_class.model.pmax or len(hosts), len(hosts)) for a in items}
 
         def on_finish(record, st) -> None:
@@ -320,7 +340,12 @@ class Runner:
                     with lock:
                         lost.extend(h for h in dead if h not in lost)
                     stop.set()
-            self.store.add_job(cell, outcome(record, st.status, error), seg)
+            out = outcome(record, st.status, error)
+            used = [hosts[p] for a in record.allocations for p in a]
+            got = delivered.job_speed(state_dir, used, delivered.monotonic_to_epoch(executor.t0 + record.start),
+                                      delivered.monotonic_to_epoch(executor.t0 + record.finish))
+            ratio = delivered.relative(got.speed, self.profiles[out.cls].get("ref_speed"))
+            self.store.add_job(cell, dataclasses.replace(out, delivered_speed=ratio), seg)
             finished.add(record.id)
             self.update(label, len([j for j in remaining if j.id in finished]), len(remaining))
 

@@ -1,0 +1,56 @@
+"""The reference speed a live job was delivered, read from its cluster's meter.
+
+Measured times are only comparable when the host gave the same amount of work per second:
+this host's speed wanders by 5-22% (docs/speed.md). The speed keeper records each core's
+factor and each workstation's quota (testbed/meter.py); a job's delivered speed is the
+slowest of its workstations' over its own span, since the slowest member sets the pace of
+a tightly coupled job. A profile stores the same figure for its runs, so a job's ratio to
+it says how much faster or slower the host was than when the class was profiled.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from testbed.meter import QUOTAS_CSV, SAMPLES_CSV, delivered_speed, read_quotas, read_samples
+
+
+def monotonic_to_epoch(t_monotonic: float) -> float:
+    """The executor clocks in time.monotonic(); the meter stamps in epoch seconds."""
+    return time.time() - time.monotonic() + t_monotonic
+
+
+@dataclass(frozen=True)
+class JobSpeed:
+    speed: float | None  # reference cores of the slowest workstation; None: not metered
+    status: str          # "metered", or why not
+
+
+def job_speed(cluster_dir: Path | None, hosts: Iterable[str], t0: float, t1: float) -> JobSpeed:
+    """Delivered reference speed of a job on `hosts` over epoch span [t0, t1]."""
+    hosts = sorted(set(hosts))
+    if cluster_dir is None:
+        return JobSpeed(None, "no meter")
+    if not hosts or t1 <= t0:
+        return JobSpeed(None, "no span")
+    samples_path, quotas_path = cluster_dir / SAMPLES_CSV, cluster_dir / QUOTAS_CSV
+    if not samples_path.exists() or not quotas_path.exists():
+        return JobSpeed(None, "no meter")
+    try:
+        samples, quotas = read_samples(samples_path), read_quotas(quotas_path)
+    except (OSError, ValueError, KeyError) as exc:
+        return JobSpeed(None, f"meter unreadable: {exc}")
+    found = [delivered_speed(samples, quotas, h, t0, t1) for h in hosts]
+    missing = [d for d in found if d.speed is None]
+    if missing:
+        return JobSpeed(None, f"{missing[0].workstation}: {missing[0].status}")
+    return JobSpeed(min(d.speed for d in found), "metered")
+
+
+def relative(speed: float | None, reference: float | None) -> float | None:
+    """A job's speed as a fraction of the profile's (None unless both are known)."""
+    if speed is None or not reference:
+        return None
+    return speed / reference
