@@ -31,7 +31,8 @@ def start(c: "Cluster", owners: dict[str, OwnerLoad], seed: int = 0) -> None:
         if spec.n == 0:
             continue
         index = c.workstations.index(ws)
-        c.start(ws, owner_argv(spec, c.spec.cpu(ws), seed * 7919 + index))
+        # nominal: a governed workstation's cap moves, its demand is counted at the cap that gives its speed
+        c.start(ws, owner_argv(spec, c.spec.nominal_cpu(ws), seed * 7919 + index))
     for ws, spec in owners.items():
         if spec.n:
             _wait_for(c, ws)

@@ -76,3 +76,18 @@ def test_keeper_governs_quotas_capmode_scales_and_death_is_recorded(docker_engin
         before = speed_over(d, "ws2", t_dead - 3.0, t_dead - 0.5)
         assert before.status == "metered" and before.speed == pytest.approx(SPEED, rel=0.15)
     assert not d.exists()
+
+
+def test_owner_daemons_run_on_a_governed_workstation(docker_engine) -> None:
+    spec = from_dict({"name": "hc-speed-owner", "defaults": {"owner": {"n": 1, "z": 0.5, "d": 0.3}},
+                      "workstation": [{"name": "ws1", "speed": SPEED}]})
+    with cluster(spec) as c:
+        d = state.cluster_dir(c.name)
+        assert c.exec("ws1", ["test", "-s", "/run/nowlab-owner.pid"]).ok  # the owner daemon runs
+        wait_for(lambda: len(read_quotas(d / QUOTAS_CSV)) >= 10)
+        used0 = c.cpu_usage_ns("ws1")
+        time.sleep(3.0)
+        busy = (c.cpu_usage_ns("ws1") - used0) / 3e9  # cores the owner used
+        now = keeper.status(c.name)
+        assert cgroup_cores(c, "ws1") == pytest.approx(now["quotas"]["ws1"], rel=0.02, abs=2e-3)
+        assert 0 < busy <= cgroup_cores(c, "ws1") * 1.3  # owners run, inside the governed cap
