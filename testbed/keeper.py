@@ -178,6 +178,10 @@ def stop(name: str, timeout: float = 3.0) -> bool:
         time.sleep(0.05)
     if pid(name) is not None:
         os.kill(p, signal.SIGKILL)
+    try:  # reap it when this process started it (Cluster.up then down in one process)
+        os.waitpid(p, os.WNOHANG)
+    except ChildProcessError:
+        pass
     return True
 
 
