@@ -30,6 +30,12 @@ def _rate(value: Any) -> int:
         raise ValueError(str(exc)) from None
 
 
+def _speed(v: float | None) -> float | None:
+    if v is not None and not 0 < v < float("inf"):  # also refuses NaN
+        raise ValueError(f"must be > 0 reference cores, and finite, got {v}")
+    return v
+
+
 class _Strict(BaseModel):
     # Misspelled options are errors, not silently ignored keys.
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -63,12 +69,7 @@ class Defaults(_Strict):
             raise ValueError(f"must be > 0 cores, got {v}")
         return v
 
-    @field_validator("speed")
-    @classmethod
-    def _positive_speed(cls, v: float | None) -> float | None:
-        if v is not None and not v > 0:
-            raise ValueError(f"must be > 0 reference cores, got {v}")
-        return v
+    _speed = field_validator("speed")(lambda v: _speed(v))
 
     @field_validator("cfs_period_us")
     @classmethod
@@ -105,12 +106,7 @@ class WorkstationSpec(_Strict):
             raise ValueError(f"a workstation is pinned to one core, so at most 1.0 core, got {v}")
         return v
 
-    @field_validator("speed")
-    @classmethod
-    def _positive_speed(cls, v: float | None) -> float | None:
-        if v is not None and not v > 0:
-            raise ValueError(f"must be > 0 reference cores, got {v}")
-        return v
+    _speed = field_validator("speed")(lambda v: _speed(v))
 
     @model_validator(mode="after")
     def _cpu_or_speed(self) -> "WorkstationSpec":
