@@ -57,19 +57,6 @@ def measured_overheads(config: ExperimentConfig, samples: pd.DataFrame) -> dict[
     return out
 
 
-def measured_releases(config: ExperimentConfig, samples: pd.DataFrame) -> dict[str, float]:
-    """Diagnostic only: per class, the median time from a shrinking resize to its old mpiexec's exit."""
-    out = {}
-    losers = samples[samples["kind"] == "loser"] if "kind" in samples else samples.iloc[0:0]
-    if len(losers):
-        losers = losers.assign(release=losers["exited_at"] - losers["partition_at"]).dropna(subset=["release"])
-    pooled = float(losers["release"].median()) if len(losers) else 0.0
-    for name in config.classes:
-        own = losers[losers["cls"] == name] if len(losers) else losers
-        out[name] = float(own["release"].median()) if len(own) >= 3 else pooled
-    return out
-
-
 def profiled_resize(profile: dict) -> ResizeFit | None:
     """The profile's resize fit, or None for a profile measured before resizes were profiled."""
     return ResizeFit.from_dict(profile["resize"]) if isinstance(profile.get("resize"), dict) else None

@@ -14,6 +14,7 @@ import time
 from dataclasses import asdict, dataclass
 
 from testbed import burner, state
+from testbed.burner import Span
 from testbed.cluster import Cluster, Progress, quiet
 from testbed.control import RemoteProcess
 from testbed.docker_backend import parallel

@@ -1,7 +1,6 @@
 """The governor's control law against scripted meters: it converges and does not oscillate."""
 from __future__ import annotations
 
-import math
 import random
 
 import pytest

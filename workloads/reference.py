@@ -17,7 +17,6 @@ Runs inside the containers too: standard library and numpy only.
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -86,12 +85,3 @@ def speed_factor(name: str, units: float, cpu_s: float) -> float:
         raise ValueError(f"cpu_s: must be > 0, got {cpu_s}")
     return units / cpu_s / KERNELS[name].per_ref_s
 
-
-def measure_factor(name: str = "multiply", units: float | None = None) -> float:
-    """One reading of this core's speed factor: run the kernel, time it in thread CPU time."""
-    kernel = KERNELS[name]
-    units = kernel.per_ref_s * 0.01 if units is None else units  # 10 ms on the reference core
-    block = matvec_block() if name == "matvec" else None
-    t0 = time.thread_time()
-    done = run_kernel(name, units, block)
-    return speed_factor(name, done, time.thread_time() - t0)
