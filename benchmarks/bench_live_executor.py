@@ -64,11 +64,12 @@ def main() -> None:
             hosts, controller = [f"ws{i + 1}" for i in range(args.local)], launcher.controller_address
         else:
             if args.cluster:
-                launcher = testbed.Cluster.attach(args.cluster)
+                running = testbed.Cluster.attach(args.cluster)
             else:
                 console.print("bringing up t-bench-live4 ...")
-                launcher = stack.enter_context(testbed.cluster(testbed.from_dict(LIVE4)))
-            hosts, controller = launcher.workstations, launcher.controller_address
+                running = stack.enter_context(testbed.cluster(testbed.from_dict(LIVE4)))
+            launcher = running.job_launcher()
+            hosts, controller = running.workstations, running.controller_address
         per: dict[str, list] = {p: [] for p in args.policies}
         for rep in range(args.repeats):
             for policy in args.policies:

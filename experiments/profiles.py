@@ -46,7 +46,7 @@ def profile_key(cls: ClassSpec, prof: Profiling, cpus: list[float], image: str) 
     code = hashlib.sha256()
     for path in sorted(WORKLOADS_DIR.glob("*.py")):  # the workloads are mounted, not in the image
         code.update(path.read_bytes())
-    blob = json.dumps({"method": "live-executor+resizes", "argv": argv, "procs": prof.procs, "reps": prof.reps, "cpus": cpus, "image": image,
+    blob = json.dumps({"method": "live-executor+resizes", "launch": "pool", "argv": argv, "procs": prof.procs, "reps": prof.reps, "cpus": cpus, "image": image,
                        "workloads": code.hexdigest()}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -116,7 +116,7 @@ def measure_resizes(cluster, workstations: list[str], name: str, cls: ClassSpec,
     out, startups = [], []
     for rep in range(prof.reps):
         job = Arrival(0, JobClass(name, argv, PmaxOnlyModel(max(sizes))), 0.0)
-        res = LiveExecutor([job], ResizeScript(sizes), cluster, list(workstations[:max(sizes)]),
+        res = LiveExecutor([job], ResizeScript(sizes), cluster.job_launcher(), list(workstations[:max(sizes)]),
                            cluster.controller_address, tag=f"profile-{name}-resize-r{rep}").run()
         if res.states[0].status != "done":
             raise RuntimeError(f"profiling resizes of class {name} failed: {res.states[0].error}")
@@ -169,7 +169,7 @@ def measure(cluster, workstations: list[str], name: str, cls: ClassSpec, prof: P
     for rep in range(prof.reps):  # repetitions in rounds: a slow spell of the host hits every p alike
         for p in prof.procs:
             job = Arrival(0, JobClass(name, argv, PmaxOnlyModel(p)), 0.0)
-            ex = LiveExecutor([job], "RA", cluster, list(workstations[:p]), cluster.controller_address,
+            ex = LiveExecutor([job], "RA", cluster.job_launcher(), list(workstations[:p]), cluster.controller_address,
                               tag=f"profile-{name}-p{p}-r{rep}")
             res = ex.run()
             state, record = res.states[0], res.jobs[0]

@@ -47,7 +47,7 @@ from testbed.cluster import Cluster
 from testbed.image import image_ref
 from testbed.monitor import Monitor
 from testbed.spec import ClusterSpec, SpecError, load as load_spec
-from workloads.launch import LocalLauncher
+from workloads.launch import Launcher, LocalLauncher
 
 Update = Callable[[str, int, int], None]
 Log = Callable[[str], None]
@@ -123,6 +123,11 @@ def sigterm_as_interrupt() -> Iterator[None]:
 def meter_dir(c: Cluster | LocalLauncher) -> Path | None:
     """Where the cluster's speed keeper writes (a launcher with no cluster has no meter)."""
     return state.cluster_dir(c.name) if isinstance(c, Cluster) else None
+
+
+def job_launcher(c: Cluster | LocalLauncher) -> Launcher:
+    """Where the runner's jobs start: a cluster's resident MPI world, or host Open MPI."""
+    return c.job_launcher() if isinstance(c, Cluster) else c
 
 
 def reclaim(name: str) -> None:
@@ -349,7 +354,7 @@ class Runner:
             finished.add(record.id)
             self.update(label, len([j for j in remaining if j.id in finished]), len(remaining))
 
-        executor = LiveExecutor(items, policy, c, hosts, c.controller_address, on_finish=on_finish, stop=stop,
+        executor = LiveExecutor(items, policy, job_launcher(c), hosts, c.controller_address, on_finish=on_finish, stop=stop,
                                 tag=f"c{cell}s{seg}", launch_delay_s=self.config.overhead.launch_s,
                                 resize_delay_s=self.config.overhead.resize_s)
         watch = threading.Thread(target=self._watch, args=(executor, cell, offset, hosts, stop, lost, lock),

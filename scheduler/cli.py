@@ -100,10 +100,11 @@ def execute_command(
                 from testbed.cluster import Cluster
                 if spec_file is not None:
                     console.print(f"bringing up {spec_file} ...")
-                    launcher = stack.enter_context(testbed.cluster(testbed.load(spec_file)))
+                    running = stack.enter_context(testbed.cluster(testbed.load(spec_file)))
                 else:
-                    launcher = Cluster.attach(cluster_name)
-                hosts, controller = launcher.workstations, launcher.controller_address
+                    running = Cluster.attach(cluster_name)
+                launcher = running.job_launcher()  # jobs start on the cluster's resident MPI world
+                hosts, controller = running.workstations, running.controller_address
             bar = stack.enter_context(Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                                TimeElapsedColumn(), console=console))
             task = bar.add_task(f"{chosen.name} on {len(hosts)} workstations", total=len(arrivals))

@@ -14,6 +14,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Sequence
 
+from testbed import pool
+
 if TYPE_CHECKING:
     from testbed.cluster import Cluster
 
@@ -49,6 +51,7 @@ def warm(cluster: "Cluster") -> None:
                                      "-o", f"ControlPath={MUX_PATH}", dst])
     for ws in cluster.workstations:
         cluster.control(ws).detach(ZYGOTE_ARGV)
+    pool.start(cluster)  # the resident MPI world jobs launch on (cluster.job_launcher)
 
 
 def is_warm(cluster: "Cluster", ws: str) -> bool:

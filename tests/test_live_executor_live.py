@@ -60,7 +60,7 @@ def runs(live4):
     for policy in ("RA", "EQUI", "FOLDING"):
         arrivals = [Arrival(i, SHORT, t) for i, t in enumerate(ARRIVALS)]
         t0 = time.monotonic()
-        result = LiveExecutor(arrivals, policy, live_cluster, live_cluster.workstations,
+        result = LiveExecutor(arrivals, policy, live_cluster.job_launcher(), live_cluster.workstations,
                               live_cluster.controller_address, run_timeout_s=RUN_TIMEOUT_S,
                               connect_timeout_s=60.0, job_timeout_s=120.0).run()
         out[policy] = (result, arrivals, time.monotonic() - t0)

@@ -30,7 +30,7 @@ pytestmark = pytest.mark.integration
 
 SPEC = {"name": "hf-pred4", "defaults": {"egress": "100mbit"}, "classes": {"ws": 0.07},
         "workstation": [{"name": f"ws{i}", "class": "ws"} for i in range(1, 5)]}
-CLASS = ClassSpec(workload="synthetic", args={"phases": 6, "mults": 15000000, "redist_bytes": 262144}, pmax=4)
+CLASS = ClassSpec(workload="synthetic", args={"phases": 6, "work": 0.5, "redist_bytes": 262144}, pmax=4)
 ARRIVALS = [0.0, 2.0, 4.0, 8.0, 11.0, 15.0]
 PREEMPTION_TOLERANCE = 0.35  # relative, on 6 jobs (see the module docstring)
 
@@ -43,7 +43,7 @@ def pred4(docker_engine):
 
 def test_overhead_knob_delays_launches_and_relaunches_live(pred4):
     job = Arrival(0, JobClass("syn", tuple(CLASS.argv(1.0)), PmaxOnlyModel(2)), 0.0)
-    res = LiveExecutor([job], ResizeScript([2, 1, 2]), pred4, pred4.workstations[:2], pred4.controller_address,
+    res = LiveExecutor([job], ResizeScript([2, 1, 2]), pred4.job_launcher(), pred4.workstations[:2], pred4.controller_address,
                        run_timeout_s=120, launch_delay_s=1.0, resize_delay_s=0.5).run()
     state, record = res.states[0], res.jobs[0]
     assert state.status == "done", state.error
@@ -65,7 +65,7 @@ def test_equi_preemptions_live_and_predicted_from_the_profile(pred4):
                       lambda _m: None)
     argv = tuple(CLASS.argv(1.0))
     arrivals = [Arrival(i, JobClass("syn", argv, PmaxOnlyModel(4)), a) for i, a in enumerate(ARRIVALS)]
-    live = LiveExecutor(arrivals, "EQUI", pred4, pred4.workstations, pred4.controller_address,
+    live = LiveExecutor(arrivals, "EQUI", pred4.job_launcher(), pred4.workstations, pred4.controller_address,
                         run_timeout_s=300).run()
     assert all(s.status == "done" for s in live.states), [s.error for s in live.states]
     # §2.4: the scheduler re-partitions only once every preempted job has acknowledged

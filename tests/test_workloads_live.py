@@ -71,7 +71,7 @@ def test_cg_shrunk_then_grown_matches_the_unpreempted_run(live_cluster):
     n, hosts = 500, ["ws1", "ws2", "ws3", "ws4"]
     plain = run(live_cluster, hosts, "workloads.cg", "--n", str(n), "--print-x")
     with ControlServer() as server:
-        job = MalleableJob(live_cluster, server, job_id("cg-resize"),
+        job = MalleableJob(live_cluster.job_launcher(), server, job_id("cg-resize"),
                            ["python3", "-m", "workloads.cg", "--n", str(n), "--print-x"],
                            hosts, live_cluster.controller_address).start()
         time.sleep(0.2)
@@ -111,7 +111,7 @@ def test_synthetic_shrinks_and_moves_its_data(live_cluster):
     hosts, kept = ["ws1", "ws2", "ws3"], ["ws1", "ws3"]
     redist = 512 * 1024
     with ControlServer() as server:
-        job = MalleableJob(live_cluster, server, job_id("syn-resize"),
+        job = MalleableJob(live_cluster.job_launcher(), server, job_id("syn-resize"),
                            ["python3", "-m", "workloads.synthetic", "--phases", "40", "--mults", "20000000",
                             "--redist-bytes", str(redist)],
                            hosts, live_cluster.controller_address).start()

@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--print-x", action="store_true", help="include the solution in the result line")
     args = parser.parse_args(argv)
 
-    comm = MPI.COMM_WORLD
+    comm = runtime.job_comm()
     job = runtime.Malleable(comm, runtime.config_from_args(args))
     t_start = time.perf_counter()
     state = job.start(lambda: fresh_state(args.n, comm.Get_rank(), comm.Get_size(), comm))

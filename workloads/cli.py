@@ -33,8 +33,8 @@ def profile_command(
         launcher, workstations = LocalLauncher(), [f"ws{i + 1}" for i in range(max(spec.procs))]
     else:
         from testbed import Cluster
-        launcher = Cluster.attach(cluster)
-        workstations = launcher.workstations
+        running = Cluster.attach(cluster)
+        launcher, workstations = running.job_launcher(), running.workstations
     result = prof.run(launcher, workstations, spec, log=console.print)
     paths = prof.write(result, out / workload)
     model = result.fit()

@@ -9,6 +9,7 @@ Runs inside the containers: standard library, numpy and mpi4py only.
 from __future__ import annotations
 
 import json
+import threading
 import time
 from typing import Any, Sequence
 
@@ -16,12 +17,25 @@ import numpy as np
 from mpi4py import MPI
 
 POLL_SLEEP_S = 0.0002
+# Set by a resident pool rank (workloads.pool) when the host cancels its job: a rank whose
+# peer failed would otherwise wait for it forever, since the pool's world must not abort.
+CANCEL = threading.Event()
+
+
+class Cancelled(RuntimeError):
+    """The host cancelled this job while the rank was waiting on MPI."""
+
+
+def _pause() -> None:
+    if CANCEL.is_set():
+        raise Cancelled("the host cancelled the job")
+    time.sleep(POLL_SLEEP_S)
 
 
 def wait(request: MPI.Request) -> None:
     """Complete one non-blocking request, sleeping between polls."""
     while not request.Test():
-        time.sleep(POLL_SLEEP_S)
+        _pause()
 
 
 def waitall(requests: Sequence[MPI.Request]) -> None:
@@ -30,7 +44,7 @@ def waitall(requests: Sequence[MPI.Request]) -> None:
     while pending:
         if MPI.Request.Testall(pending):
             return
-        time.sleep(POLL_SLEEP_S)
+        _pause()
 
 
 def barrier(comm: MPI.Comm) -> None:

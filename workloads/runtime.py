@@ -39,6 +39,14 @@ from workloads.protocol import RESULT_PREFIX
 from workloads.redistribute import redistribute
 
 PARTITION_TIMEOUT_S = 600.0
+# The job's communicator when a resident pool rank (workloads.pool) runs the module;
+# None when mpiexec started it, and the job is the whole MPI_COMM_WORLD.
+POOL_COMM: MPI.Comm | None = None
+
+
+def job_comm() -> MPI.Comm:
+    """This job's communicator: the pool's sub-communicator, or MPI_COMM_WORLD."""
+    return POOL_COMM if POOL_COMM is not None else MPI.COMM_WORLD
 
 
 @dataclass
@@ -218,10 +226,14 @@ def run_main(main: Callable[[], int]) -> int:
 
     Without the abort, the other ranks would poll forever for a message the dead
     rank will never send, and the scheduler would wait for a job that is stuck.
+    In a resident pool the world outlives the job: the rank reports its failure
+    instead, and the pool's host side cancels the other ranks (workloads.pool_client).
     """
     try:
         return main()
     except Exception:  # noqa: BLE001 - the job must not outlive a failed rank
+        if POOL_COMM is not None:
+            raise  # the pool prints it and reports the failure
         traceback.print_exc()
         sys.stderr.flush()
         MPI.COMM_WORLD.Abort(1)

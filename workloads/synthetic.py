@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.mults = synthetic_demand.resolve(parser, args)
 
-    comm = MPI.COMM_WORLD
+    comm = runtime.job_comm()
     job = runtime.Malleable(comm, runtime.config_from_args(args))
     t_start = time.perf_counter()
     state = job.start(lambda: fresh_state(args.redist_bytes, comm.Get_rank(), comm.Get_size()))

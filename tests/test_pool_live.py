@@ -1,0 +1,61 @@
+"""Integration: the resident MPI world (testbed/pool.py, workloads/pool.py) on the live cluster.
+
+The CG 4->2->3 resize that must match the unpreempted run to 1e-10 runs through the
+pool in tests/test_workloads_live.py, and the live executor's tests launch on it too.
+"""
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from testbed import pool
+from workloads.pool_client import CANCELLED
+from workloads.protocol import RESULT_PREFIX
+
+pytestmark = pytest.mark.integration
+
+
+def synthetic(hosts: list[str]) -> list[str]:
+    return ["python3", "-m", "workloads.synthetic", "--job", f"pool-{time.time_ns()}", "--hosts", ",".join(hosts),
+            "--phases", "2", "--mults", "100000", "--redist-bytes", "65536"]
+
+
+def result_line(stdout: str) -> dict:
+    return json.loads(next(line for line in stdout.splitlines() if line.startswith(RESULT_PREFIX))[len(RESULT_PREFIX):])
+
+
+def test_the_world_started_at_up_has_one_rank_per_workstation_in_order(live_cluster):
+    ranks = pool.ensure(live_cluster)
+    assert [(r.host, r.slot, r.rank) for r in ranks] == [(ws, 0, i) for i, ws in enumerate(live_cluster.workstations)]
+
+
+def test_a_job_runs_in_the_containers_it_was_given_in_rank_order(live_cluster):
+    hosts = ["ws2", "ws4"]
+    res = live_cluster.job_launcher().mpirun_popen(hosts, synthetic(hosts)).wait(60)
+    assert res.exit_code == 0, res.stderr
+    line = result_line(res.stdout)
+    assert line["placement"] == hosts and line["data_intact"] and line["phases_done"] == 2
+
+
+def test_a_failed_rank_cancels_its_peers_and_the_next_job_runs(live_cluster):
+    launcher = live_cluster.job_launcher()
+    failed = launcher.mpirun_popen(["ws1", "ws2", "ws3"], ["python3", "-m", "workloads.hello", "--fail-rank", "2"])
+    assert failed.wait(60).exit_code == 1
+    assert failed.codes == [CANCELLED, CANCELLED, 1]
+    again = launcher.mpirun_popen(["ws1", "ws2", "ws3"], ["python3", "-m", "workloads.hello"]).wait(60)
+    assert again.exit_code == 0 and "hello from 3 ranks" in again.stdout
+
+
+def test_a_world_that_lost_a_rank_is_replaced_at_the_next_launch(live_cluster):
+    launcher = live_cluster.job_launcher()
+    before = {r.rank: r for rs in launcher.ranks.values() for r in rs}
+    live_cluster.control("ws3").run(["pkill", "-KILL", "-f", pool.MARK])  # Open MPI then ends the whole world
+    deadline = time.monotonic() + 30
+    while pool.running(live_cluster):
+        assert time.monotonic() < deadline, "the world outlived its lost rank"
+        time.sleep(0.5)
+    res = launcher.mpirun_popen(["ws1", "ws3"], synthetic(["ws1", "ws3"])).wait(120)
+    assert res.exit_code == 0, res.stderr
+    assert sorted(r.host for rs in launcher.ranks.values() for r in rs) == sorted(r.host for r in before.values())

@@ -1,0 +1,214 @@
+"""Host side of the resident pool (workloads.pool): a Launcher whose launches are `run` lines.
+
+`PoolLauncher.mpirun_popen(hosts, argv)` has the meaning of mpiexec on `hosts`: rank i
+of the job runs on hosts[i], the job's stdout comes back, and its handle reports the
+exit code. It connects to one free pool rank per host (all first, so a dead rank is
+found before any member waits in MPI_Comm_create_group), then sends each the same
+`run` line. Nothing here knows how the pool was started: the testbed gives the ranks
+(testbed/pool.py) and a way to start a new world when this one is gone.
+Runs on the host: standard library only.
+"""
+from __future__ import annotations
+
+import itertools
+import socket
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from workloads import pool_wire
+from workloads.launch import Handle, Launcher, LocalResult
+
+CANCELLED = 130  # a member stopped because another one failed, or the host cancelled the job
+LOST = -1        # the member's connection closed without an exit: its rank (and world) died
+
+
+@dataclass(frozen=True)
+class PoolRank:
+    """One resident rank: where it listens and who it is in the pool's world."""
+
+    host: str
+    slot: int
+    rank: int
+    address: tuple[str, int]
+
+
+def ping(address: tuple[str, int], timeout_s: float = 2.0) -> dict:
+    """One rank's pong; OSError if it does not answer."""
+    with socket.create_connection(address, timeout=timeout_s) as sock:
+        sock.sendall(pool_wire.encode({"type": "ping"}))
+        reply = pool_wire.Lines(sock).read()
+    if reply is None or reply["type"] != "pong":
+        raise ConnectionError(f"{address[0]}:{address[1]}: no pong (got {reply!r})")
+    return reply
+
+
+def module_argv(argv: Sequence[str]) -> list[str]:
+    """`python3 -m MODULE ARGS` as the pool's `MODULE ARGS`."""
+    argv = list(argv)
+    if not is_module_argv(argv):
+        raise ValueError(f"argv: the pool runs `python3 -m MODULE ...` programs, got {' '.join(argv[:3])!r}")
+    return argv[2:]
+
+
+class PoolHandle:
+    """One job on the pool, from its `run` lines to every member's exit (the Handle protocol)."""
+
+    def __init__(self, members: Sequence[PoolRank], argv: Sequence[str], env: dict[str, str] | None,
+                 tag: int, *, connect_timeout_s: float, on_exit: Callable[["PoolHandle"], None]) -> None:
+        self.members = list(members)
+        self.on_exit = on_exit
+        self.codes: list[int | None] = [None] * len(self.members)
+        self.stdout = [""] * len(self.members)
+        self.stderr = [""] * len(self.members)
+        self.started_at: list[float | None] = [None] * len(self.members)
+        self._done = threading.Event()
+        self._lock = threading.Lock()
+        socks: list[socket.socket] = []
+        try:
+            for m in self.members:
+                sock = socket.create_connection(m.address, timeout=connect_timeout_s)
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                socks.append(sock)
+        except OSError as exc:
+            for sock in socks:
+                sock.close()
+            raise ConnectionError(f"pool rank on {m.host} (slot {m.slot}) does not answer: {exc}") from exc
+        self.socks = socks
+        line = pool_wire.encode({"type": "run", "argv": list(argv), "env": dict(env or {}),
+                                 "members": [m.rank for m in self.members], "tag": tag})
+        for sock in socks:
+            sock.settimeout(None)
+            sock.sendall(line)
+        self._readers = [threading.Thread(target=self._read, args=(i,), daemon=True,
+                                          name=f"nowlab-pool-{self.members[i].host}") for i in range(len(socks))]
+        for t in self._readers:
+            t.start()
+        threading.Thread(target=self._finish, daemon=True).start()
+
+    def _read(self, i: int) -> None:
+        lines = pool_wire.Lines(self.socks[i])
+        code, out, err = LOST, "", f"{self.members[i].host}: the pool rank closed without an exit\n"
+        try:
+            while True:
+                message = lines.read()
+                if message is None:
+                    break
+                if message["type"] == "started":
+                    self.started_at[i] = time.time()
+                elif message["type"] == "exit":
+                    code, out, err = int(message["code"]), message.get("stdout", ""), message.get("stderr", "")
+                    break
+                elif message["type"] == "error":
+                    code, err = 1, f"{self.members[i].host}: {message.get('error')}\n"
+                    break
+        except (OSError, pool_wire.WireError) as exc:
+            err = f"{self.members[i].host}: {exc}\n"
+        with self._lock:
+            self.codes[i], self.stdout[i], self.stderr[i] = code, out, err
+        if code not in (0, CANCELLED):
+            self.terminate()  # the others would wait for this one forever
+
+    def _finish(self) -> None:
+        for t in self._readers:
+            t.join()
+        for sock in self.socks:
+            sock.close()
+        self._done.set()
+        self.on_exit(self)
+
+    @property
+    def exit_code(self) -> int:
+        failed = [c for c in self.codes if c not in (0, None)]
+        real = [c for c in failed if c != CANCELLED]
+        return (real or failed or [0])[0]
+
+    def poll(self) -> int | None:
+        return self.exit_code if self._done.is_set() else None
+
+    def wait(self, timeout: float | None = None) -> LocalResult:
+        if not self._done.wait(timeout):
+            raise TimeoutError(f"pool job on {', '.join(m.host for m in self.members)} still running after {timeout} s")
+        err = "".join(f"[{m.host}] {line}\n" for m, text in zip(self.members, self.stderr)
+                      for line in text.splitlines())
+        return LocalResult(self.exit_code, "".join(self.stdout), err)
+
+    def output(self) -> str:
+        with self._lock:
+            return "".join(self.stdout)
+
+    def terminate(self) -> None:
+        """Cancel the members still running: each leaves at its next MPI wait."""
+        line = pool_wire.encode({"type": "cancel"})
+        for sock, code in zip(self.socks, self.codes):
+            if code is None:
+                try:
+                    sock.sendall(line)
+                except OSError:
+                    pass  # that member has gone already
+
+
+def is_module_argv(argv: Sequence[str]) -> bool:
+    return len(argv) >= 3 and argv[0] == "python3" and argv[1] == "-m"
+
+
+class PoolLauncher:
+    """Jobs on resident ranks: one free slot per listed host, lowest slot first.
+
+    Anything but a `python3 -m MODULE` program goes to `fallback` (mpiexec), if given.
+    """
+
+    def __init__(self, ranks: Sequence[PoolRank], *, renew: Callable[[], Sequence[PoolRank]] | None = None,
+                 fallback: Launcher | None = None, connect_timeout_s: float = 5.0) -> None:
+        self._renew = renew
+        self.fallback = fallback
+        self.connect_timeout_s = connect_timeout_s
+        self._lock = threading.Lock()
+        self._busy: set[tuple[str, int]] = set()
+        self._tags = itertools.count(1)
+        self._set_ranks(ranks)
+
+    def _set_ranks(self, ranks: Sequence[PoolRank]) -> None:
+        self.ranks: dict[str, list[PoolRank]] = {}
+        for r in sorted(ranks, key=lambda r: (r.host, r.slot)):
+            self.ranks.setdefault(r.host, []).append(r)
+
+    def _claim(self, hosts: Sequence[str]) -> list[PoolRank]:
+        if len(set(hosts)) != len(hosts):
+            raise ValueError(f"hosts: list each workstation once (got {', '.join(hosts)})")
+        chosen = []
+        for h in hosts:
+            if h not in self.ranks:
+                raise ValueError(f"hosts: {h} has no pool rank (pool: {', '.join(self.ranks)})")
+            free = [r for r in self.ranks[h] if (h, r.slot) not in self._busy]
+            if not free:
+                raise RuntimeError(f"{h}: all {len(self.ranks[h])} pool slots are busy")
+            chosen.append(free[0])
+        self._busy.update((r.host, r.slot) for r in chosen)
+        return chosen
+
+    def _release(self, handle: PoolHandle) -> None:
+        with self._lock:
+            self._busy.difference_update((m.host, m.slot) for m in handle.members)
+
+    def mpirun_popen(self, hosts: Sequence[str], argv: Sequence[str], *,
+                     env: dict[str, str] | None = None) -> Handle:
+        if self.fallback is not None and not is_module_argv(argv):
+            return self.fallback.mpirun_popen(hosts, argv, env=env)
+        program = module_argv(argv)
+        with self._lock:
+            members = self._claim(list(hosts))
+            tag = next(self._tags) % 32000 + 1
+        try:
+            return PoolHandle(members, program, env, tag, connect_timeout_s=self.connect_timeout_s,
+                              on_exit=self._release)
+        except ConnectionError:
+            with self._lock:
+                self._busy.difference_update((m.host, m.slot) for m in members)
+                if self._renew is None or self._busy:
+                    raise  # no way to start a new world, or jobs still run on this one
+                self._set_ranks(self._renew())
+                members = self._claim(list(hosts))
+            return PoolHandle(members, program, env, tag, connect_timeout_s=self.connect_timeout_s,
+                              on_exit=self._release)

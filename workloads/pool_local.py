@@ -1,0 +1,48 @@
+"""A resident pool on this machine, with the host's Open MPI: `ws1`..`wsN` are local ranks.
+
+For development, tests and benchmarks without containers, as `LocalLauncher` is for
+mpiexec: the same `workloads.pool` ranks, TCP on the loopback interface, slot i
+(Open MPI's local rank) standing for workstation ws{i+1}.
+"""
+from __future__ import annotations
+
+import contextlib
+import time
+from typing import Iterator
+
+from workloads import pool_wire
+from workloads.launch import LocalLauncher
+from workloads.pool_client import PoolLauncher, PoolRank, ping
+
+
+@contextlib.contextmanager
+def local_pool(n: int, *, port_base: int = 17790, timeout_s: float = 60.0,
+               local: LocalLauncher | None = None) -> Iterator[PoolLauncher]:
+    """Start `n` local pool ranks, yield a launcher on hosts ws1..wsN, stop them at the end."""
+    if n < 1:
+        raise ValueError(f"n: a pool needs at least one rank, got {n}")
+    local = local or LocalLauncher()
+    handle = local.mpirun_popen([f"ws{i + 1}" for i in range(n)], ["python3", "-m", "workloads.pool"],
+                                env={pool_wire.PORT_ENV: str(port_base)})
+    try:
+        ranks: list[PoolRank] = []
+        deadline = time.monotonic() + timeout_s
+        for i in range(n):
+            address = ("127.0.0.1", port_base + i)
+            while True:
+                try:
+                    pong = ping(address, timeout_s=1.0)
+                    break
+                except OSError:
+                    if handle.poll() is not None:
+                        res = handle.wait(1)
+                        raise RuntimeError(f"local pool exited {res.exit_code}: {res.stderr[-2000:]}") from None
+                    if time.monotonic() > deadline:
+                        raise TimeoutError(f"local pool rank {i} does not answer after {timeout_s:.0f} s") from None
+                    time.sleep(0.1)
+            ranks.append(PoolRank(f"ws{int(pong['slot']) + 1}", 0, int(pong["rank"]), address))
+        yield PoolLauncher(ranks, fallback=local)
+    finally:
+        handle.terminate()
+        with contextlib.suppress(TimeoutError):
+            handle.wait(10)
