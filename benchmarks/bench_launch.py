@@ -1,14 +1,15 @@
-"""Benchmark: where a launch and a resize spend their time, cold path against the warm one.
+"""Benchmark: where a launch and a resize spend their time: cold, warm, and on the resident pool.
 
     .venv/bin/python benchmarks/bench_launch.py                   # now8: 8 x 0.2 core, 100 Mbit/s
     .venv/bin/python benchmarks/bench_launch.py --n 4 --cpu 0.1   # smaller, while others share the host
 
 Brings up its own cluster (--name, default he-bench-launch) unless --cluster NAME
 is given, waits until its ssh masters and zygotes are up (testbed/warm.py), and
-measures, cold (fresh ssh, `python3 -m`) and warm (ssh masters, zygotes) side by
-side in each repetition:
+measures, cold (fresh ssh, `python3 -m`), warm (ssh masters, zygotes) and pool (the
+resident MPI world, testbed/pool.py: what the executor uses) side by side in each repetition:
   * the steps: docker exec into the coordinator, one ssh from it, the numpy + mpi4py
-    import, `mpiexec true` and `mpiexec python3 -m workloads.hello` at each p;
+    import, `mpiexec true` and `mpiexec python3 -m workloads.hello` at each p (pool:
+    the hello as a `run` line, host to exit);
   * launch: MalleableJob.start() -> the coordinator's hello on the control channel
     (its first safe point follows at the end of its first phase) at each p;
   * resize of the synthetic and CG jobs 4->2->3 through MalleableJob.resize (total_s:
@@ -29,6 +30,7 @@ from typing import Callable, Sequence
 from _common import console, table  # also puts the repo on sys.path
 from rich.progress import Progress
 
+from testbed import pool
 from testbed.cluster import Cluster, cluster
 from testbed.control import RemoteProcess
 from testbed.spec import from_dict
@@ -69,6 +71,18 @@ def timed(fn: Callable[[], object]) -> float:
 
 def run_ok(c: Cluster, ws: str, argv: Sequence[str]) -> None:
     c.exec(ws, list(argv), timeout=120).check(" ".join(argv[:4]))
+
+
+def pool_steps(c: Cluster, procs: list[int]) -> dict[str, float]:
+    launcher, ws = c.job_launcher(), c.workstations
+    out = {}
+    for p in procs:
+        def hello() -> None:
+            res = launcher.mpirun_popen(ws[:p], ["python3", "-m", "workloads.hello"]).wait(120)
+            if res.exit_code != 0:
+                raise RuntimeError(f"pool hello p={p}: {res.stderr[-500:]}")
+        out[f"mpiexec hello p={p}"] = timed(hello)
+    return out
 
 
 def steps(c: Cluster, procs: list[int], fast: bool) -> dict[str, float]:
@@ -132,6 +146,7 @@ def main() -> None:
     ap.add_argument("--no-resize", action="store_true")
     ap.add_argument("--cluster", help="a running cluster instead of bringing one up")
     ap.add_argument("--name", default="he-bench-launch")
+    ap.add_argument("--modes", nargs="+", choices=["cold", "warm", "pool"], default=["cold", "warm", "pool"])
     args = ap.parse_args()
     if args.n < max(args.procs) or (not args.no_resize and args.n < 4):
         raise SystemExit(f"--n: {args.n} workstations cannot run p={max(args.procs)} (and resizes need 4)")
@@ -147,13 +162,18 @@ def main() -> None:
     with contextlib.ExitStack() as stack:
         c = Cluster.attach(args.cluster) if args.cluster else stack.enter_context(cluster(spec))
         console.print(f"warm-up (ssh masters, zygotes): {wait_warm(c):.1f} s")
+        t0 = time.monotonic()
+        pool.ensure(c)
+        console.print(f"resident pool answering: {time.monotonic() - t0:.1f} s more")
         server = stack.enter_context(ControlServer())
-        launchers = {"cold": ColdLauncher(c), "warm": c}
+        every = {"cold": ColdLauncher(c), "warm": c, "pool": c.job_launcher()}
+        launchers = {mode: every[mode] for mode in args.modes}
         with Progress(console=console) as bar:
             task = bar.add_task("measuring", total=args.reps)
             for _ in range(args.reps):
                 for mode, launcher in launchers.items():
-                    for key, value in steps(c, args.procs, mode == "warm").items():
+                    measured = pool_steps(c, args.procs) if mode == "pool" else steps(c, args.procs, mode == "warm")
+                    for key, value in measured.items():
                         add(mode, key, value)
                     for p in args.procs:
                         add(mode, f"launch synthetic p={p}",
@@ -171,10 +191,11 @@ def main() -> None:
     for key in keys:
         before = BEFORE.get(key) or BEFORE.get(" ".join(key.split()[:2]))
         target = targets.get(key, 1.0 if key.startswith("launch") else None)
-        rows.append([key, f"{before:.2f}" if before is not None else "-", fmt(data.get(("cold", key), [])),
-                     fmt(data.get(("warm", key), [])), f"{target:.2f}" if target is not None else "-"])
+        rows.append([key, f"{before:.2f}" if before is not None else "-",
+                     *(fmt(data.get((mode, key), [])) for mode in launchers),
+                     f"{target:.2f}" if target is not None else "-"])
     table(f"launch and resize, {args.n} x {args.cpu} core, {args.egress}, {args.reps} reps: median (min-max) s",
-          ["step", "issue 12", "cold", "warm", "target"], rows)
+          ["step", "issue 12", *launchers, "target"], rows)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Iterable
 
 import pandas as pd
 
+from docker.errors import DockerException
 from testbed import shaping
 from testbed.docker_backend import parallel
 
@@ -93,6 +94,7 @@ class Monitor:
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
     _last: dict | None = None
+    read_errors: list[str] = field(default_factory=list)  # reads skipped (the series has a gap there)
     t0: float = field(default_factory=time.monotonic)
 
     def _read(self) -> dict:
@@ -105,7 +107,14 @@ class Monitor:
             cpu[ws] = (lim["cores"], owner_cpu_ns(procs))
         texts = dict(zip(c.workstations, parallel(lambda ws: c.exec(ws, TC_READ).stdout, c.workstations)))
         for ws, text in texts.items():
-            tc[ws] = parse_stamped_class_stats(text)
+            try:
+                tc[ws] = parse_stamped_class_stats(text)
+            except ValueError as exc:
+                # a docker exec that failed under load (empty output was seen in a demo): keep the
+                # last counters, so the next good read's rate spans both intervals
+                self.read_errors.append(f"{now:.1f} s {ws}: {exc}")
+                if self._last is not None and ws in self._last["tc"]:
+                    tc[ws] = self._last["tc"][ws]
         return {"t": now, "cpu": cpu, "tc": tc}
 
     def sample(self) -> None:
@@ -146,7 +155,10 @@ class Monitor:
     def _run(self) -> None:
         while not self._stop.is_set():
             started = time.monotonic()
-            self.sample()
+            try:
+                self.sample()
+            except (OSError, ValueError, KeyError, DockerException) as exc:  # a missed sample, never a dead thread
+                self.read_errors.append(f"{time.monotonic() - self.t0:.1f} s: {type(exc).__name__}: {exc}")
             self._stop.wait(max(0.0, self.interval - (time.monotonic() - started)))
 
     def start(self) -> "Monitor":

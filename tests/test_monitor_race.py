@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import time
+from pathlib import Path
 from types import SimpleNamespace
 
 from testbed import shaping
@@ -70,3 +71,39 @@ def test_save_while_sampling(tmp_path):
         m.stop()
     lines = (tmp_path / "9" / "monitor_cpu.csv").read_text().splitlines()
     assert (len(lines) - 1) % len(WORKSTATIONS) == 0
+
+
+
+class FlakyCluster:
+    """The few cluster calls Monitor._read makes; every third tc read comes back empty,
+    as a `docker exec` under load once did in a demo (the monitor thread died of it)."""
+
+    workstations = ["ws1", "ws2"]
+    spec = SimpleNamespace(names=["ws1", "ws2"], cpu=lambda ws: 0.2)
+
+    def __init__(self) -> None:
+        self.reads = itertools.count()
+        self.sent = 0
+
+    def cpu_limits(self, ws):
+        return {"cores": 0.2}
+
+    def cgroup_file(self, ws, controller, filename):
+        return Path("/nonexistent") / ws / filename
+
+    def exec(self, ws, argv):
+        n = next(self.reads)
+        if n % 3 == 2:
+            return SimpleNamespace(stdout="")
+        self.sent += 1000
+        text = (f"{time.time():.6f}\nclass htb {shaping.ROOT} root rate 100Mbit ceil 100Mbit burst 1600b\n"
+                f" Sent {self.sent} bytes 10 pkt (dropped 0, overlimits 0 requeues 0)\n")
+        return SimpleNamespace(stdout=text)
+
+
+def test_a_failed_tc_read_leaves_a_gap_and_the_monitor_keeps_sampling():
+    mon = Monitor(FlakyCluster(), interval=0.0)
+    for _ in range(9):
+        mon.sample()
+    assert mon.read_errors and all("not a time stamp" in e for e in mon.read_errors)
+    assert len(mon.cpu_rows) == 8 * 2  # every sample after the first, whatever tc said
