@@ -149,6 +149,13 @@ class Cluster:
                            f"(known: {', '.join(self.workstations)})") from None
 
     # -- running things ----------------------------------------------------------------
+    def container_pid(self, ws: str) -> int:
+        """The host pid of the workstation's init process (its namespaces are /proc/PID/ns/*)."""
+        pid = self.client.api.inspect_container(self.container_id(ws))["State"]["Pid"]
+        if not pid:
+            raise LookupError(f"{ws}: not running")
+        return int(pid)
+
     def control(self, ws: str) -> DockerControl:
         if ws not in self._controls:
             self._controls[ws] = DockerControl(self.client, self.container_id(ws))

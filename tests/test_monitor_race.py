@@ -75,15 +75,10 @@ def test_save_while_sampling(tmp_path):
 
 
 class FlakyCluster:
-    """The few cluster calls Monitor._read makes; every third tc read comes back empty,
-    as a `docker exec` under load once did in a demo (the monitor thread died of it)."""
+    """The few cluster calls Monitor._read makes (two workstations, no traffic)."""
 
     workstations = ["ws1", "ws2"]
     spec = SimpleNamespace(names=["ws1", "ws2"], cpu=lambda ws: 0.2)
-
-    def __init__(self) -> None:
-        self.reads = itertools.count()
-        self.sent = 0
 
     def cpu_limits(self, ws):
         return {"cores": 0.2}
@@ -91,17 +86,25 @@ class FlakyCluster:
     def cgroup_file(self, ws, controller, filename):
         return Path("/nonexistent") / ws / filename
 
-    def exec(self, ws, argv):
-        n = next(self.reads)
-        if n % 3 == 2:
-            return SimpleNamespace(stdout="")
-        self.sent += 1000
-        text = (f"{time.time():.6f}\nclass htb {shaping.ROOT} root rate 100Mbit ceil 100Mbit burst 1600b\n"
-                f" Sent {self.sent} bytes 10 pkt (dropped 0, overlimits 0 requeues 0)\n")
-        return SimpleNamespace(stdout=text)
+    def container_pid(self, ws):
+        return 1
 
 
-def test_a_failed_tc_read_leaves_a_gap_and_the_monitor_keeps_sampling():
+def flaky_tc_reads():
+    """Every third read of tc's counters comes back empty, as a `docker exec` under load
+    once did in a demo (the monitor's thread died of it)."""
+    reads, sent = itertools.count(), itertools.count(1000, 1000)
+
+    def read(_pid: int) -> str:
+        if next(reads) % 3 == 2:
+            return ""
+        return (f"{time.time():.6f}\nclass htb {shaping.ROOT} root rate 100Mbit ceil 100Mbit burst 1600b\n"
+                f" Sent {next(sent)} bytes 10 pkt (dropped 0, overlimits 0 requeues 0)\n")
+    return read
+
+
+def test_a_failed_tc_read_leaves_a_gap_and_the_monitor_keeps_sampling(monkeypatch):
+    monkeypatch.setattr("testbed.monitor.read_tc", flaky_tc_reads())
     mon = Monitor(FlakyCluster(), interval=0.0)
     for _ in range(9):
         mon.sample()
