@@ -102,6 +102,14 @@ def swf_stream(config: ExperimentConfig, rate: float) -> list[StreamJob]:
     return imported((1.0 / rate) / mean_gap)
 
 
+def profile_keys(config: ExperimentConfig, spec: ClusterSpec, hosts: list[str]) -> dict[str, str]:
+    """Each class's profile cache key when profiled on the first max(procs) of `hosts` (also `--estimate`'s)."""
+    prof = config.profile
+    cpus = [spec.cpu(h) for h in hosts[:max(prof.procs)]]
+    image = image_ref().image
+    return {name: profile_key(cls, prof, cpus, image) for name, cls in config.classes.items()}
+
+
 def class_model(profile: dict, demand: float, pmax: int | None) -> SevcikModel:
     """What a policy is told about a job: the class's fit scaled to the job's demand."""
     return SevcikModel(W=profile["W"] * demand, alpha=profile["alpha"] * demand, beta=profile["beta"] * demand,
@@ -207,12 +215,11 @@ class Runner:
         stored = self.store.profiles()
         prof = self.config.profile
         hosts = self.hosts[:max(prof.procs)]
-        cpus = [c.spec.cpu(h) for h in hosts]
-        image = image_ref().image
+        keys = profile_keys(self.config, c.spec, hosts)
         owners_stopped = False
         try:
             for name, cls in self.config.classes.items():
-                key = profile_key(cls, prof, cpus, image)
+                key = keys[name]
                 data = stored.get(name) if stored.get(name, {}).get("key") == key else cached(key)
                 if self.reprofile and name not in stored:
                     data = None
