@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from scheduler.registry import get_policy
 from testbed.spec import OwnerLoad, _rate
-from workloads.reference import mults_to_ref_seconds, ref_seconds_to_mults
+from workloads.reference import MATVEC_FLOP_PER_REF_S, mults_to_ref_seconds, ref_seconds_to_mults
 from workloads.synthetic_demand import DEFAULT_MULTS
 
 # The workload argument that sets a job's demand (its safe points are these
@@ -25,6 +25,7 @@ from workloads.synthetic_demand import DEFAULT_MULTS
 DEMAND_ARG = {"synthetic": "phases", "cg": "iterations"}
 MODULE = {"synthetic": "workloads.synthetic", "cg": "workloads.cg"}
 METRICS = ("response", "wait", "execution", "mean_procs", "preemptions")
+CG_DEFAULT_N = 500  # workloads.cg --n default (matrix order)
 
 
 class ConfigError(ValueError):
@@ -76,7 +77,11 @@ class ClassSpec(_Strict):
 
     @property
     def work_per_phase_ref_s(self) -> float | None:
-        """A synthetic phase's work in reference-seconds (None: not synthetic)."""
+        """A safe point's compute work in reference-seconds: a synthetic phase's multiplies, or a CG
+        iteration's matrix-vector product, 2·n² flop (its dot products and updates are O(n), left out)."""
+        if self.workload == "cg":
+            n = int(self.args.get("n", CG_DEFAULT_N))
+            return 2.0 * n * n / MATVEC_FLOP_PER_REF_S
         mults = self.mults_per_phase
         return None if mults is None else mults_to_ref_seconds(mults)
 

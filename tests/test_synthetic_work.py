@@ -10,7 +10,7 @@ import pytest
 from experiments import config as cfg
 from experiments.plan import estimate, work_models
 from workloads import synthetic_demand
-from workloads.reference import MULTIPLY_PER_REF_S, mults_to_ref_seconds, ref_seconds_to_mults
+from workloads.reference import MATVEC_FLOP_PER_REF_S, MULTIPLY_PER_REF_S, mults_to_ref_seconds, ref_seconds_to_mults
 
 DEMO = Path(__file__).resolve().parent.parent / "experiments" / "configs" / "demo.toml"
 
@@ -51,13 +51,14 @@ def test_work_converts_alike_in_workload_config_and_plan(work, demand):
     assert model.T(4) == pytest.approx(model.T(1) / 4, rel=1e-9)
 
 
-def test_mults_keep_working_and_cg_has_no_work():
+def test_mults_keep_working_and_cg_work_is_its_matvec():
     spec = synthetic({"phases": 10, "mults": 60_000_000})
     assert spec.mults_per_phase == 60_000_000 == workload_mults(spec.argv()[3:])
     assert spec.work_ref_s() == pytest.approx(10 * 0.2)
     assert synthetic({"phases": 10}).mults_per_phase == synthetic_demand.DEFAULT_MULTS == workload_mults([])
     cg = cfg.ClassSpec(workload="cg", args={"n": 100})
-    assert cg.mults_per_phase is None and cg.work_ref_s() is None
+    # a CG iteration's work is its matrix-vector product, 2·n² flop; 250 iterations by default
+    assert cg.mults_per_phase is None and cg.work_ref_s() == pytest.approx(250 * 2 * 100**2 / MATVEC_FLOP_PER_REF_S, rel=1e-12)
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -96,7 +97,7 @@ def test_work_on_a_cg_class_is_refused():
 def test_the_plan_estimate_of_the_demo_from_its_work():
     config = cfg.load(DEMO)
     models = work_models(config, speed=0.4)
-    assert set(models) == {"syn"}  # cg's demand is not stated in reference units
+    assert set(models) == {"syn", "cg"}  # cg's work: its matvec, 2·n² flop per iteration
     assert models["syn"].W == pytest.approx(20 * 0.5 / 0.4)
     only_syn = config.model_copy(update={"arrivals": config.arrivals.model_copy(update={"mix": {"syn": 1.0}}),
                                          "classes": {"syn": config.classes["syn"]}})
