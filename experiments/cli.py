@@ -75,6 +75,11 @@ def run(
     = True,
     reprofile: Annotated[bool, typer.Option("--reprofile", help="Profile the classes again, ignoring the cache.")]
     = False,
+    estimate: Annotated[bool, typer.Option("--estimate", help="Print how long the run would take; start nothing.")]
+    = False,
+    speed: Annotated[float | None, typer.Option(
+        "--speed", help="With --estimate: workstation speed in reference cores, for a floor from reference work.")]
+    = None,
 ) -> None:
     """Run an experiment live: every (policy, rate, replication) cell, each job stored as it finishes.
 
@@ -82,6 +87,9 @@ def run(
     run: it is stored and printed, and `nowlab report` redoes it (exit 1 if the report failed)."""
     from experiments.live import failed_steps, run_experiment
 
+    if estimate or speed is not None:
+        _estimate(target, resume, speed)
+        return
     if target is None and not (resume and out):
         _fail("give an experiment config, or --resume with the results file")
     try:
@@ -96,6 +104,37 @@ def run(
     except Exception as exc:  # anything else (a bug): the cell is marked interrupted; one line, resumable
         _fail(f"{_one_line(exc)}; every finished job is stored; continue with `nowlab run --resume ...`")
     _finished(path, failed_steps(path))
+
+
+def _estimate(target: Path | None, resume: bool, speed: float | None) -> None:
+    """`nowlab run CONFIG --estimate`: the plan's breakdown as a table; nothing starts."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from experiments import config as cfg
+    from experiments.plan import breakdown, plan_for
+
+    if resume or target is None or target.suffix != ".toml":
+        _fail("--estimate: takes an experiment config (TOML), not a results file or --resume")
+    if speed is not None and not 0 < speed < float("inf"):
+        _fail(f"--speed: must be > 0 reference cores, got {speed:g}")
+    try:
+        plan = plan_for(cfg.load(target), speed=speed)
+    except ValueError as exc:  # ConfigError, SpecError: one line each
+        _fail(str(exc))
+    table = Table(title=f"{target.name}: estimated {plan.total_s / 60:.1f} min ({plan.label})")
+    table.add_column("step")
+    table.add_column("seconds", justify="right")
+    table.add_column("")
+    for step in breakdown(plan):
+        table.add_row(step.step, f"{step.seconds:.1f}", step.note)
+    table.add_row("total", f"{plan.total_s:.1f}", f"{plan.total_s / 60:.1f} min")
+    console = Console(width=120)
+    console.print(table)
+    console.print(f"class models: {plan.detail}")
+    if plan.source == "floor":
+        console.print("a floor: the work alone, no launch, coupling or resize cost; a run with cached "
+                      "profiles gives the real estimate")
 
 
 def report_cmd(

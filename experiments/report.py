@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from experiments.plan import duration_line
 from experiments.report_plots import write_figures
 from experiments.replay import resize_samples
 from experiments.report_stats import (cell_table, claims_table, compare, error_table, normalised,
@@ -53,6 +54,7 @@ class Analysis:
     calibration: dict[str, Any] | None
     profiles: dict[str, dict[str, Any]]
     resizes: pd.DataFrame  # per class: measured resize cost beside the profiled one (diagnostic)
+    duration: str = ""  # estimated beside real (experiments.plan.plan_vs_real), "" when not known
 
     @property
     def targets(self) -> dict[str, float]:
@@ -70,6 +72,7 @@ def analyse(results: Path) -> Analysis:
         jobs, preds = store.jobs_frame(), store.predictions_frame()
         calibration, profiles = store.latest_calibration(), store.profiles()
         samples = resize_samples(store, cells) if not cells.empty else pd.DataFrame(columns=["cls", "reconfig_s"])
+        duration = duration_line(store)
     arrivals = config.get("arrivals", {})
     warmup = int(arrivals.get("warmup", 0))
     measured = cell_table(summarize(normalised(jobs, measured=True), warmup))
@@ -81,7 +84,7 @@ def analyse(results: Path) -> Analysis:
     rates = arrivals.get("rates") or sorted(set(cmp.rate))
     claims = claims_table(config.get("claims", config.get("claim", [])), measured, predicted, rates)
     return Analysis(Path(results), config, cells, jobs, preds, cmp, claims, calibration, profiles,
-                    resize_diagnostic(samples, profiles))
+                    resize_diagnostic(samples, profiles), duration)
 
 
 def error_table_text(results: Path | Analysis) -> str:
@@ -142,6 +145,7 @@ def report_blocks(a: Analysis, figure_names: list[str]) -> list[Block]:
         *([f"class mix: {', '.join(f'{k} {v:g}' for k, v in arr['mix'].items())}"] if arr.get("mix") else []),
         (f"targets: mean response within {a.targets['response_rel']:.0%}, "
          f"median execution within {a.targets['execution_rel']:.0%} of the prediction"),
+        *([f"duration: {a.duration}"] if a.duration else []),
     ])]
     blocks += [("h2", "Calibration"), ("p", calibration_text(a.calibration))]
     blocks += [("h2", "Profiles")]

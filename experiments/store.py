@@ -436,6 +436,20 @@ class ResultsStore:
         return [StepFailure(None if cid is None else int(cid), None if seg is None else int(seg), step, error,
                             payload, float(t)) for cid, seg, step, error, payload, t in rows]
 
+    def timeline(self) -> dict[str, Any]:
+        """When the run's steps happened (epoch seconds), for the plan estimate beside the real run:
+        its start, its calibrations, each class's profile stored, each cell's creation and last update."""
+        return {
+            "created_at": self.created_at,
+            "calibrations": [float(t) for (t,) in self._query("SELECT taken_at FROM calibrations ORDER BY id")],
+            "profiles": {cls: float(t) for cls, t in self._query("SELECT cls, updated_at FROM profiles")},
+            "cells": [{"cell_id": int(i), "policy": p, "rate": float(r), "replication": int(rep), "status": s,
+                       "created_at": float(c), "updated_at": float(u)}
+                      for i, p, r, rep, s, c, u in self._query(
+                          "SELECT id, policy, rate, replication, status, created_at, updated_at FROM cells "
+                          "ORDER BY id")],
+        }
+
     # ---- frames ----------------------------------------------------------------------------------
 
     def cells_frame(self) -> pd.DataFrame:
