@@ -272,9 +272,11 @@ def plan_vs_real(store) -> PlanVsReal | None:
     plan = estimate(config, class_models(config, profiles), len(spec.names), source="profiles",
                     detail="stored profiles", to_profile=profiled, speeds=owner_speeds(spec), streams=streams)
     planned = {(c.policy, c.rate, c.replication): c for c in plan.cells}
-    cells = [CellVsReal(c["policy"], c["rate"], c["replication"], planned[(c["policy"], c["rate"], c["replication"])].total_s,
-                        c["updated_at"] - c["created_at"])
-             for c in tl["cells"] if (c["policy"], c["rate"], c["replication"]) in planned]
+    cells = []
+    for c in tl["cells"]:
+        key = (c["policy"], c["rate"], c["replication"])
+        if key in planned:
+            cells.append(CellVsReal(*key, planned[key].total_s, c["updated_at"] - c["created_at"]))
     frame = store.cells_frame()
     complete = (len(tl["cells"]) == len(plan.cells) and bool((frame.status == "done").all())
                 and not bool(frame.resumed.any()))
