@@ -44,9 +44,10 @@ CELL_OVERHEAD_S = 0.3  # a cell's wall time beyond its last job's finish (measur
 TEARDOWN_S = 3.0  # last cell to the report written: cluster down, predictions, report (measured 1.8-3 s)
 PROFILE_RUN_S = 0.35  # per profiling run, beyond the job's launch-to-exit (fitted, see module docstring)
 
-# Reference cores of the fastest host core seen on this project's machines (7.3e8 multiplies per
-# CPU-second, workloads/reference.py): a raw cpu cap of c cores gives at most c times this.
-FASTEST_CORE_REF = 7.3e8 / MULTIPLY_PER_REF_S
+# Reference cores of the fastest host core seen on this project's machines (2.36e8 multiplies/s at
+# a 0.2-core cap, i.e. 1.18e9 per CPU-second, workloads/reference.py; the 23 Nov machines gave
+# 4.2e8-7.3e8): a raw cpu cap of c cores gives at most c times this, so the floor stays a floor.
+FASTEST_CORE_REF = 2.36e8 / 0.2 / MULTIPLY_PER_REF_S
 
 Source = Literal["profiles", "floor"]
 
