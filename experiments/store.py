@@ -150,7 +150,9 @@ class ResultsStore:
         if path.exists():
             raise StoreError(f"results: {path} exists; use --resume to continue it or choose another --out")
         try:
-            config_json = json.dumps(config, sort_keys=True)
+            # key order kept: the arrival stream draws classes in the mix's order, so a
+            # sorted mix read back for --resume gave a different stream
+            config_json = json.dumps(config)
         except (TypeError, ValueError) as exc:
             raise StoreError(f"results: the config is not JSON-able ({exc})") from None
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -247,3 +247,18 @@ def test_open_refuses_newer_versions_and_damaged_copies(tmp_path: Path) -> None:
         _refused(cut, "corrupt|not a nowlab results database")
     with ResultsStore.open(path) as s:  # the original still opens
         assert len(s.jobs_frame()) == 1800
+
+
+def test_a_config_read_back_gives_the_same_stream(tmp_path: Path) -> None:
+    """--resume rebuilds each cell's stream from the stored config; the demo's mix
+    (syn before cg) came back sorted and drew a different stream."""
+    from experiments.config import load
+    from experiments.runner import stream_for
+    from experiments.config import ExperimentConfig
+    path = Path(__file__).resolve().parent.parent / "experiments" / "configs" / "demo.toml"
+    config = load(path)
+    assert list(config.arrivals.mix) == ["syn", "cg"]  # not alphabetical: the case that broke
+    s = ResultsStore.create(tmp_path / "r.sqlite", config.dump(), path.read_text())
+    again = ExperimentConfig.model_validate(ResultsStore.open(tmp_path / "r.sqlite").config)
+    assert stream_for(again, 0.25, 0) == stream_for(config, 0.25, 0)
+    s.close()
