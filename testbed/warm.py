@@ -8,6 +8,8 @@ higher-numbered one (the coordinator is a job's lowest-numbered host, and
 Open MPI is told not to tree-spawn, so no other pair is used), and one
 `workloads.zygote` per workstation. Both are optional: ssh falls back to a
 fresh connection and the zygote client to a cold `python3 -m` when they are missing.
+It also starts the cluster's resident MPI world (testbed/pool.py), where malleable jobs
+launch without any mpiexec; `cluster.job_launcher()` waits for it or starts it again.
 """
 from __future__ import annotations
 
