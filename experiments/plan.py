@@ -135,8 +135,8 @@ Cell = tuple[str, float, int]  # policy, rate (jobs/s), replication
 
 
 def cell_plans(config: ExperimentConfig, models: dict[str, ClassModel], P: int,
-               speeds: list[float] | None = None, streams: dict[Cell, list[StreamJob]] | None = None
-               ) -> list[CellPlan]:
+               speeds: list[float] | None = None, streams: dict[Cell, list[StreamJob]] | None = None,
+               availability: list[float] | None = None) -> list[CellPlan]:
     """Every cell's stream through the engine, in the runner's order; `streams` gives the ones
     already drawn (a stored run's), the others are drawn as the runner draws them."""
     from experiments.runner import cells, stream_for
@@ -144,7 +144,7 @@ def cell_plans(config: ExperimentConfig, models: dict[str, ClassModel], P: int,
     out = []
     for policy, rate, rep in cells(config):
         stream = (streams or {}).get((policy, rate, rep)) or stream_for(config, rate, rep)
-        jobs = predict(stream, models, policy, P, speeds=speeds)
+        jobs = predict(stream, models, policy, P, speeds=speeds, availability=availability)
         makespan = max(j.finish for j in jobs)
         busy = sum(j.mean_procs * j.execution for j in jobs)
         out.append(CellPlan(policy, rate, rep, len(jobs), makespan, busy / (P * makespan)))
@@ -172,13 +172,14 @@ def profiling_seconds(config: ExperimentConfig, model: ClassModel, cls_name: str
 
 def estimate(config: ExperimentConfig, models: dict[str, ClassModel], P: int, *, source: Source = "profiles",
              detail: str = "", to_profile: tuple[str, ...] = (), speeds: list[float] | None = None,
-             streams: dict[Cell, list[StreamJob]] | None = None) -> Plan:
+             streams: dict[Cell, list[StreamJob]] | None = None,
+             availability: list[float] | None = None) -> Plan:
     """The plan for `config` with these class models on P workstations; `to_profile`: the classes
     the run will profile first (those without a cached profile)."""
     missing = sorted(set(config.classes) - set(models))
     if missing:
         raise ValueError(f"class.{missing[0]}: no model to estimate it with")
-    return Plan(source, detail, cell_plans(config, models, P, speeds, streams),
+    return Plan(source, detail, cell_plans(config, models, P, speeds, streams, availability),
                 {name: profiling_seconds(config, models[name], name) for name in to_profile})
 
 
@@ -200,15 +201,15 @@ def plan_for(config: ExperimentConfig, speed: float | None = None, *, first_run:
         models = class_models(config, found)
         detail = ", ".join(f"{name} {keys[name]}" for name in config.classes)
         return estimate(config, models, P, source="profiles", detail=f"cached profiles: {detail}",
-                        speeds=owners, to_profile=tuple(config.classes) if first_run else ())
+                        availability=owners, to_profile=tuple(config.classes) if first_run else ())
     ref = ({ws: check_speed(speed) for ws in spec.names} if speed is not None else reference_speeds(spec))
     top = max(ref.values())
     models = work_models(config, top)
-    speeds = [ref[ws] / top * a for ws, a in zip(spec.names, owners)]
+    speeds = [ref[ws] / top for ws in spec.names]
     why = "--speed given" if speed is not None else (
         "no cached profile for " + ", ".join(n for n, d in found.items() if d is None))
     return estimate(config, models, P, source="floor", detail=f"{why}; work at {top:g} reference cores",
-                    to_profile=tuple(config.classes), speeds=speeds)
+                    to_profile=tuple(config.classes), speeds=speeds, availability=owners)
 
 
 @dataclass(frozen=True)
@@ -277,7 +278,8 @@ def plan_vs_real(store) -> PlanVsReal | None:
     # draws another stream than the TOML's order did
     streams = {(c["policy"], c["rate"], c["replication"]): store.stream_of(c["cell_id"]) for c in tl["cells"]}
     plan = estimate(config, class_models(config, profiles), len(spec.names), source="profiles",
-                    detail="stored profiles", to_profile=profiled, speeds=owner_speeds(spec), streams=streams)
+                    detail="stored profiles", to_profile=profiled, availability=owner_speeds(spec),
+                    streams=streams)
     planned = {(c.policy, c.rate, c.replication): c for c in plan.cells}
     cells = []
     for c in tl["cells"]:

@@ -128,11 +128,14 @@ class ClassModel:
 
 
 def predict(stream: Sequence[StreamJob], classes: Mapping[str, ClassModel], policy: str, P: int, *,
-            speeds: Sequence[float] | None = None) -> list[JobOutcome]:
+            speeds: Sequence[float] | None = None,
+            availability: Sequence[float] | None = None) -> list[JobOutcome]:
     """One predicted JobOutcome per stream job, in the stream's order.
 
     `speeds`: per workstation, relative to the profile (`workstation_speeds`);
-    None runs every workstation at the profiled speed. `requested` in the
+    None runs every workstation at the profiled speed. `availability`: what owners
+    leave of each workstation (1 - U_ow), which a job pays as the product over its
+    members (scheduler/engine.py). `requested` in the
     outcome is the pmax the job ran with (its request, the class's pmax and P,
     whichever is least).
     """
@@ -147,7 +150,7 @@ def predict(stream: Sequence[StreamJob], classes: Mapping[str, ClassModel], poli
         jobs.append(Job(sj.id, sj.arrival, cm.model(sj.demand, sj.requested), cm.job_phases(sj.demand),
                         cm.reconfig_s + cm.extra_resize_s, cm.teardown_s, cm.release_s,
                         resize_cost=cm.resize_cost, startup=cm.startup(), work_first=True))
-    records = {r.id: r for r in simulate(jobs, policy, P, timeline=False, speeds=speeds).jobs}
+    records = {r.id: r for r in simulate(jobs, policy, P, timeline=False, speeds=speeds, availability=availability).jobs}
     out = []
     for sj, job in zip(stream, jobs):
         r = records[sj.id]

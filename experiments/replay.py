@@ -77,22 +77,26 @@ def class_models(config: ExperimentConfig, profiles: dict[str, dict]) -> dict[st
     return out
 
 
-def speeds_for(config: ExperimentConfig, calibration: dict | None, availability: dict | None,
-               hosts: list[str]) -> list[float] | None:
-    """Delivered CPU relative to the median workstation, times what owners left (None: all alike)."""
+def speeds_for(calibration: dict | None, hosts: list[str]) -> list[float] | None:
+    """Delivered CPU relative to the median workstation (None: no calibration, all alike)."""
     delivered = {c["workstation"]: float(c["measured"]) for c in (calibration or {}).get("cpu", [])}
+    if not delivered:
+        return None
+    reference = statistics.median(delivered[ws] for ws in hosts if ws in delivered)
+    return workstation_speeds(delivered, reference, None, hosts)
+
+
+def availability_for(config: ExperimentConfig, availability: dict | None, hosts: list[str]) -> list[float] | None:
+    """What owners left of each workstation: the monitor's mean, else M/M/1//N (None: no owners).
+
+    Kept apart from the speeds: a coupled job pays the product over its members."""
     if availability and availability.get("avg_avail_cpu"):
         avail = {ws: float(v) for ws, v in availability["avg_avail_cpu"].items()}
     elif config.load.owner:
         avail = {ws: 1.0 - owner_utilization(o.n, o.z, o.d) for ws, o in config.load.owner.items()}
     else:
-        avail = None
-    if not delivered and avail is None:
         return None
-    if not delivered:
-        delivered = {ws: 1.0 for ws in hosts}
-    reference = statistics.median(delivered[ws] for ws in hosts if ws in delivered)
-    return workstation_speeds(delivered, reference, avail, hosts)
+    return [min(1.0, max(1e-6, avail.get(ws, 1.0))) for ws in hosts]
 
 
 def replay(store: ResultsStore, log: Log = lambda _msg: None) -> int:
@@ -115,8 +119,10 @@ def replay(store: ResultsStore, log: Log = lambda _msg: None) -> int:
         if not hosts:
             continue
         stream = store.stream_of(cell_id)
-        speeds = speeds_for(config, calibration, store.availability(cell_id), hosts)
-        store.set_predictions(cell_id, predict(stream, models, row.policy, len(hosts), speeds=speeds))
+        speeds = speeds_for(calibration, hosts)
+        avail = availability_for(config, store.availability(cell_id), hosts)
+        store.set_predictions(cell_id, predict(stream, models, row.policy, len(hosts), speeds=speeds,
+                                               availability=avail))
         done += 1
     parts = []
     for name, m in models.items():

@@ -44,6 +44,14 @@ its slowest member's pace (Menascé & Rao §3.3: a task starts only when its
 slowest predecessor has finished, startdelay = max over pred). Policies still
 see the profiled models (they know nothing of speeds, as live). Without
 speeds every workstation runs at 1, exactly as before.
+
+Availability (optional): `availability[i]` is the fraction of time workstation
+i's owners leave to guests (1 - U_ow). Owners come and go independently, and a
+tightly coupled job advances only while none of its members is held (its steps
+are far shorter than an owner's burst), so on set S it runs at
+prod(availability[i] for i in S) times its pace. Folding that into `speeds` as
+a minimum under-predicted jobs spanning two owner workstations by 25-45%
+(demo, 23 Nov 2026).
 """
 from __future__ import annotations
 
@@ -141,11 +149,12 @@ def check_jobs(jobs: Iterable[Job], policy: Policy) -> list[Job]:
 
 
 def simulate(jobs: Iterable[Job], policy: Policy | str, P: int, *, timeline: bool = True,
-             speeds: Sequence[float] | None = None) -> SimResult:
+             speeds: Sequence[float] | None = None, availability: Sequence[float] | None = None) -> SimResult:
     """Run every job to completion under `policy` on workstations 0..P-1.
 
     `timeline=False` skips the event log (faster, for large studies).
-    `speeds`: one relative speed per workstation (see the module docstring).
+    `speeds`: one relative speed per workstation; `availability`: one fraction in (0, 1]
+    per workstation (both in the module docstring).
     Raises ValueError for bad input and PolicyError if the policy breaks a
     rule or leaves jobs waiting with nothing left to happen.
     """
@@ -153,7 +162,8 @@ def simulate(jobs: Iterable[Job], policy: Policy | str, P: int, *, timeline: boo
         policy = get_policy(policy)
     if not isinstance(P, int) or P < 1:
         raise ValueError(f"P must be an integer >= 1, got {P!r}")
-    engine = _Engine(check_jobs(jobs, policy), policy, P, timeline, check_speeds(speeds, P))
+    engine = _Engine(check_jobs(jobs, policy), policy, P, timeline, check_speeds(speeds, P),
+                     check_speeds(availability, P, "availability", top=1.0))
     # The run makes no reference cycles but keeps every job alive, so the
     # cyclic collector would only rescan them, again and again: off meanwhile.
     was_enabled = gc.isenabled()
@@ -165,27 +175,31 @@ def simulate(jobs: Iterable[Job], policy: Policy | str, P: int, *, timeline: boo
             gc.enable()
 
 
-def check_speeds(speeds: Sequence[float] | None, P: int) -> tuple[float, ...] | None:
-    """speeds as a tuple of P finite floats > 0 (None stays None)."""
+def check_speeds(speeds: Sequence[float] | None, P: int, name: str = "speeds",
+                 top: float = math.inf) -> tuple[float, ...] | None:
+    """speeds as a tuple of P finite floats in (0, top] (None stays None)."""
     if speeds is None:
         return None
     try:
         out = tuple(float(s) for s in speeds)
     except (TypeError, ValueError):
-        raise ValueError(f"speeds must be a sequence of numbers, got {speeds!r}") from None
+        raise ValueError(f"{name} must be a sequence of numbers, got {speeds!r}") from None
     if len(out) != P:
-        raise ValueError(f"speeds must give one speed per workstation: {len(out)} for P={P}")
-    bad = [(i, s) for i, s in enumerate(out) if not (math.isfinite(s) and s > 0)]
+        raise ValueError(f"{name} must give one value per workstation: {len(out)} for P={P}")
+    bad = [(i, s) for i, s in enumerate(out) if not (math.isfinite(s) and 0 < s <= top)]
     if bad:
-        raise ValueError(f"speeds must be finite and > 0; speeds[{bad[0][0]}] = {bad[0][1]}")
+        limit = "finite and > 0" if top == math.inf else f"in (0, {top:g}]"
+        raise ValueError(f"{name} must be {limit}; {name}[{bad[0][0]}] = {bad[0][1]}")
     return out
 
 
 class _Engine:
     def __init__(self, jobs: list[Job], policy: Policy, P: int, record: bool,
-                 speeds: tuple[float, ...] | None = None) -> None:
+                 speeds: tuple[float, ...] | None = None, availability: tuple[float, ...] | None = None) -> None:
         self.jobs = jobs
         self.speeds = speeds
+        self.avail = availability
+        self.paced = speeds is not None or availability is not None
         self.policy = policy
         self.P = P
         self.record = record
@@ -209,6 +223,15 @@ class _Engine:
         self.ready = [0.0] * P if any(j.teardown > 0 or j.release > 0 for j in jobs) else None
 
     # -- bookkeeping -------------------------------------------------------
+
+    def _pace(self, procs: Sequence[int]) -> float:
+        """A job's rate on `procs` relative to its profile: the slowest member's speed times
+        the chance that no member's owner holds it (module docstring)."""
+        pace = min([self.speeds[p] for p in procs]) if self.speeds is not None else 1.0
+        if self.avail is not None:
+            for p in procs:
+                pace *= self.avail[p]
+        return pace
     def _push(self, t: float, kind: int, job: _Run) -> None:
         self.tick += 1
         _heappush(self.heap, (t, self.tick, kind, job, job.ver))
@@ -287,9 +310,8 @@ class _Engine:
         job.procs = procs
         job.history.append(procs)
         T = job.model.T(n)
-        speeds = self.speeds
-        if speeds is not None:  # the slowest member sets the pace
-            T /= min([speeds[p] for p in procs])
+        if self.paced:
+            T /= self._pace(procs)
         job.rate = 1.0 / T
         if job.startup > 0:  # launching: no progress yet (slowed like the job: ssh and Python on its members)
             job.t0 = now + job.startup * T / job.model.T(n)
@@ -380,9 +402,8 @@ class _Engine:
         job.history.append(procs)
         job.status = _RUNNING
         T = job.model.T(n)
-        speeds = self.speeds
-        if speeds is not None:
-            T /= min([speeds[p] for p in procs])
+        if self.paced:
+            T /= self._pace(procs)
         job.rate = rate = 1.0 / T
         job.t0 = t0 = now + cost
         if job.work_first:  # it runs a whole phase before its next safe point

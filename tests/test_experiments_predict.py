@@ -281,3 +281,16 @@ def test_predict_errors_name_the_field():
 def test_class_model_errors(kwargs, word):
     with pytest.raises(ValueError, match=f"class c: {word}"):
         ClassModel("c", **{"W": 1.0, "alpha": 0.0, "beta": 0.0, **kwargs})
+
+
+def test_a_coupled_job_pays_every_members_owner_not_only_the_busiest():
+    """Two owner workstations at 5/6 each: a job on both advances while neither owner holds
+    its member, (5/6)^2 of the time, not min = 5/6 (the demo under-predicted such jobs by 25-45%)."""
+    stream = [StreamJob(0, "a", 0.0, requested=2)]
+    alone = predict(stream, RA_CLASS, "RA", 2)[0].execution
+    both = predict(stream, RA_CLASS, "RA", 2, availability=[5 / 6, 5 / 6])[0].execution
+    one = predict(stream, RA_CLASS, "RA", 2, availability=[1.0, 5 / 6])[0].execution
+    assert both == pytest.approx(alone / (5 / 6) ** 2)
+    assert one == pytest.approx(alone / (5 / 6))
+    with pytest.raises(ValueError, match=r"availability must be in \(0, 1\]; availability\[1\] = 1.5"):
+        predict(stream, RA_CLASS, "RA", 2, availability=[1.0, 1.5])

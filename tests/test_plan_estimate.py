@@ -202,7 +202,7 @@ def test_a_stored_run_is_compared_with_its_own_estimate(tmp_path, home):
         store.set_cell_status(cell, "done")
     store.close()
     expected = plan.estimate(config, _models(config), 4, to_profile=("syn", "cg"),
-                             speeds=plan.owner_speeds(cluster_spec(config)))
+                             availability=plan.owner_speeds(cluster_spec(config)))
     t0, cal = 1000.0, 1000.0 + 21.0
     real_cells = [c.total_s * 1.1 for c in expected.cells]  # each cell 10% longer than estimated
     with sqlite3.connect(tmp_path / "r.sqlite") as conn:  # the times a run would have written
