@@ -103,7 +103,8 @@ def test_dead_workstation_fails_its_job_and_the_run_goes_on_or_resumes(docker_en
     victim = "nowlab-x-tiny-fail-ws2"
 
     def running_job() -> bool:
-        probe = subprocess.run(["docker", "exec", victim, "pgrep", "-f", "workloads.synthetic"],
+        # a pool rank takes its workload's name while it runs one (workloads/pool.py)
+        probe = subprocess.run(["docker", "exec", victim, "pgrep", "-x", "synthetic"],
                                capture_output=True, text=True)
         return probe.returncode == 0
 

@@ -53,7 +53,7 @@ def test_a_world_that_lost_a_rank_is_replaced_at_the_next_launch(live_cluster):
     before = {r.rank: r for rs in launcher.ranks.values() for r in rs}
     live_cluster.control("ws3").run(["pkill", "-KILL", "-f", pool.MARK])  # Open MPI then ends the whole world
     deadline = time.monotonic() + 30
-    while pool.running(live_cluster):
+    while pool.running(live_cluster, live_cluster.workstations):
         assert time.monotonic() < deadline, "the world outlived its lost rank"
         time.sleep(0.5)
     res = launcher.mpirun_popen(["ws1", "ws3"], synthetic(["ws1", "ws3"])).wait(120)

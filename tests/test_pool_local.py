@@ -33,7 +33,8 @@ def test_jobs_on_disjoint_ranks_run_at_the_same_time(pool):
     assert "hello from 2 ranks" in ra.stdout and "hello from 1 ranks" in rb.stdout
 
 
-def test_a_busy_rank_is_refused_and_bad_argv_names_the_field(pool):
+def test_a_busy_rank_is_refused_and_bad_argv_names_the_field(pool, monkeypatch):
+    monkeypatch.setattr(pool, "busy_wait_s", 0.0)  # refuse at once, not after waiting for the slot
     long = pool.mpirun_popen(["ws1"], ["python3", "-m", "workloads.synthetic", "--job", f"busy{time.time_ns()}",
                                        "--hosts", "ws1", "--phases", "3", "--mults", "2000000"])
     with pytest.raises(RuntimeError, match="ws1: all 1 pool slots are busy"):
@@ -82,3 +83,26 @@ def test_cg_resized_through_the_pool_matches_the_unpreempted_run(pool):
 def test_a_program_that_is_not_a_module_goes_to_the_fallback(pool):
     res = pool.mpirun_popen(["ws1"], ["python3", "-c", "print('plain mpiexec')"]).wait(60)
     assert res.exit_code == 0 and "plain mpiexec" in res.stdout
+
+
+def test_a_rank_takes_its_workloads_name_while_it_runs_it(pool):
+    import subprocess
+    handle = pool.mpirun_popen(["ws1"], ["python3", "-m", "workloads.synthetic", "--job", f"n{time.time_ns()}",
+                                         "--hosts", "ws1", "--phases", "100000", "--mults", "1000"])
+    try:
+        deadline = time.monotonic() + 20
+        while subprocess.run(["pgrep", "-x", "synthetic"], capture_output=True).returncode != 0:
+            assert time.monotonic() < deadline, "no process named synthetic while the job runs"
+            time.sleep(0.1)
+    finally:
+        handle.terminate()
+    assert handle.wait(30).exit_code == CANCELLED
+    assert subprocess.run(["pgrep", "-x", "synthetic"], capture_output=True).returncode != 0
+
+
+def test_a_launch_waits_a_moment_for_a_slot_its_last_job_is_still_releasing(pool):
+    first = pool.mpirun_popen(["ws1"], ["python3", "-m", "workloads.synthetic", "--job", f"w{time.time_ns()}",
+                                        "--hosts", "ws1", "--phases", "2", "--mults", "2000000"])
+    second = pool.mpirun_popen(["ws1"], HELLO)  # waits until `first` has reported, then runs
+    assert first.poll() is not None
+    assert second.wait(60).exit_code == 0

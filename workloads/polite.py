@@ -26,20 +26,26 @@ class Cancelled(RuntimeError):
     """The host cancelled this job while the rank was waiting on MPI."""
 
 
-def _pause() -> None:
+def _check() -> None:
     if CANCEL.is_set():
         raise Cancelled("the host cancelled the job")
+
+
+def _pause() -> None:
+    _check()
     time.sleep(POLL_SLEEP_S)
 
 
 def wait(request: MPI.Request) -> None:
     """Complete one non-blocking request, sleeping between polls."""
+    _check()  # also when it completes at once (a one-rank job never polls)
     while not request.Test():
         _pause()
 
 
 def waitall(requests: Sequence[MPI.Request]) -> None:
     """Complete all requests, sleeping between polls."""
+    _check()
     pending = list(requests)
     while pending:
         if MPI.Request.Testall(pending):

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import ctypes
 import gc
 import importlib
 import io
@@ -45,6 +46,19 @@ from mpi4py import MPI
 from workloads import polite, pool_wire, runtime
 
 PRELOAD = ("numpy", "workloads.cg", "workloads.synthetic", "workloads.compute", "workloads.hello")
+
+
+IDLE_NAME = "nowlab-pool"
+PR_SET_NAME = 15
+
+
+def set_process_name(name: str) -> None:
+    """The name `ps` and `pgrep -x` show for this rank: its workload's while it runs one
+    (`synthetic`, `cg`), IDLE_NAME otherwise; the command line stays `workloads.pool`."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_NAME, name.encode()[:15], 0, 0, 0)
+    except (OSError, AttributeError):
+        pass  # not Linux: names are for people only
 
 
 def slot_of_this_rank() -> int:
@@ -145,6 +159,7 @@ def run_module(comm: MPI.Comm, argv: list[str], env: dict[str, str]) -> tuple[in
     out, err = io.StringIO(), io.StringIO()
     code = 1
     os.environ.update(env)
+    set_process_name(module.rsplit(".", 1)[-1])
     runtime.POOL_COMM = comm
     sys.argv = [module, *args]
     sys.modules.pop(module, None)  # run the main module afresh; its imports stay warm
@@ -161,6 +176,7 @@ def run_module(comm: MPI.Comm, argv: list[str], env: dict[str, str]) -> tuple[in
                 traceback.print_exc()
                 code = 1
     finally:
+        set_process_name(IDLE_NAME)
         runtime.POOL_COMM = None
         sys.argv = saved_argv
         os.environ.clear()
@@ -174,6 +190,7 @@ def main() -> int:
     for name in PRELOAD:
         importlib.import_module(name)
     os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))  # guests yield to owners
+    set_process_name(IDLE_NAME)
     rank = Rank(slot_of_this_rank())
     polite.barrier(MPI.COMM_WORLD)  # every rank listens before any answers a ping
     rank.serve()

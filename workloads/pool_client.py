@@ -160,11 +160,15 @@ class PoolLauncher:
     """
 
     def __init__(self, ranks: Sequence[PoolRank], *, renew: Callable[[], Sequence[PoolRank]] | None = None,
-                 fallback: Launcher | None = None, connect_timeout_s: float = 5.0) -> None:
+                 fallback: Launcher | None = None, connect_timeout_s: float = 5.0,
+                 busy_wait_s: float = 15.0) -> None:
         self._renew = renew
         self.fallback = fallback
         self.connect_timeout_s = connect_timeout_s
-        self._lock = threading.Lock()
+        # A slot stays busy until its job's every member has reported; after a workstation died
+        # the others report (their world ended) a few seconds later: wait that long for them.
+        self.busy_wait_s = busy_wait_s
+        self._lock = threading.Condition()
         self._busy: set[tuple[str, int]] = set()
         self._tags = itertools.count(1)
         self._set_ranks(ranks)
@@ -191,6 +195,19 @@ class PoolLauncher:
     def _release(self, handle: PoolHandle) -> None:
         with self._lock:
             self._busy.difference_update((m.host, m.slot) for m in handle.members)
+            self._lock.notify_all()
+
+    def _claim_waiting(self, hosts: list[str]) -> list[PoolRank]:
+        """_claim, waiting up to busy_wait_s for busy slots to be released (call with the lock held)."""
+        deadline = time.monotonic() + self.busy_wait_s
+        while True:
+            try:
+                return self._claim(hosts)
+            except RuntimeError:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise
+                self._lock.wait(min(left, 0.5))
 
     def mpirun_popen(self, hosts: Sequence[str], argv: Sequence[str], *,
                      env: dict[str, str] | None = None) -> Handle:
@@ -198,7 +215,7 @@ class PoolLauncher:
             return self.fallback.mpirun_popen(hosts, argv, env=env)
         program = module_argv(argv)
         with self._lock:
-            members = self._claim(list(hosts))
+            members = self._claim_waiting(list(hosts))
             tag = next(self._tags) % 32000 + 1
         try:
             return PoolHandle(members, program, env, tag, connect_timeout_s=self.connect_timeout_s,
@@ -206,8 +223,13 @@ class PoolLauncher:
         except ConnectionError:
             with self._lock:
                 self._busy.difference_update((m.host, m.slot) for m in members)
-                if self._renew is None or self._busy:
-                    raise  # no way to start a new world, or jobs still run on this one
+                if self._renew is None:
+                    raise
+                deadline = time.monotonic() + self.busy_wait_s
+                while self._busy and time.monotonic() < deadline:  # the dead world's jobs still report
+                    self._lock.wait(0.5)
+                if self._busy:
+                    raise  # jobs still run on this world: it is not dead, one rank is
                 self._set_ranks(self._renew())
                 members = self._claim(list(hosts))
             return PoolHandle(members, program, env, tag, connect_timeout_s=self.connect_timeout_s,
