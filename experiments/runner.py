@@ -28,7 +28,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
-import docker
 
 from experiments import arrivals, delivered, steps, swf
 from experiments.config import ExperimentConfig
@@ -407,10 +406,7 @@ class Runner:
     def _alive(self, ws: str) -> bool:
         if not isinstance(self.cluster, Cluster):
             return True  # a local launcher's hosts are this machine: up as long as the runner is
-        try:
-            return self.cluster.client.api.inspect_container(self.cluster.container_id(ws))["State"]["Running"]
-        except (docker.errors.DockerException, KeyError, OSError):
-            return False  # a workstation Docker cannot show is as good as gone
+        return self.cluster.is_running(ws)
 
     def _watch(self, executor: LiveExecutor, cell: int, offset: float, hosts: list[str],
                stop: threading.Event, lost: list[str], lock: threading.Lock) -> None:

@@ -149,6 +149,13 @@ class Cluster:
                            f"(known: {', '.join(self.workstations)})") from None
 
     # -- running things ----------------------------------------------------------------
+    def is_running(self, ws: str) -> bool:
+        """The workstation's container is running (one Docker cannot show is as good as gone)."""
+        try:
+            return bool(self.client.api.inspect_container(self.container_id(ws))["State"]["Running"])
+        except (docker.errors.DockerException, KeyError, OSError):
+            return False
+
     def container_pid(self, ws: str) -> int:
         """The host pid of the workstation's init process (its namespaces are /proc/PID/ns/*)."""
         pid = self.client.api.inspect_container(self.container_id(ws))["State"]["Pid"]

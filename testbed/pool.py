@@ -12,8 +12,6 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Sequence
 
-import docker
-
 from workloads import pool_wire
 from workloads.pool_client import PoolLauncher, PoolRank, ping
 
@@ -27,14 +25,7 @@ MARK = "workloads.pool"
 
 def alive(cluster: "Cluster") -> list[str]:
     """The cluster's workstations whose containers are running, in the cluster's order."""
-    out = []
-    for ws in cluster.workstations:
-        try:
-            if cluster.client.api.inspect_container(cluster.container_id(ws))["State"]["Running"]:
-                out.append(ws)
-        except (docker.errors.DockerException, KeyError, OSError):
-            continue  # a workstation Docker cannot show is as good as gone
-    return out
+    return [ws for ws in cluster.workstations if cluster.is_running(ws)]
 
 
 def pool_argv(cluster: "Cluster", hosts: Sequence[str], slots: int = DEFAULT_SLOTS) -> list[str]:
