@@ -36,18 +36,21 @@ def scripted_monitor(interval: float = 0.0) -> ScriptedMonitor:
 
 
 def test_frames_read_while_the_monitor_samples_are_whole():
-    m = scripted_monitor().start()
+    # Reads slow down as the frames grow, and CI's host is busy: count reads that saw the
+    # monitor move on, not reads per second.
+    m = scripted_monitor(interval=0.001).start()
     errors: list[BaseException] = []
-    reads = 0
+    reads, lengths = 0, set()
     try:
-        deadline = time.monotonic() + 2.0
-        while time.monotonic() < deadline:
+        deadline = time.monotonic() + 30.0
+        while time.monotonic() < deadline and (reads < 20 or len(lengths) < 5):
             try:
                 cpu, links = m.frames()
             except ValueError as exc:  # the race: pandas sees the list grow
                 errors.append(exc)
                 break
             reads += 1
+            lengths.add(len(cpu))
             # Every sample adds one row per workstation and one per ordered pair: whole samples only.
             assert len(cpu) % len(WORKSTATIONS) == 0
             assert len(links) % (len(WORKSTATIONS) * (len(WORKSTATIONS) - 1)) == 0
@@ -57,9 +60,8 @@ def test_frames_read_while_the_monitor_samples_are_whole():
     finally:
         m.stop()
     assert not errors, errors
-    assert reads > 10
-    cpu, _ = m.frames()
-    assert len(cpu) > 10 * len(WORKSTATIONS)  # the monitor really sampled meanwhile
+    assert reads >= 20
+    assert len(lengths) >= 5  # the monitor really sampled while we read
 
 
 def test_save_while_sampling(tmp_path):
