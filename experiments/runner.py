@@ -47,6 +47,7 @@ from testbed.image import image_ref
 from testbed.monitor import Monitor
 from testbed.spec import ClusterSpec, SpecError, load as load_spec
 from workloads.launch import Launcher, LocalLauncher
+from workloads.pool_client import PoolLauncher
 
 Update = Callable[[str, int, int], None]
 Log = Callable[[str], None]
@@ -308,6 +309,9 @@ class Runner:
                 raise RunStopped(f"{reason}; the jobs finished so far are stored: "
                                  f"continue with `nowlab run --resume {self.store.path}`")
             self.log(f"{reason}; going on with {len(self.hosts)} workstations")
+            launcher = job_launcher(self.cluster)
+            if isinstance(launcher, PoolLauncher):
+                launcher.restart()  # no rank that shared a job with the dead one goes on
 
     def _segment(self, cell: int, seg: int, policy: str, rate: float, rep: int, remaining: list[StreamJob],
                  by_id: dict[int, StreamJob], offset: float, finished: set[int]) -> list[str]:

@@ -171,6 +171,7 @@ class PoolLauncher:
         self._lock = threading.Condition()
         self._busy: set[tuple[str, int]] = set()
         self._tags = itertools.count(1)
+        self._generation = 0
         self._set_ranks(ranks)
 
     def _set_ranks(self, ranks: Sequence[PoolRank]) -> None:
@@ -192,8 +193,10 @@ class PoolLauncher:
         self._busy.update((r.host, r.slot) for r in chosen)
         return chosen
 
-    def _release(self, handle: PoolHandle) -> None:
+    def _release(self, handle: PoolHandle, generation: int) -> None:
         with self._lock:
+            if generation != self._generation:
+                return  # a job of a world restart() replaced: its slots are not this world's
             self._busy.difference_update((m.host, m.slot) for m in handle.members)
             self._lock.notify_all()
 
@@ -209,6 +212,25 @@ class PoolLauncher:
                     raise
                 self._lock.wait(min(left, 0.5))
 
+    def restart(self) -> None:
+        """A new world, once the jobs still running on this one have reported.
+
+        After a workstation died, a rank that shared a job with it may still hold traffic
+        for it, and Open MPI aborts that rank's whole process when the send fails (a job
+        on ws1 and ws2 was cancelled, and ws1's rank died in the next job it ran).
+        """
+        if self._renew is None:
+            raise RuntimeError("this pool cannot start a new world (no renew given)")
+        with self._lock:
+            deadline = time.monotonic() + self.busy_wait_s
+            while self._busy and time.monotonic() < deadline:
+                self._lock.wait(0.5)
+            # what is still busy hangs on the dead rank: the new world kills it, and its late
+            # release must not free a slot of the new world
+            self._busy.clear()
+            self._generation += 1
+            self._set_ranks(self._renew())
+
     def mpirun_popen(self, hosts: Sequence[str], argv: Sequence[str], *,
                      env: dict[str, str] | None = None) -> Handle:
         if self.fallback is not None and not is_module_argv(argv):
@@ -217,9 +239,10 @@ class PoolLauncher:
         with self._lock:
             members = self._claim_waiting(list(hosts))
             tag = next(self._tags) % 32000 + 1
+            generation = self._generation
         try:
             return PoolHandle(members, program, env, tag, connect_timeout_s=self.connect_timeout_s,
-                              on_exit=self._release)
+                              on_exit=lambda h: self._release(h, generation))
         except ConnectionError:
             with self._lock:
                 self._busy.difference_update((m.host, m.slot) for m in members)
@@ -233,4 +256,4 @@ class PoolLauncher:
                 self._set_ranks(self._renew())
                 members = self._claim(list(hosts))
             return PoolHandle(members, program, env, tag, connect_timeout_s=self.connect_timeout_s,
-                              on_exit=self._release)
+                              on_exit=lambda h: self._release(h, generation))
