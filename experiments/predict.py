@@ -56,6 +56,8 @@ class ClassModel:
     overhead knob, added to every launch and every resize onto a new set,
     as the live executor waits them out.
     startup_s: launch to hello, profiled (None: not profiled, no pause).
+    setup_work_s: set-up split among the ranks (experiments/models/launch.py):
+    a job started on p workstations pauses a further setup_work_s/p.
     A predicted job starts with a pause of startup_s + extra_launch_s (its
     mpiexec launching) and answers a preemption only at a phase boundary at
     least one phase after its start or resize, as the live workloads do.
@@ -76,12 +78,13 @@ class ClassModel:
     extra_launch_s: float = 0.0
     extra_resize_s: float = 0.0
     startup_s: float | None = None
+    setup_work_s: float = 0.0
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.W) and self.W > 0):
             raise ValueError(f"class {self.name}: W must be finite and > 0, got {self.W}")
         for field in ("alpha", "beta", "reconfig_s", "launch_s", "launch_per_proc_s", "teardown_s",
-                      "release_s", "extra_launch_s", "extra_resize_s"):
+                      "release_s", "extra_launch_s", "extra_resize_s", "setup_work_s"):
             value = getattr(self, field)
             if not (math.isfinite(value) and value >= 0):
                 raise ValueError(f"class {self.name}: {field} must be finite and >= 0, got {value}")
@@ -149,7 +152,8 @@ def predict(stream: Sequence[StreamJob], classes: Mapping[str, ClassModel], poli
             raise ValueError(f"job {sj.id}: requested must be >= 1, got {sj.requested}")
         jobs.append(Job(sj.id, sj.arrival, cm.model(sj.demand, sj.requested), cm.job_phases(sj.demand),
                         cm.reconfig_s + cm.extra_resize_s, cm.teardown_s, cm.release_s,
-                        resize_cost=cm.resize_cost, startup=cm.startup(), work_first=True))
+                        resize_cost=cm.resize_cost, startup=cm.startup(), work_first=True,
+                        setup_work=cm.setup_work_s))
     records = {r.id: r for r in simulate(jobs, policy, P, timeline=False, speeds=speeds, availability=availability).jobs}
     out = []
     for sj, job in zip(stream, jobs):

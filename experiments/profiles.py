@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
-from scipy.optimize import nnls
 
 from experiments import delivered
 from experiments.config import ClassSpec, Profiling
+from experiments.models.launch import fit_launch
 from experiments.models.resize import ResizeFit, ResizeSample
 from scheduler.actions import Action, Preempt, Resize, Start
 from scheduler.live import Arrival
@@ -140,10 +140,8 @@ def link_rate(cluster, workstations: list[str]) -> float:
 
 
 def launch_fit(samples) -> dict[str, float]:
-    a = np.array([[1.0, s.p] for s in samples])
-    b = np.array([max(0.0, s.done_s - s.time_s) for s in samples])
-    (intercept, slope), _ = nnls(a, b)
-    return {"launch_s": float(intercept), "launch_per_proc_s": float(slope)}
+    """launch_s + launch_per_proc_s·p + setup_work_s/p (experiments/models/launch.py)."""
+    return fit_launch([s.p for s in samples], [s.done_s - s.time_s for s in samples])
 
 
 def teardown(samples) -> float:

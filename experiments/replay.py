@@ -21,6 +21,7 @@ from typing import Callable
 import pandas as pd
 
 from experiments.config import ExperimentConfig
+from experiments.models.launch import stored_fit
 from experiments.models.owner import owner_utilization
 from experiments.models.resize import ResizeFit
 from experiments.predict import ClassModel, OverheadModel, predict, workstation_speeds
@@ -67,10 +68,11 @@ def class_models(config: ExperimentConfig, profiles: dict[str, dict]) -> dict[st
     out = {}
     for name, p in profiles.items():
         fit = profiled_resize(p)
+        launch = stored_fit(p)
         out[name] = ClassModel(
             name=name, W=p["W"], alpha=p["alpha"], beta=p["beta"], pmax=config.classes[name].pmax,
-            phases=int(p["phases"]), reconfig_s=config.reconfig_default_s, launch_s=float(p["launch_s"]),
-            launch_per_proc_s=float(p.get("launch_per_proc_s", 0.0)), teardown_s=float(p.get("teardown_s", 0.0)),
+            phases=int(p["phases"]), reconfig_s=config.reconfig_default_s, launch_s=launch["launch_s"],
+            launch_per_proc_s=launch["launch_per_proc_s"], setup_work_s=launch["setup_work_s"], teardown_s=float(p.get("teardown_s", 0.0)),
             release_s=fit.release_s if fit is not None else 0.0, resize=fit,
             extra_launch_s=config.overhead.launch_s, extra_resize_s=config.overhead.resize_s,
             startup_s=None if p.get("startup_s") is None else float(p["startup_s"]))

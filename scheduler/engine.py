@@ -19,7 +19,8 @@ job just started or resized acknowledges at once.
 
 Processes do not vanish at once. A job's `teardown` keeps the processors it
 finished on unusable for that long, and its `release` does the same for the
-processors a shrinking resize gives up. The policy sees them free at once
+processors a shrinking resize gives up, or the resize's cost if longer (the
+members that leave send their data first). The policy sees them free at once
 (as a live scheduler does); a job started on them begins (and its start is
 recorded) when the last of them is usable, and a growing resize pauses at
 least until then. With both zero everywhere none of this is tracked.
@@ -88,7 +89,7 @@ class _Run(JobView):
 
     __slots__ = ("qkey", "phases", "cost", "x", "t0", "rate", "ver", "start", "finish",
                  "area", "t_area", "npre", "ack_x", "history", "pmask", "teardown", "release",
-                 "cost_fn", "startup", "min_k", "work_first")
+                 "cost_fn", "startup", "setup_work", "min_k", "work_first")
 
     def __init__(self, job: Job, seq: int, P: int) -> None:
         # JobView's fields, set here directly: this runs once per job.
@@ -107,6 +108,7 @@ class _Run(JobView):
         self.release = job.release
         self.cost_fn = job.resize_cost
         self.startup = job.startup
+        self.setup_work = job.setup_work
         self.work_first = job.work_first
         self.min_k = 1 if job.work_first else 0  # first safe point (phase index) it can answer at
         self.x = 0.0  # progress at time t0
@@ -313,8 +315,9 @@ class _Engine:
         if self.paced:
             T /= self._pace(procs)
         job.rate = 1.0 / T
-        if job.startup > 0:  # launching: no progress yet (slowed like the job: ssh and Python on its members)
-            job.t0 = now + job.startup * T / job.model.T(n)
+        pause = job.startup + job.setup_work / n if job.setup_work else job.startup
+        if pause > 0:  # launching and setting up: no progress yet (slowed like the job, on its members)
+            job.t0 = now + pause * T / job.model.T(n)
         self.running[job.seq] = job
         self.tick += 1
         _heappush(self.heap, (job.t0 + T, self.tick, _FINISH, job, job.ver))
@@ -392,9 +395,11 @@ class _Engine:
         if ready is not None and new != old:
             if added:  # grow: the new processors may still be held by their last owner
                 cost = max(cost, max([ready[p] for p in procs if added >> p & 1]) - now)
+            # a member that leaves sends its data first (the resize's cost), then exits
+            shed = now + (job.release if job.release > cost else cost)
             for p in job.procs:
                 if not new >> p & 1:
-                    ready[p] = now + job.release
+                    ready[p] = shed
         job.area += len(job.procs) * (now - job.t_area)
         job.t_area = now
         job.procs = procs = tuple(sorted(procs))

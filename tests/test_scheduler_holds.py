@@ -56,3 +56,24 @@ def test_negative_or_infinite_holds_are_refused():
         Job("A", 0.0, SevcikModel(W=1.0), teardown=-1.0)
     with pytest.raises(ValueError, match="release must be a finite time >= 0"):
         Job("A", 0.0, SevcikModel(W=1.0), release=float("inf"))
+
+
+def test_a_shrink_holds_what_it_gives_up_until_its_data_has_left():
+    # As above, with a resize that costs 2 s: A's leaving member sends its data meanwhile,
+    # so B starts when the resize ends, not after the (shorter) release alone.
+    jobs = [Job("A", 0.0, SevcikModel(W=4.0, pmax=2), phases=4, release=0.75, reconfig_cost=2.0),
+            Job("B", 0.5, SevcikModel(W=1.0, pmax=2))]
+    r = by_id(simulate(jobs, "FOLDING", 2))
+    assert r["B"].start == pytest.approx(0.5 + 2.0)
+
+
+def test_set_up_work_is_split_among_the_members_before_any_progress():
+    # RA, P = 4, alone: a job pauses startup + setup_work/n, then runs T(n) = W/n.
+    def finish(pmax: int) -> float:
+        job = Job("A", 0.0, SevcikModel(W=8.0, pmax=pmax), startup=0.25, setup_work=2.0)
+        return simulate([job], "RA", 4).jobs[0].finish
+
+    assert finish(1) == pytest.approx(0.25 + 2.0 + 8.0)
+    assert finish(4) == pytest.approx(0.25 + 0.5 + 2.0)
+    with pytest.raises(ValueError, match="setup_work must be a finite time >= 0"):
+        Job("A", 0.0, SevcikModel(W=1.0), setup_work=-1.0)
