@@ -36,21 +36,35 @@ def _pause() -> None:
     time.sleep(POLL_SLEEP_S)
 
 
+# Requests a cancelled job left behind, and its communicator: never freed. A collective its
+# peers gave up on never completes, and Open MPI's libnbc progresses it on every later MPI
+# call; freeing it (or its communicator) made the rank's next MPI_Comm_create_group segfault.
+ABANDONED: list = []
+
+
 def wait(request: MPI.Request) -> None:
     """Complete one non-blocking request, sleeping between polls."""
-    _check()  # also when it completes at once (a one-rank job never polls)
-    while not request.Test():
-        _pause()
+    try:
+        _check()  # also when it completes at once (a one-rank job never polls)
+        while not request.Test():
+            _pause()
+    except Cancelled:
+        ABANDONED.append(request)
+        raise
 
 
 def waitall(requests: Sequence[MPI.Request]) -> None:
     """Complete all requests, sleeping between polls."""
-    _check()
     pending = list(requests)
-    while pending:
-        if MPI.Request.Testall(pending):
-            return
-        _pause()
+    try:
+        _check()
+        while pending:
+            if MPI.Request.Testall(pending):
+                return
+            _pause()
+    except Cancelled:
+        ABANDONED.extend(pending)
+        raise
 
 
 def barrier(comm: MPI.Comm) -> None:

@@ -129,10 +129,10 @@ class Rank:
         watcher.start()
         code, out, err = run_module(comm, argv, message.get("env") or {})
         self.jobs_run += 1
-        try:
+        if code == 0:
             comm.Free()
-        except MPI.Exception:
-            pass  # a cancelled job may leave requests behind; the communicator is dropped anyway
+        else:  # it may have left requests behind (polite.ABANDONED): keep what they point to
+            polite.ABANDONED.append(comm)
         gc.collect()
         conn.sendall(pool_wire.encode({"type": "exit", "code": code, "stdout": out[-pool_wire.OUTPUT_TAIL:],
                                        "stderr": err[-pool_wire.OUTPUT_TAIL:]}))

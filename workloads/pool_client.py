@@ -149,6 +149,30 @@ class PoolHandle:
                     pass  # that member has gone already
 
 
+class FailedLaunch:
+    """A launch that could not reach its ranks, reported as mpiexec would: an exit code, at once.
+
+    The executor then fails the job (and the runner looks for a dead workstation), instead
+    of the launch raising in the middle of a scheduling decision."""
+
+    def __init__(self, hosts: Sequence[str], reason: str) -> None:
+        self.hosts = list(hosts)
+        self.stderr = "".join(f"[{h}] {reason}\n" for h in self.hosts[:1])
+        self.exit_code = LOST
+
+    def poll(self) -> int:
+        return self.exit_code
+
+    def wait(self, timeout: float | None = None) -> LocalResult:
+        return LocalResult(self.exit_code, "", self.stderr)
+
+    def output(self) -> str:
+        return ""
+
+    def terminate(self) -> None:
+        pass
+
+
 def is_module_argv(argv: Sequence[str]) -> bool:
     return len(argv) >= 3 and argv[0] == "python3" and argv[1] == "-m"
 
@@ -243,17 +267,27 @@ class PoolLauncher:
         try:
             return PoolHandle(members, program, env, tag, connect_timeout_s=self.connect_timeout_s,
                               on_exit=lambda h: self._release(h, generation))
-        except ConnectionError:
+        except ConnectionError as exc:
             with self._lock:
                 self._busy.difference_update((m.host, m.slot) for m in members)
                 if self._renew is None:
-                    raise
+                    return FailedLaunch(hosts, str(exc))
                 deadline = time.monotonic() + self.busy_wait_s
                 while self._busy and time.monotonic() < deadline:  # the dead world's jobs still report
                     self._lock.wait(0.5)
-                if self._busy:
-                    raise  # jobs still run on this world: it is not dead, one rank is
+                if self._busy:  # jobs still run on this world: it is not dead, one rank is
+                    return FailedLaunch(hosts, str(exc))
+                self._generation += 1  # as restart(): a new world, whose slots are all free
+                generation = self._generation
                 self._set_ranks(self._renew())
+                gone = [h for h in hosts if h not in self.ranks]
+                if gone:  # its workstation died with the old world
+                    return FailedLaunch(hosts, f"{gone[0]}: no pool rank in the new world (pool: {', '.join(self.ranks)})")
                 members = self._claim(list(hosts))
-            return PoolHandle(members, program, env, tag, connect_timeout_s=self.connect_timeout_s,
-                              on_exit=lambda h: self._release(h, generation))
+            try:
+                return PoolHandle(members, program, env, tag, connect_timeout_s=self.connect_timeout_s,
+                                  on_exit=lambda h: self._release(h, generation))
+            except ConnectionError as again:
+                with self._lock:
+                    self._busy.difference_update((m.host, m.slot) for m in members)
+                return FailedLaunch(hosts, str(again))
