@@ -16,7 +16,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from scheduler.registry import get_policy
-from testbed.spec import OwnerLoad, _rate
+from testbed.spec import OwnerLoad
+from testbed.units import parse_rate
 from workloads.reference import MATVEC_FLOP_PER_REF_S, mults_to_ref_seconds, ref_seconds_to_mults
 from workloads.synthetic_demand import DEFAULT_MULTS
 
@@ -188,7 +189,7 @@ class Traffic(_Strict):
     @field_validator("rate", mode="before")
     @classmethod
     def _rate(cls, v: Any) -> int:
-        return _rate(v)
+        return parse_rate(v)
 
 
 class Load(_Strict):

@@ -53,7 +53,7 @@ def open_store(target: Path | None, out: Path | None, resume: bool) -> tuple[Res
 
 def run_experiment(target: Path | None, *, out: Path | None, resume: bool, report: bool = True,
                    reprofile: bool = False) -> Path:
-    from testbed.cli_cluster import progress_bar
+    from testbed.progress import progress_bar
 
     store, config = open_store(target, out, resume)
     try:

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from experiments.config import ExperimentConfig
-from experiments.models.owner import available_fraction
+from testbed.load.model import available_fraction
 from experiments.predict import ClassModel, predict
 from experiments.records import StreamJob
 from scheduler.engine import PolicyError

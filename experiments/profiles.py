@@ -33,7 +33,7 @@ from scheduler.policy import Policy
 from scheduler.snapshot import Reason, Snapshot
 from testbed import state
 from testbed.state import cluster_dir as cluster_state_dir
-from testbed.docker_backend import WORKLOADS_DIR
+import workloads
 from workloads import profile as wprofile
 from workloads import sevcik
 
@@ -44,7 +44,7 @@ def profile_key(cls: ClassSpec, prof: Profiling, cpus: list[float], image: str) 
     """Hash of what the fit depends on (arguments, demand, caps of the workstations used, image)."""
     argv = cls.argv(prof.demand)
     code = hashlib.sha256()
-    for path in sorted(WORKLOADS_DIR.glob("*.py")):  # the workloads are mounted, not in the image
+    for path in sorted(workloads.SOURCE_DIR.glob("*.py")):  # the workloads are mounted, not in the image
         code.update(path.read_bytes())
     blob = json.dumps({"method": "live-executor+resizes", "launch": "pool", "argv": argv, "procs": prof.procs, "reps": prof.reps, "cpus": cpus, "image": image,
                        "workloads": code.hexdigest()}, sort_keys=True)

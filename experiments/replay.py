@@ -22,7 +22,7 @@ import pandas as pd
 
 from experiments.config import ExperimentConfig
 from experiments.models.launch import stored_fit
-from experiments.models.owner import owner_utilization
+from testbed.load.model import owner_utilization
 from experiments.models.resize import ResizeFit
 from experiments.predict import ClassModel, OverheadModel, predict, workstation_speeds
 from experiments.store import ResultsStore

@@ -17,6 +17,7 @@ import docker
 import docker.errors
 from docker.types import IPAMConfig, IPAMPool
 
+import workloads
 from testbed import shaping
 from testbed.spec import ClusterSpec, cfs_quota_us
 from testbed.sshkeys import KEY_NAME
@@ -25,7 +26,6 @@ LABEL = "nowlab.cluster"
 WS_LABEL = "nowlab.workstation"
 HOME_LABEL = "nowlab.home"  # the state folder of the process that made the cluster
 OWNER_LABEL = "nowlab.owner"  # "pid:start-time" of that process, to tell if it still runs
-WORKLOADS_DIR = Path(__file__).resolve().parent.parent / "workloads"
 # Subnets for cluster networks come from this block, /24 each, skipping any in use.
 SUBNET_POOL = ipaddress.ip_network("172.28.0.0/14")
 
@@ -102,7 +102,7 @@ def container_config(spec: ClusterSpec, ws: str, *, image: str, ips: dict[str, s
         "cap_add": ["NET_ADMIN"],
         "binds": {str(key_dir / KEY_NAME): {"bind": f"/run/secrets/{KEY_NAME}", "mode": "ro"},
                   str(key_dir / f"{KEY_NAME}.pub"): {"bind": f"/run/secrets/{KEY_NAME}.pub", "mode": "ro"},
-                  str(WORKLOADS_DIR): {"bind": "/opt/nowlab/workloads", "mode": "ro"}},
+                  str(workloads.SOURCE_DIR): {"bind": "/opt/nowlab/workloads", "mode": "ro"}},
         "extra_hosts": {n: ip for n, ip in ips.items()},
         "sysctls": {"net.ipv4.tcp_congestion_control": spec.defaults.tcp},
     }

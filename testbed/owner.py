@@ -8,12 +8,21 @@ idle-priority guest ran on different cores and split the cap evenly.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import Any, Protocol, Sequence
 
-from testbed.spec import OwnerLoad
+from testbed.spec import ClusterSpec, OwnerLoad
 
-if TYPE_CHECKING:
-    from testbed.cluster import Cluster
+
+class Workstations(Protocol):
+    """What the owner daemons need of a cluster (testbed.cluster.Cluster has it): a
+    protocol, so that the cluster, which starts them at `up`, is not imported back here."""
+
+    @property
+    def workstations(self) -> list[str]: ...
+    @property
+    def spec(self) -> ClusterSpec: ...
+    def start(self, ws: str, argv: Sequence[str]) -> Any: ...
+    def exec(self, ws: str, argv: Sequence[str]) -> Any: ...
 
 AGENT = "/opt/nowlab/agents/owner.py"
 PIDFILE = "/run/nowlab-owner.pid"
@@ -24,7 +33,7 @@ def owner_argv(spec: OwnerLoad, speed: float, seed: int) -> list[str]:
             "--speed", repr(speed), "--seed", str(seed), "--pidfile", PIDFILE]
 
 
-def start(c: "Cluster", owners: dict[str, OwnerLoad], seed: int = 0) -> None:
+def start(c: Workstations, owners: dict[str, OwnerLoad], seed: int = 0) -> None:
     """Start (or restart) the owner daemon on each named workstation; seeds differ per workstation."""
     for ws, spec in owners.items():
         stop(c, [ws])
@@ -38,7 +47,7 @@ def start(c: "Cluster", owners: dict[str, OwnerLoad], seed: int = 0) -> None:
             _wait_for(c, ws)
 
 
-def _wait_for(c: "Cluster", ws: str) -> None:
+def _wait_for(c: Workstations, ws: str) -> None:
     for _ in range(200):
         if c.exec(ws, ["test", "-s", PIDFILE]).ok:
             return
@@ -46,7 +55,7 @@ def _wait_for(c: "Cluster", ws: str) -> None:
     raise RuntimeError(f"{ws}: the owner daemon did not start")
 
 
-def start_from_spec(c: "Cluster") -> list[str]:
+def start_from_spec(c: Workstations) -> list[str]:
     """Start the owner load the spec gives; returns the workstations that have one."""
     owners = {ws: o for ws in c.workstations if (o := c.spec.owner(ws)) is not None and o.n > 0}
     if owners:
@@ -54,7 +63,7 @@ def start_from_spec(c: "Cluster") -> list[str]:
     return sorted(owners)
 
 
-def stop(c: "Cluster", workstations: list[str] | None = None) -> None:
+def stop(c: Workstations, workstations: list[str] | None = None) -> None:
     for ws in workstations or c.workstations:
         c.exec(ws, ["sh", "-c", f'[ -s {PIDFILE} ] && kill "$(cat {PIDFILE})" || true'])
         for _ in range(100):

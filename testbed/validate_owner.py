@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from experiments.models.owner import guest_time, owner_utilization
+from testbed.load.model import guest_time, owner_utilization
 from testbed import owner, traffic
 from testbed.calibrate import measure_link
 from testbed.cluster import GUEST_PREFIX, Cluster, Progress, cluster, quiet

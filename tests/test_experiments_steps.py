@@ -18,7 +18,7 @@ from experiments.records import JobOutcome
 from experiments.runner import Runner, cells, stream_for
 from experiments.store import ResultsStore
 from scheduler.live.executor import LiveExecutor
-from experiments import cli as experiments_cli
+from nowlab.commands import experiments as experiments_cli
 from workloads.launch import LocalLauncher
 
 DATA = Path(__file__).resolve().parent / "data"

@@ -7,7 +7,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from scheduler import cli
+from nowlab.commands import schedule as cli
 from scheduler.live import Arrival, LiveExecutor, classes_from_dict, job_class, load_classes, read_stream
 from scheduler.live.stream import PmaxOnlyModel
 from scheduler.model import DemandModel, Knowledge, SevcikModel

@@ -6,7 +6,7 @@ import math
 import pandas as pd
 import pytest
 
-from experiments.models.owner import available_fraction, guest_time, inflate, owner_utilization, p0
+from testbed.load.model import available_fraction, guest_time, inflate, owner_utilization, p0
 from testbed.capmode import extend, onoff_schedule, read_trace
 from testbed.monitor import owner_cpu_ns, parse_class_stats, parse_stamped_class_stats, parse_tc_rate, summarize
 from testbed.spec import OwnerLoad, SpecError

@@ -10,7 +10,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from experiments import cli as experiments_cli
+from nowlab.commands import experiments as experiments_cli
 from experiments import config as cfg
 from experiments import plan
 from experiments.predict import ClassModel

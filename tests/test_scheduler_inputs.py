@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from scheduler import cli
+from nowlab.commands import schedule as cli
 from scheduler.actions import Start
 from scheduler.alloc import equal_shares, first_fit, grow, shrink, take, take_mask, water_fill
 from scheduler.engine import PolicyError, simulate

@@ -10,7 +10,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from experiments import cli as experiments_cli
+from nowlab.commands import experiments as experiments_cli
 from experiments.anastasiadis import paper
 
 

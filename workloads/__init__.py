@@ -1,1 +1,6 @@
-"""nowlab: workloads."""
+"""nowlab: workloads, the programs that run inside the workstations (and their host-side clients)."""
+from pathlib import Path
+
+# The workloads' own sources: mounted read-only into every workstation (not baked into the
+# image), and hashed into profile keys, so a change to a workload invalidates its profiles.
+SOURCE_DIR = Path(__file__).resolve().parent

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from experiments.models.owner import available_fraction
+from testbed.load.model import available_fraction
 
 
 def owner_availability(owners: Mapping[str, tuple[int, float, float]], order: Sequence[str]) -> dict[str, float]:

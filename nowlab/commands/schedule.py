@@ -1,4 +1,4 @@
-"""CLI commands of the scheduler package (`nowlab simulate`, `nowlab execute`)."""
+"""Scheduling commands: `nowlab simulate` (the engine) and `nowlab execute` (the live executor)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -70,7 +70,6 @@ def execute_command(
 
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-    from rich.table import Table
 
     from scheduler.live import LiveExecutor, load_classes, read_stream
     from scheduler.live.audit import audit
@@ -91,20 +90,7 @@ def execute_command(
     console = Console(stderr=True)
     with contextlib.ExitStack() as stack:
         try:
-            if local is not None:
-                from workloads.launch import LocalLauncher
-                launcher = LocalLauncher()
-                hosts, controller = [f"ws{i + 1}" for i in range(local)], launcher.controller_address
-            else:
-                import testbed
-                from testbed.cluster import Cluster
-                if spec_file is not None:
-                    console.print(f"bringing up {spec_file} ...")
-                    running = stack.enter_context(testbed.cluster(testbed.load(spec_file)))
-                else:
-                    running = Cluster.attach(cluster_name)
-                launcher = running.job_launcher()  # jobs start on the cluster's resident MPI world
-                hosts, controller = running.workstations, running.controller_address
+            launcher, hosts, controller = _workstations(stack, console, cluster_name, spec_file, local)
             bar = stack.enter_context(Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                                TimeElapsedColumn(), console=console))
             task = bar.add_task(f"{chosen.name} on {len(hosts)} workstations", total=len(arrivals))
@@ -119,6 +105,36 @@ def execute_command(
             _fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
             return
     paths = result.write(timeline_out, jobs_out, extras)
+    out = Console()
+    out.print(_live_summary(result))
+    problems = audit(result, arrivals)
+    out.print("audit: " + ("ok (timeline, workstations, actions, replay)" if not problems else
+                           f"{len(problems)} problem(s); first: {problems[0]}"))
+    out.print("wrote " + ", ".join(str(p) for p in paths))
+    if result.failed or problems:
+        raise typer.Exit(code=1)
+
+
+def _workstations(stack, console, cluster_name: Optional[str], spec_file: Optional[Path], local: Optional[int]):
+    """(launcher, hosts, controller address) of --local P, --spec FILE (up now, down at the end) or --cluster."""
+    if local is not None:
+        from workloads.launch import LocalLauncher
+        launcher = LocalLauncher()
+        return launcher, [f"ws{i + 1}" for i in range(local)], launcher.controller_address
+    import testbed
+    from testbed.cluster import Cluster
+    if spec_file is not None:
+        console.print(f"bringing up {spec_file} ...")
+        running = stack.enter_context(testbed.cluster(testbed.load(spec_file)))
+    else:
+        running = Cluster.attach(cluster_name)
+    # jobs start on the cluster's resident MPI world
+    return running.job_launcher(), running.workstations, running.controller_address
+
+
+def _live_summary(result):
+    from rich.table import Table
+
     s = result.summary()
     table = Table(title=f"{result.policy} live on {result.P} workstations: {s['jobs']} jobs, {s['failed']} failed")
     table.add_column("metric")
@@ -131,14 +147,7 @@ def execute_command(
                              ("policy calls", "decisions", ""), ("decide median", "decide_median_us", "µs"),
                              ("decide max", "decide_max_us", "µs")):
         table.add_row(label, f"{s[key]:.4g} {unit}".strip())
-    out = Console()
-    out.print(table)
-    problems = audit(result, arrivals)
-    out.print("audit: " + ("ok (timeline, workstations, actions, replay)" if not problems else
-                           f"{len(problems)} problem(s); first: {problems[0]}"))
-    out.print("wrote " + ", ".join(str(p) for p in paths))
-    if result.failed or problems:
-        raise typer.Exit(code=1)
+    return table
 
 
 def register(app: typer.Typer) -> None:

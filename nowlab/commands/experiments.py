@@ -1,4 +1,4 @@
-"""CLI commands of the experiments package (`nowlab study ...`)."""
+"""Experiment commands: run, report, demo and study (live experiments and simulated studies)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-DEMO_CONFIG = Path(__file__).resolve().parent / "configs" / "demo.toml"
+DEMO_CONFIG = Path(__file__).resolve().parents[2] / "experiments" / "configs" / "demo.toml"
 
 study_app = typer.Typer(no_args_is_help=True, add_completion=False,
                         help="Reproduce published scheduling studies on the simulator.")

@@ -1,4 +1,4 @@
-"""The `nowlab profile` command; the main CLI calls register(app). Host side."""
+"""Workload commands: `nowlab profile` (a workload's speedup curve and Sevcik fit)."""
 from __future__ import annotations
 
 import shlex
@@ -32,7 +32,7 @@ def profile_command(
     if local:
         launcher, workstations = LocalLauncher(), [f"ws{i + 1}" for i in range(max(spec.procs))]
     else:
-        from testbed import Cluster
+        from testbed.cluster import Cluster
         running = Cluster.attach(cluster)
         launcher, workstations = running.job_launcher(), running.workstations
     result = prof.run(launcher, workstations, spec, log=console.print)

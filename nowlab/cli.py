@@ -1,0 +1,16 @@
+"""The `nowlab` command: one typer app, one module per command group (nowlab/commands/)."""
+from __future__ import annotations
+
+import typer
+
+from nowlab.commands import cluster, experiments, load, schedule, workloads
+
+app = typer.Typer(no_args_is_help=True, add_completion=False,
+                  help="nowlab: an emulated network of workstations for parallel-job scheduling research.")
+
+for group in (cluster, load, workloads, schedule, experiments):
+    group.register(app)
+
+
+def main() -> None:
+    app()

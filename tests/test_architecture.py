@@ -1,0 +1,34 @@
+"""The layers of docs/architecture.md are a contract: import-linter checks them on every run."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def lint_imports() -> str:
+    exe = Path(sys.executable).parent / "lint-imports"
+    return str(exe) if exe.exists() else shutil.which("lint-imports") or "lint-imports"
+
+
+def test_every_import_contract_is_kept():
+    proc = subprocess.run([lint_imports(), "--no-cache"], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert "broken" not in proc.stdout.lower().replace("0 broken", "")
+    kept = proc.stdout.count("KEPT")
+    assert kept >= 4, proc.stdout  # every contract of pyproject.toml ran
+
+
+def test_a_broken_layer_is_caught(tmp_path):
+    # The check can fail: a workloads module importing the testbed breaks two contracts.
+    bad = ROOT / "workloads" / "_layer_probe.py"
+    bad.write_text("import testbed  # deliberately upward, removed at once\n")
+    try:
+        proc = subprocess.run([lint_imports(), "--no-cache"], cwd=ROOT, capture_output=True, text=True)
+    finally:
+        bad.unlink()
+    assert proc.returncode != 0
+    assert "workloads._layer_probe -> testbed" in proc.stdout
