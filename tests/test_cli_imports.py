@@ -1,0 +1,54 @@
+"""Start-up: building the command tree, or simulating, loads none of the heavy libraries.
+
+Each check runs in a fresh interpreter, since this test process has imported them already.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+HEAVY = ("docker", "pandas", "paramiko", "matplotlib", "scipy")
+
+
+def loaded_after(code: str) -> list[str]:
+    """Top-level packages among HEAVY (and testbed) that `code` left in sys.modules."""
+    probe = (f"{code}\nimport json, sys\n"
+             f"print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & {set(HEAVY) | {'testbed'}!r})))")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                         check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_command_tree_loads_no_heavy_library() -> None:
+    assert loaded_after("import nowlab.cli") == []
+
+
+def test_simulate_path_needs_neither_docker_nor_pandas_nor_testbed() -> None:
+    code = "from scheduler.engine import simulate\nfrom scheduler.jobs_csv import read_jobs\n" \
+           "from scheduler.registry import get_policy"
+    assert loaded_after(code) == []
+
+
+def test_light_testbed_module_does_not_load_docker() -> None:
+    assert loaded_after("import testbed.units, testbed.progress, testbed.spec") == ["testbed"]
+
+
+def test_testbed_names_load_on_use_and_cluster_stays_the_context_manager() -> None:
+    """`testbed.cluster` is the cluster() function, also after its submodule is imported directly."""
+    code = ("import inspect, testbed\nfrom testbed.cluster import Cluster\n"
+            "assert inspect.isfunction(testbed.cluster), testbed.cluster\n"
+            "assert testbed.Cluster is Cluster\n"
+            "from testbed import SpecError, from_dict, load, ClusterSpec, cluster\n"
+            "assert cluster is testbed.cluster and from_dict.__module__ == 'testbed.spec'")
+    assert "docker" in loaded_after(code)  # the Cluster names did load it, on use
+
+
+def test_help_lists_the_commands() -> None:
+    out = subprocess.run([sys.executable, "-m", "nowlab", "--help"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    for command in ("simulate", "execute", "up", "down", "profile"):
+        assert command in out.stdout
