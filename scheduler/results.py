@@ -6,9 +6,10 @@ plus our own: preemptions and the time-weighted mean partition size.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas loads in the two methods that build frames: the engine does not need it
+    import pandas as pd
 
 
 class TimelineEvent(NamedTuple):
@@ -85,6 +86,8 @@ class SimResult:
     def to_dataframe(self) -> pd.DataFrame:
         """Batsim jobs.csv columns, then preemptions, mean_partition and partition_sizes
         (the size of each successive allocation, space-separated)."""
+        import pandas as pd
+
         return pd.DataFrame({
             "job_id": [r.id for r in self.jobs],
             "submission_time": [r.submission for r in self.jobs],
@@ -102,6 +105,8 @@ class SimResult:
 
     def timeline_dataframe(self) -> pd.DataFrame:
         """One row per event; processors as a Batsim interval set."""
+        import pandas as pd
+
         return pd.DataFrame({
             "time": [e.time for e in self.timeline],
             "job": [e.job for e in self.timeline],
