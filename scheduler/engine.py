@@ -474,7 +474,7 @@ class _Engine:
                               f"nothing left to happen (first: {stuck[0]!r})")
         records = [JobRecord(r.id, r.arrival, r.start, r.finish, r.npre,
                              r.area / (r.finish - r.start) if r.finish > r.start else 1.0,
-                             tuple(r.history)) for r in runs]
+                             tuple(r.history), r.pmax, type(r.model).__name__) for r in runs]
         return SimResult(self.policy.name, P, records, self.log)
 
     def _finish(self, job: _Run) -> None:

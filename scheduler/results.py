@@ -1,7 +1,8 @@
 """What a simulation returns: per-job records and the event timeline.
 
-Per-job columns follow Batsim's jobs.csv (so evalys and friends read them),
-plus our own: preemptions and the time-weighted mean partition size.
+Per-job columns are Batsim's jobs.csv, all of them and in its order
+(BATSIM_JOB_COLUMNS, so evalys and friends read the file), then our own:
+preemptions, the time-weighted mean partition size and the partition sizes.
 """
 from __future__ import annotations
 
@@ -10,6 +11,22 @@ from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:  # pandas loads in the two methods that build frames: the engine does not need it
     import pandas as pd
+
+BATSIM_JOB_COLUMNS = (
+    "job_id", "workload_name", "profile", "submission_time", "requested_number_of_resources",
+    "requested_time", "success", "final_state", "starting_time", "execution_time", "finish_time",
+    "waiting_time", "turnaround_time", "stretch", "allocated_resources", "consumed_energy", "metadata",
+)
+"""Batsim's out_jobs.csv header, in the order Batsim writes it (its docs/output-jobs.rst lists
+the same fields but puts consumed_energy before allocated_resources; the writer does not)."""
+
+WORKLOAD_NAME = "w0"
+"""Batsim's name for a run's first workload; ours have one workload each."""
+NO_WALLTIME = -1.0
+"""requested_time of a job that asks for no walltime: Batsim writes -1 for those."""
+NO_ENERGY = -1.0
+"""consumed_energy when energy is not modelled: Batsim writes -1 then."""
+COMPLETED_SUCCESSFULLY, COMPLETED_FAILED = "COMPLETED_SUCCESSFULLY", "COMPLETED_FAILED"
 
 
 class TimelineEvent(NamedTuple):
@@ -31,6 +48,10 @@ class JobRecord(NamedTuple):
     mean_partition is the time-weighted mean number of processors held
     between start and finish. allocations is the history of processor sets
     the job ran on, in order; allocated is their union (Batsim's column).
+    requested is the most processors the job asked for: its pmax capped at
+    the machine size (the whole machine when its model has no limit); -1
+    when not known. profile says how the job was run: its class live, its
+    execution-time model's type in the simulator.
     """
 
     id: int | str
@@ -40,6 +61,8 @@ class JobRecord(NamedTuple):
     preemptions: int
     mean_partition: float
     allocations: tuple[tuple[int, ...], ...]
+    requested: int = -1
+    profile: str = ""
 
     @property
     def allocated(self) -> tuple[int, ...]:
@@ -83,24 +106,52 @@ class SimResult:
     jobs: list[JobRecord]
     timeline: list[TimelineEvent]
 
-    def to_dataframe(self) -> pd.DataFrame:
-        """Batsim jobs.csv columns, then preemptions, mean_partition and partition_sizes
-        (the size of each successive allocation, space-separated)."""
+    def to_dataframe(self, success: list[bool] | None = None) -> pd.DataFrame:
+        """Batsim's jobs.csv columns in its order, then preemptions, mean_partition and partition_sizes
+        (the size of each successive allocation, space-separated).
+
+        What Batsim's columns hold here, where they are not plain times in seconds:
+        - workload_name: "w0" (Batsim's name for the first workload; a run has one).
+        - profile: the job class (live) or the execution-time model's type (simulated).
+        - requested_number_of_resources: the job's pmax, capped at the machine size: a malleable
+          job asks for at most that many, never an exact count.
+        - requested_time: -1, Batsim's "no walltime": a malleable job asks for none (its predicted
+          T(1) would be a guess, and the policies never kill a job at a limit).
+        - success / final_state: 1 and COMPLETED_SUCCESSFULLY, or 0 and COMPLETED_FAILED when
+          `success` (one flag per job, in order; default: all succeeded) says it failed.
+        - allocated_resources: the union of every processor set the job held, as a Batsim interval
+          set ("0-3 5"). For a resized job that is more than it held at any one time, so a tool that
+          takes its size as the job's width (evalys's utilisation) overstates what it used:
+          mean_partition and partition_sizes say what it held over time, the timeline when.
+        - consumed_energy: -1 (energy is not modelled; Batsim writes -1 then). metadata: empty.
+        """
+        jobs = self.jobs
+        ok = [True] * len(jobs) if success is None else list(success)
+        if len(ok) != len(jobs):
+            raise ValueError(f"success: {len(ok)} flags for {len(jobs)} jobs")
         import pandas as pd
 
         return pd.DataFrame({
-            "job_id": [r.id for r in self.jobs],
-            "submission_time": [r.submission for r in self.jobs],
-            "starting_time": [r.start for r in self.jobs],
-            "execution_time": [r.execution for r in self.jobs],
-            "finish_time": [r.finish for r in self.jobs],
-            "waiting_time": [r.wait for r in self.jobs],
-            "turnaround_time": [r.turnaround for r in self.jobs],
-            "stretch": [r.stretch for r in self.jobs],
-            "allocated_resources": [interval_set(r.allocated) for r in self.jobs],
-            "preemptions": [r.preemptions for r in self.jobs],
-            "mean_partition": [r.mean_partition for r in self.jobs],
-            "partition_sizes": [" ".join(str(len(p)) for p in r.allocations) for r in self.jobs],
+            "job_id": [r.id for r in jobs],
+            "workload_name": [WORKLOAD_NAME] * len(jobs),
+            "profile": [r.profile for r in jobs],
+            "submission_time": [r.submission for r in jobs],
+            "requested_number_of_resources": [r.requested for r in jobs],
+            "requested_time": [NO_WALLTIME] * len(jobs),
+            "success": [int(f) for f in ok],
+            "final_state": [COMPLETED_SUCCESSFULLY if f else COMPLETED_FAILED for f in ok],
+            "starting_time": [r.start for r in jobs],
+            "execution_time": [r.execution for r in jobs],
+            "finish_time": [r.finish for r in jobs],
+            "waiting_time": [r.wait for r in jobs],
+            "turnaround_time": [r.turnaround for r in jobs],
+            "stretch": [r.stretch for r in jobs],
+            "allocated_resources": [interval_set(r.allocated) for r in jobs],
+            "consumed_energy": [NO_ENERGY] * len(jobs),
+            "metadata": [""] * len(jobs),
+            "preemptions": [r.preemptions for r in jobs],
+            "mean_partition": [r.mean_partition for r in jobs],
+            "partition_sizes": [" ".join(str(len(p)) for p in r.allocations) for r in jobs],
         })
 
     def timeline_dataframe(self) -> pd.DataFrame:

@@ -509,7 +509,7 @@ class LiveExecutor:
         execution = job.finish - job.start
         record = JobRecord(job.id, job.arrival, job.start, job.finish, job.npre,
                            job.area / execution if execution > 0 else float(len(job.history[0]) if job.history else 0),
-                           tuple(job.history))
+                           tuple(job.history), job.pmax, job.cls.name)
         return record, JobState(job.id, job.cls.name, job.key, "failed" if job.failed else "done", job.error,
                                 len(job.launches), job.done, job.delay_s)
 

@@ -1,8 +1,9 @@
 """What a live run returns: the engine's per-job and timeline formats, plus what only a live run has.
 
 `LiveResult.to_dataframe()` and `timeline_dataframe()` are the engine's
-(`scheduler.results.SimResult`), with measured times and two columns added
-to the per-job table (status, error). Besides those: every policy call
+(`scheduler.results.SimResult`: Batsim's jobs.csv columns first), with measured
+times, success/final_state from each job's status, and three columns added to
+the per-job table (status, error, overhead_s). Besides those: every policy call
 (`decisions`: the state it saw, what it answered, how long it took), every
 preemption's measured cost (`resizes`) and every mpiexec with the
 workstations it held (`runs`).
@@ -132,8 +133,9 @@ class LiveResult:
         return SimResult(self.policy, self.P, self.jobs, self.timeline)
 
     def to_dataframe(self) -> pd.DataFrame:
-        """The engine's per-job columns, then status (done/failed), error and the overhead knob's seconds."""
-        df = self.sim_result().to_dataframe()
+        """The engine's per-job columns (Batsim's, then ours), then status (done/failed), error and the
+        overhead knob's seconds. A failed job has success 0 and final_state COMPLETED_FAILED."""
+        df = self.sim_result().to_dataframe(success=[s.status == "done" for s in self.states])
         df["status"] = [s.status for s in self.states]
         df["error"] = [s.error for s in self.states]
         df["overhead_s"] = [s.overhead_s for s in self.states]
