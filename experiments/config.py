@@ -9,13 +9,13 @@ is one `ConfigError` line naming the key, raised before anything starts.
 from __future__ import annotations
 
 import math
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from scheduler.registry import get_policy
+from testbed.config_loader import load_toml, validate
 from testbed.spec import OwnerLoad
 from testbed.units import parse_rate
 from workloads.reference import MATVEC_FLOP_PER_REF_S, mults_to_ref_seconds, ref_seconds_to_mults
@@ -283,27 +283,12 @@ class ExperimentConfig(_Strict):
         return self.model_dump(mode="json", by_alias=True)
 
 
-def _field_path(loc: tuple[Any, ...]) -> str:
-    parts: list[str] = []
-    for item in loc:
-        if isinstance(item, int):
-            parts[-1:] = [f"{parts[-1]}[{item}]"] if parts else [f"[{item}]"]
-        else:
-            parts.append(str(item))
-    return ".".join(parts)
-
-
 def from_dict(raw: dict[str, Any], *, base: Path = Path(".")) -> ExperimentConfig:
-    try:
-        config = ExperimentConfig.model_validate(raw)
-    except ValidationError as exc:
-        # A typo shows as an unknown key *and* a missing one: name the typo.
-        err = min(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
-        where = _field_path(err["loc"])
-        msg = err["msg"].removeprefix("Value error, ")
-        if err["type"] == "extra_forbidden":
-            msg = "unknown key (a typo?)"
-        raise ConfigError(f"{where}: {msg}" if where else msg) from None
+    """Validate a raw mapping; paths in it are taken relative to `base`."""
+    return _relative_to(validate(ExperimentConfig, raw, ConfigError), base)
+
+
+def _relative_to(config: ExperimentConfig, base: Path) -> ExperimentConfig:
     if not config.cluster.is_absolute():
         config = config.model_copy(update={"cluster": (base / config.cluster).resolve()})
     swf = config.arrivals.swf
@@ -316,16 +301,7 @@ def from_dict(raw: dict[str, Any], *, base: Path = Path(".")) -> ExperimentConfi
 def load(path: str | Path) -> ExperimentConfig:
     """Read and validate a config; the cluster spec is checked too (it must load)."""
     path = Path(path)
-    try:
-        raw = tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such file") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML ({exc})") from None
-    try:
-        config = from_dict(raw, base=path.parent)
-    except ConfigError as exc:
-        raise ConfigError(f"{path}: {exc}") from None
+    config = _relative_to(load_toml(path, ExperimentConfig, ConfigError), path.parent)
     check_cluster(config, path)
     return config
 

@@ -6,12 +6,12 @@ commands and Compose files elsewhere, and never starts anything by itself.
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from testbed.config_loader import load_toml, validate
 from testbed.units import RateError, format_rate, parse_rate
 
 HOSTNAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
@@ -296,44 +296,14 @@ def _expand(raw: dict[str, Any]) -> dict[str, Any]:
     return {**raw, "workstation": expanded}
 
 
-def _field_path(loc: tuple[Any, ...]) -> str:
-    parts: list[str] = []
-    for part in loc:
-        if isinstance(part, int):
-            parts[-1] = f"{parts[-1]}[{part}]" if parts else f"[{part}]"
-        else:
-            parts.append(str(part))
-    return ".".join(parts)
-
-
 def from_dict(raw: dict[str, Any]) -> ClusterSpec:
     """Validate a raw mapping; any problem becomes one SpecError line naming the field."""
-    try:
-        return ClusterSpec.model_validate(_expand(raw))
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        msg = str(err["msg"]).removeprefix("Value error, ")
-        path = _field_path(tuple(err["loc"]))
-        if msg.startswith("workstation[") or not path:
-            raise SpecError(msg) from None
-        if err["type"] == "extra_forbidden":
-            msg = "unknown option (misspelled?)"
-        elif err["type"] == "missing":
-            msg = "required"
-        raise SpecError(f"{path}: {msg}") from None
+    return validate(ClusterSpec, _expand(raw), SpecError, unknown_word="option")
 
 
 def load(path: str | Path) -> ClusterSpec:
     """Read a TOML spec; the cluster is named after the file unless it names itself."""
     path = Path(path)
-    try:
-        raw = tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        raise SpecError(f"{path}: no such spec file") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise SpecError(f"{path}: not valid TOML ({exc})") from None
-    raw.setdefault("name", re.sub(r"[^a-z0-9-]", "-", path.stem.lower())[:31])
-    try:
-        return from_dict(raw)
-    except SpecError as exc:
-        raise SpecError(f"{path.name}: {exc}") from None
+    name = re.sub(r"[^a-z0-9-]", "-", path.stem.lower())[:31]
+    return load_toml(path, ClusterSpec, SpecError, unknown_word="option", kind="spec file",
+                     prepare=lambda raw: _expand({"name": name, **raw}))

@@ -22,6 +22,7 @@ from pydantic import (
 )
 
 from experiments.anastasiadis import paper
+from testbed.config_loader import one_line
 
 
 class WorkloadSpec(BaseModel):
@@ -161,11 +162,5 @@ class SpecError(ValueError):
 
 
 def one_line_error(exc: ValidationError) -> str:
-    """'invalid study spec: loads.0: Input should be greater than 0 (got -0.1)'."""
-    parts = []
-    for err in exc.errors():
-        field = ".".join(str(x) for x in err["loc"]) or "spec"
-        got = err.get("input")
-        shown = f" (got {got!r})" if not isinstance(got, dict) else ""
-        parts.append(f"{field}: {err['msg']}{shown}")
-    return "invalid study spec: " + "; ".join(parts)
+    """'invalid study spec: loads[0]: Input should be greater than 0, got -0.1'."""
+    return "invalid study spec: " + one_line(exc, StudySpec)
