@@ -34,6 +34,29 @@ def quiet(_stage: str, _done: int, _total: int) -> None:
     return None
 
 
+def listening_ports(ss_output: str) -> set[int]:
+    """The TCP ports listened on, from `ss -Hltn` (columns: State Recv-Q Send-Q Local:Port Peer)."""
+    ports = set()
+    for line in ss_output.splitlines():
+        cols = line.split()
+        if len(cols) >= 4 and cols[3].rpartition(":")[2].isdigit():
+            ports.add(int(cols[3].rpartition(":")[2]))
+    return ports
+
+
+def with_workstation(spec: ClusterSpec, ws: str, **changes: object) -> ClusterSpec:
+    """`spec` with workstation `ws` changed. Pydantic's model_copy(update=) keeps a misspelled
+    field silently (the change is lost, or lands in an attribute nothing reads), so the names
+    are checked against the model's fields first."""
+    w = spec.workstation(ws)
+    known = type(w).model_fields
+    for name in changes:
+        if name not in known:
+            raise SpecError(f"{name}: not a workstation field (known: {', '.join(known)})")
+    changed = w.model_copy(update=changes)
+    return spec.model_copy(update={"workstations": [changed if x.name == ws else x for x in spec.workstations]})
+
+
 class Cluster:
     def __init__(self, st: state.ClusterState, client: docker.DockerClient):
         self.state = st
@@ -181,7 +204,7 @@ class Cluster:
     def wait_listening(self, ws: str, port: int, timeout: float = 5.0) -> None:
         """Wait until a TCP server on `ws` listens on `port` (a server started in the background)."""
         deadline = time.monotonic() + timeout
-        while not self.exec(ws, ["sh", "-c", f"ss -ltn | grep -q ':{port} '"]).ok:
+        while port not in listening_ports(self.exec(ws, ["ss", "-Hltn"]).stdout):
             if time.monotonic() > deadline:
                 raise TimeoutError(f"{ws}: nothing listens on port {port} after {timeout:g} s")
             time.sleep(0.05)
@@ -259,8 +282,7 @@ class Cluster:
         self.state.save()
 
     def _with_workstation(self, spec: ClusterSpec, ws: str, **changes: object) -> ClusterSpec:
-        new = [w.model_copy(update=changes) if w.name == ws else w for w in spec.workstations]
-        return spec.model_copy(update={"workstations": new})
+        return with_workstation(spec, ws, **changes)
 
     def set_cpu(self, ws: str, cores: float) -> None:
         """Change a workstation's CPU cap in place (no restart)."""

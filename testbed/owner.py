@@ -63,9 +63,25 @@ def start_from_spec(c: Workstations) -> list[str]:
     return sorted(owners)
 
 
+def parse_pid(text: str) -> int | None:
+    """The pid a pid file holds; None if it holds none (empty, or being written)."""
+    text = text.strip()
+    return int(text) if text.isdigit() and int(text) > 1 else None
+
+
+def kill_argv(pid: int) -> list[str]:
+    if pid <= 1:
+        raise ValueError(f"pid: must be > 1, got {pid}")
+    return ["kill", "-TERM", str(pid)]
+
+
 def stop(c: Workstations, workstations: list[str] | None = None) -> None:
+    """Stop the owner daemons (read the pid file with one exec, kill with another: no shell)."""
     for ws in workstations or c.workstations:
-        c.exec(ws, ["sh", "-c", f'[ -s {PIDFILE} ] && kill "$(cat {PIDFILE})" || true'])
+        read = c.exec(ws, ["cat", PIDFILE])
+        pid = parse_pid(read.stdout) if read.ok else None
+        if pid is not None:
+            c.exec(ws, kill_argv(pid))
         for _ in range(100):
             if not c.exec(ws, ["test", "-e", PIDFILE]).ok:
                 break
