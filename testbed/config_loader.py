@@ -69,6 +69,28 @@ def _step(tp: Any, part: int | str) -> Any:
     return None
 
 
+def _is_union(tp: Any) -> bool:
+    if get_origin(tp) is Annotated:
+        return _is_union(get_args(tp)[0])
+    members = [a for a in get_args(tp) if a is not type(None)]
+    return get_origin(tp) in (Union, types.UnionType) and len(members) > 1
+
+
+def _without_union_tags(model: type[BaseModel], loc: tuple[int | str, ...]) -> tuple[int | str, ...]:
+    """`loc` without the member name pydantic puts after a union ('classes.str' -> 'classes').
+
+    Pydantic names the member it tried right after a union of two or more types, always.
+    """
+    out: list[int | str] = []
+    tp: Any = model
+    for i, part in enumerate(loc):
+        if tp is not None and _is_union(tp) and isinstance(part, str):
+            return (*out, *loc[i + 1:])  # which member it tried is unknown, so stop following types
+        out.append(part)
+        tp = None if tp is None else _step(tp, part)
+    return tuple(out)
+
+
 def known_keys(model: type[BaseModel], loc: tuple[int | str, ...]) -> list[str]:
     """The keys a table at `loc` of `model` accepts (aliases and names), [] when unknown."""
     tp: Any = model
@@ -110,7 +132,7 @@ def one_line(exc: ValidationError, model: type[BaseModel], *, unknown_word: str 
             msg = msg.removeprefix(prefix)
         if not custom and "input" in err:
             msg = f"{msg}, got {_shown(err['input'])}"
-    where = field_path(loc)
+    where = field_path(_without_union_tags(model, loc))
     return " ".join((f"{where}: {msg}" if where else msg).split())
 
 

@@ -28,6 +28,7 @@ class Host(_Strict):
     name: str
     cpu: float = Field(0.25, gt=0, le=1)
     link: Link | None = None
+    role: str | dict[str, int] = ""
 
     @field_validator("name")
     @classmethod
@@ -65,7 +66,7 @@ def test_a_nested_unknown_key_is_named_by_its_path_with_a_suggestion() -> None:
 
 def test_an_unknown_key_far_from_any_lists_the_known_ones() -> None:
     text = message({"title": "x", "host": [{"name": "a", "zzz": 1}]})
-    assert text == "host[0].zzz: unknown key (known: cpu, link, name)"
+    assert text == "host[0].zzz: unknown key (known: cpu, link, name, role)"
 
 
 def test_a_bad_value_names_the_list_item_by_index_and_says_what_it_got() -> None:
@@ -83,6 +84,11 @@ def test_a_missing_key_is_required_and_a_long_value_is_cut() -> None:
     text = message({"title": "x", "host": [{"name": "a", "cpu": "fast" * 50}]})
     assert text.startswith("host[0].cpu: Input should be a valid number") and text.endswith("...")
     assert len(text) < 160
+
+
+def test_a_union_member_pydantic_tried_is_not_shown_as_a_key() -> None:
+    text = message({"title": "x", "host": [{"name": "a", "role": 5}]})
+    assert text == "host[0].role: Input should be a valid string, got 5"  # not host[0].role.str
 
 
 def test_an_alias_and_its_field_name_are_both_known() -> None:
