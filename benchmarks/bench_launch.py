@@ -31,12 +31,13 @@ from _common import console, table  # also puts the repo on sys.path
 from rich.progress import Progress
 
 from testbed import pool
-from testbed.cluster import Cluster, cluster
-from testbed.control import RemoteProcess
+from testbed.cluster import Cluster
+from testbed.lifecycle import cluster
+from testbed.remote_exec import RemoteProcess
 from testbed.spec import from_dict
 from testbed.units import parse_rate
 from testbed.warm import MUX_PATH, wait_warm
-from workloads.controller import ControlServer
+from workloads.control_server import ControlServer
 from workloads.malleable import MalleableJob
 
 # Measured on now8 (0.2 core) before this work, nowlab issue 12 item 3.

@@ -10,13 +10,13 @@ import time
 
 from _common import median, table
 
-from testbed import Cluster, from_dict
+from testbed import from_dict, lifecycle
 
 
 def one(n: int, share: float) -> tuple[float, float]:
     spec = from_dict({"name": f"bench-{n}", "workstation": [{"name": "ws", "count": n, "cpu": share}]})
     t0 = time.monotonic()
-    c = Cluster.up(spec)
+    c = lifecycle.up(spec)
     up = time.monotonic() - t0
     t1 = time.monotonic()
     c.down()

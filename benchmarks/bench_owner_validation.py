@@ -11,7 +11,8 @@ import argparse
 
 from _common import table
 
-from testbed.validate_owner import validate
+from testbed.lifecycle import cluster
+from testbed.load.validation import validate, validation_spec
 
 
 def main() -> None:
@@ -20,7 +21,8 @@ def main() -> None:
     parser.add_argument("--guest-seconds", type=float, default=30.0)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
-    rows = validate(seconds=args.seconds, guest_seconds=args.guest_seconds, seed=args.seed)
+    with cluster(validation_spec()) as c:
+        rows = validate(c, seconds=args.seconds, guest_seconds=args.guest_seconds, seed=args.seed)
     table("owner and network load: measured against predicted",
           ["quantity", "measured", "predicted", "error", "target"],
           [[r.what, r.show(r.measured), r.show(r.predicted), r.show_error(), r.target] for r in rows])

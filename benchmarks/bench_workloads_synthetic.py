@@ -15,7 +15,7 @@ import statistics
 import time
 from dataclasses import asdict
 
-from workloads.controller import ControlServer
+from workloads.control_server import ControlServer
 from workloads.launch import LocalLauncher
 from workloads.malleable import MalleableJob, parse_result
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from experiments.plan import duration_line
+from experiments.estimate import duration_line
 from experiments.report_plots import write_figures
 from experiments.replay import resize_samples
 from experiments.report_stats import (cell_table, claims_table, compare, error_table, normalised,
@@ -54,7 +54,7 @@ class Analysis:
     calibration: dict[str, Any] | None
     profiles: dict[str, dict[str, Any]]
     resizes: pd.DataFrame  # per class: measured resize cost beside the profiled one (diagnostic)
-    duration: str = ""  # estimated beside real (experiments.plan.plan_vs_real), "" when not known
+    duration: str = ""  # estimated beside real (experiments.estimate.plan_vs_real), "" when not known
 
     @property
     def targets(self) -> dict[str, float]:

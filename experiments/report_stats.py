@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from experiments.anastasiadis.stats import t_interval
+from experiments.studies.anastasiadis.stats import t_interval
 
 KEYS = ["policy", "rate", "replication"]
 #: Statistic column -> the job column it summarizes and how.

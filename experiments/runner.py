@@ -40,11 +40,13 @@ from scheduler.live.result import LiveResult
 from scheduler.live.stream import JobClass
 from scheduler.model import SevcikModel
 from testbed import docker_backend as backend
-from testbed import meter, owner, state, traffic
+from testbed import lifecycle, meter, state
+from testbed.load import owners
+from testbed.load import traffic
 from testbed.calibrate import calibrate
 from testbed.cluster import Cluster
 from testbed.image import image_ref
-from testbed.monitor import Monitor
+from testbed.load.monitor import Monitor
 from testbed.spec import ClusterSpec, SpecError, load as load_spec
 from workloads.launch import Launcher, LocalLauncher
 from workloads.pool_client import PoolLauncher
@@ -175,7 +177,7 @@ class Runner:
         for cell in self.store.interrupt_running("the runner stopped without clean-up (killed or crashed)"):
             self.log(f"cell {cell} was left running by a killed runner: marked interrupted")
         with sigterm_as_interrupt():
-            self.cluster = Cluster.up(spec, progress=self.update)
+            self.cluster = lifecycle.up(spec, progress=self.update)
             try:
                 self._prepare()
                 self.run_cells(todo)
@@ -225,7 +227,7 @@ class Runner:
                     data = None
                 if data is None:
                     if not owners_stopped and self.config.load.owner:
-                        owner.stop(c)
+                        owners.stop(c)
                         owners_stopped = True
                     self.log(f"profiling class {name} on p = {prof.procs}")
                     data = measure(c, hosts, name, cls, prof, key, self.log)
@@ -235,7 +237,7 @@ class Runner:
                 self.profiles[name] = data
         finally:
             if owners_stopped:
-                owner.start_from_spec(c)
+                owners.start_from_spec(c)
 
     def _teardown(self) -> None:
         c = self.cluster

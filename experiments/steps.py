@@ -27,7 +27,7 @@ import pandas as pd
 
 from experiments.store import ResultsStore, StepFailure
 from scheduler.live.result import LiveResult
-from testbed.monitor import summarize
+from testbed.load.monitor import summarize
 
 Log = Callable[[str], None]
 

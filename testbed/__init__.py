@@ -2,8 +2,9 @@
 
 The names below load on first use (PEP 562), so that importing a light submodule
 (testbed.units, testbed.progress) does not pay for Docker. `testbed.cluster` is the
-`cluster()` context manager, as it was when these were imported eagerly: loading the
-submodule of the same name must not replace it.
+`cluster()` context manager of testbed.lifecycle, as it was when these were imported
+eagerly: loading the submodule of the same name must not replace it. (`testbed.load` is
+the load package; a spec file is read with `testbed.spec.load`.)
 """
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ import importlib
 import sys
 import types
 
-_EXPORTS = {"Cluster": "testbed.cluster", "cluster": "testbed.cluster", "ClusterSpec": "testbed.spec",
-            "SpecError": "testbed.spec", "from_dict": "testbed.spec", "load": "testbed.spec"}
+_EXPORTS = {"Cluster": "testbed.cluster", "cluster": "testbed.lifecycle", "up": "testbed.lifecycle",
+            "ClusterSpec": "testbed.spec",
+            "SpecError": "testbed.spec", "from_dict": "testbed.spec"}
 
 __all__ = list(_EXPORTS)
 

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from testbed import burner, state
 from testbed.burner import Span
 from testbed.cluster import Cluster, Progress, quiet
-from testbed.control import RemoteProcess
+from testbed.remote_exec import RemoteProcess
 from testbed.docker_backend import parallel
 
 

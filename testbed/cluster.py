@@ -1,21 +1,22 @@
-"""A running emulated cluster: bring it up, drive it, change it live, take it down.
+"""A running emulated cluster: create it, drive it, change it live, take it down.
 
-`Cluster.up(spec)` builds it; `cluster(spec)` is the context manager that always tears it
-down; `Cluster.attach(name)` picks up a cluster started by another process (the CLI).
+`Cluster.create(spec)` builds the workstations (containers, links, ssh, the speed keeper,
+the resident MPI world); `testbed.lifecycle.up(spec)` adds the load the spec asks for (its
+owners) and is what users call, and `testbed.lifecycle.cluster(spec)` always tears it down.
+`Cluster.attach(name)` picks up a cluster started by another process (the CLI).
 """
 from __future__ import annotations
 
-import contextlib
 import time
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Sequence
 
 import docker
 import paramiko
 
 from testbed import docker_backend as backend
-from testbed import keeper, meter, owner, pool, shaping, state, warm
-from testbed.control import DockerControl, ExecResult, RemoteProcess, SshControl
+from testbed import keeper, meter, pool, shaping, state, warm
+from testbed.remote_exec import DockerControl, ExecResult, RemoteProcess, SshControl
 from testbed.image import ensure_image
 from testbed.placement import CORE_LIMIT, place
 from testbed.spec import ClusterSpec, SpecError
@@ -66,8 +67,9 @@ class Cluster:
 
     # -- lifecycle ---------------------------------------------------------------------
     @classmethod
-    def up(cls, spec: ClusterSpec, *, progress: Progress = quiet, ready_timeout: float = 60.0) -> "Cluster":
-        """Start every workstation and wait until each answers SSH; undo everything on failure."""
+    def create(cls, spec: ClusterSpec, *, progress: Progress = quiet, ready_timeout: float = 60.0) -> "Cluster":
+        """Start every workstation and wait until each answers SSH; undo everything on failure.
+        No owner load yet: `testbed.lifecycle.up` starts it (the load sits above the cluster)."""
         client = backend.client()
         existing = backend.cluster_names(client)
         if spec.name in existing:
@@ -106,7 +108,6 @@ class Cluster:
             st.save()
             cluster.wait_ssh_ready(timeout=ready_timeout, progress=progress)
             keeper.start(spec.name, host_cores)  # meter + governor; cap mode and owners run on top
-            owner.start_from_spec(cluster)
             st.ready = True
             st.save()
             return cluster
@@ -339,13 +340,3 @@ class Cluster:
 
     def tc_show(self, ws: str, what: str = "class") -> str:
         return self.exec(ws, ["tc", what, "show", "dev", shaping.DEV]).check("tc show").stdout
-
-
-@contextlib.contextmanager
-def cluster(spec: ClusterSpec, *, progress: Progress = quiet) -> Iterator[Cluster]:
-    """Bring a cluster up for the block and always take it down."""
-    c = Cluster.up(spec, progress=progress)
-    try:
-        yield c
-    finally:
-        c.down()

@@ -1,6 +1,6 @@
 """The speed keeper: one host process per cluster that runs the meter and the governor.
 
-Started by `Cluster.up` (detached, its own session, pid in the cluster's state folder),
+Started by `Cluster.create` (detached, its own session, pid in the cluster's state folder),
 stopped by `down`, and gone by itself within a tick once the state folder disappears, so
 no `gc` can orphan it. Each tick it meters one kernel on every host core, steps the
 governor, and writes the governed quotas straight into the cgroup files (as cap mode
@@ -129,7 +129,7 @@ class Keeper:
             time.sleep(max(0.0, TICK_S - (time.monotonic() - t_start)))
 
 
-# -- process management (used by Cluster.up/down) -------------------------------------------
+# -- process management (used by Cluster.create/down) -------------------------------------------
 def start(name: str, cores: list[int]) -> int:
     d = state.cluster_dir(name)
     with (d / LOG_FILE).open("ab") as log:
@@ -178,7 +178,7 @@ def stop(name: str, timeout: float = 3.0) -> bool:
         time.sleep(0.05)
     if pid(name) is not None:
         os.kill(p, signal.SIGKILL)
-    try:  # reap it when this process started it (Cluster.up then down in one process)
+    try:  # reap it when this process started it (Cluster.create then down in one process)
         os.waitpid(p, os.WNOHANG)
     except ChildProcessError:
         pass

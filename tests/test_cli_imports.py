@@ -41,7 +41,8 @@ def test_testbed_names_load_on_use_and_cluster_stays_the_context_manager() -> No
     code = ("import inspect, testbed\nfrom testbed.cluster import Cluster\n"
             "assert inspect.isfunction(testbed.cluster), testbed.cluster\n"
             "assert testbed.Cluster is Cluster\n"
-            "from testbed import SpecError, from_dict, load, ClusterSpec, cluster\n"
+            "from testbed import SpecError, from_dict, ClusterSpec, cluster\n"
+            "import testbed.load.model\nassert testbed.load.model.owner_utilization\n"
             "assert cluster is testbed.cluster and from_dict.__module__ == 'testbed.spec'")
     assert "docker" in loaded_after(code)  # the Cluster names did load it, on use
 

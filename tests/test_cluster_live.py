@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from testbed import Cluster, cluster, docker_backend, from_dict
+from testbed import Cluster, cluster, docker_backend, from_dict, lifecycle
 from testbed.calibrate import measure_link
 
 pytestmark = pytest.mark.integration
@@ -108,7 +108,7 @@ def test_live_changes_of_cap_and_rates_without_restart(docker_engine):
 
 def test_down_leaves_nothing_labelled(docker_engine):
     client = docker_backend.client()
-    c = Cluster.up(from_dict(small("t-down")))
+    c = lifecycle.up(from_dict(small("t-down")))
     assert len(docker_backend.labelled(client, "t-down")["containers"]) == 2
     c.down()
     assert docker_backend.labelled(client, "t-down") == {"containers": [], "networks": [], "volumes": []}
@@ -117,7 +117,7 @@ def test_down_leaves_nothing_labelled(docker_engine):
 def test_failed_up_removes_what_it_started(docker_engine):
     client = docker_backend.client()
     with pytest.raises(TimeoutError):
-        Cluster.up(from_dict(small("t-fail")), ready_timeout=0)
+        lifecycle.up(from_dict(small("t-fail")), ready_timeout=0)
     assert docker_backend.labelled(client, "t-fail") == {"containers": [], "networks": [], "volumes": []}
 
 

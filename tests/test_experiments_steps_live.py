@@ -14,8 +14,8 @@ from experiments import config as cfg
 from experiments import steps
 from experiments.runner import Runner, cells, cluster_spec
 from experiments.store import ResultsStore
-from testbed.cluster import Cluster
-from testbed.monitor import Monitor
+from testbed import lifecycle
+from testbed.load.monitor import Monitor
 
 pytestmark = pytest.mark.integration
 
@@ -60,7 +60,7 @@ def test_failing_availability_and_artifacts_leave_cells_done_and_are_redone(dock
     spec = cluster_spec(config).with_name("ha-steps")
     with ResultsStore.create(tmp_path / "r.sqlite", config.dump(), CONFIG) as store:
         runner = Runner(config, store, update=lambda *_a: None, log=logs.append)
-        runner.cluster = Cluster.up(spec)
+        runner.cluster = lifecycle.up(spec)
         try:
             runner.hosts = list(runner.cluster.workstations)
             runner.calibration_id = store.add_calibration({"time": 0.0})

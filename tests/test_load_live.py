@@ -6,9 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from testbed import cluster, from_dict, owner, traffic
-from testbed.capmode import CapController
-from testbed.monitor import Monitor, summarize
+from testbed import cluster, from_dict
+from testbed.load import owners
+from testbed.load import traffic
+from testbed.load.caps import CapController
+from testbed.load.monitor import Monitor, summarize
 from testbed.spec import OwnerLoad, SpecError
 
 pytestmark = pytest.mark.integration
@@ -35,9 +37,9 @@ def policy(c, ws: str, pid: str) -> str:
 
 
 def test_owners_run_at_normal_priority_and_guests_at_idle(loaded):
-    owner.start(loaded, {"ws1": OwnerLoad(n=2, z=0.2, d=0.05)}, seed=3)
+    owners.start(loaded, {"ws1": OwnerLoad(n=2, z=0.2, d=0.05)}, seed=3)
     try:
-        pids = loaded.exec("ws1", ["pgrep", "-f", "agents/owner.py"]).stdout.split()
+        pids = loaded.exec("ws1", ["pgrep", "-f", "agents/owners.py"]).stdout.split()
         assert len(pids) == 3  # the daemon and its two owner processes
         assert all("SCHED_OTHER" in policy(loaded, "ws1", p) for p in pids)
         argv = loaded.mpi_argv(["ws1", "ws2"], ["sleep", "8"])
@@ -48,8 +50,8 @@ def test_owners_run_at_normal_priority_and_guests_at_idle(loaded):
             assert rank and all("SCHED_IDLE" in policy(loaded, ws, p) for p in rank)
         assert job.wait(timeout=40).ok
     finally:
-        owner.stop(loaded, ["ws1"])
-    assert loaded.exec("ws1", ["pgrep", "-f", "agents/owner.py"]).exit_code == 1
+        owners.stop(loaded, ["ws1"])
+    assert loaded.exec("ws1", ["pgrep", "-f", "agents/owners.py"]).exit_code == 1
 
 
 def test_an_owner_preempts_an_idle_guest_on_its_workstation(loaded):
@@ -99,14 +101,14 @@ def test_background_traffic_lowers_the_available_bandwidth_and_the_monitor_follo
         time.sleep(2.0)
         t_traffic = m.cpu_rows[-1]["t"]
         traffic.start(loaded, "ws1", "ws2", "12mbit")
-        owner.start(loaded, {"ws3": OwnerLoad(n=2, z=0.1, d=0.05)}, seed=1)
+        owners.start(loaded, {"ws3": OwnerLoad(n=2, z=0.1, d=0.05)}, seed=1)
         # iperf3 connects after start() returns (a second or more here): time the window
         # from when both loads are running, not from the call
         t_on = time.monotonic() - m.t0
         time.sleep(5.0)
         t_off = m.cpu_rows[-1]["t"]
         traffic.stop(loaded)
-        owner.stop(loaded, ["ws3"])
+        owners.stop(loaded, ["ws3"])
         t_stopped = time.monotonic() - m.t0  # the stops took up to 2 s here under load
         time.sleep(2.5)
     cpu, links = m.frames()
@@ -125,7 +127,7 @@ def test_background_traffic_lowers_the_available_bandwidth_and_the_monitor_follo
 def test_slowdown_rounds_meter_the_dedicated_speed_beside_the_loaded_guests(loaded):
     """The validation's side-by-side rounds, short: each workstation plays each role, the
     speed meters run across every loaded span and are stopped afterwards."""
-    from testbed.validate_owner import REFERENCE, ROLES, slowdown_spans
+    from testbed.load.validation import REFERENCE, ROLES, slowdown_spans
     spans = slowdown_spans(loaded, 4_000_000, OwnerLoad(n=2, z=0.2, d=0.1), seed=4)
     assert len(spans) == 6  # two loaded workstations in each of three rounds
     assert {(s.ws, s.role.name) for s in spans} == {(ws, r.name) for ws in loaded.workstations for r in ROLES[1:]}

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from testbed.load.model import available_fraction, guest_time, inflate, owner_utilization, p0
-from testbed.capmode import extend, onoff_schedule, read_trace
-from testbed.monitor import owner_cpu_ns, parse_class_stats, parse_stamped_class_stats, parse_tc_rate, summarize
+from testbed.load.caps import extend, onoff_schedule, read_trace
+from testbed.load.monitor import owner_cpu_ns, parse_class_stats, parse_stamped_class_stats, parse_tc_rate, summarize
 from testbed.spec import OwnerLoad, SpecError
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from testbed import shaping
-from testbed.monitor import Monitor
+from testbed.load.monitor import Monitor
 
 WORKSTATIONS = [f"ws{i}" for i in range(1, 17)]
 
@@ -106,7 +106,7 @@ def flaky_tc_reads():
 
 
 def test_a_failed_tc_read_leaves_a_gap_and_the_monitor_keeps_sampling(monkeypatch):
-    monkeypatch.setattr("testbed.monitor.read_tc", flaky_tc_reads())
+    monkeypatch.setattr("testbed.load.monitor.read_tc", flaky_tc_reads())
     mon = Monitor(FlakyCluster(), interval=0.0)
     for _ in range(9):
         mon.sample()

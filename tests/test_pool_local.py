@@ -11,7 +11,7 @@ import time
 import numpy as np
 import pytest
 
-from workloads.controller import ControlServer
+from workloads.control_server import ControlServer
 from workloads.malleable import MalleableJob
 from workloads.pool_client import CANCELLED
 from workloads.pool_local import local_pool

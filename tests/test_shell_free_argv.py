@@ -5,7 +5,9 @@ import re
 
 import pytest
 
-from testbed import from_dict, owner, traffic
+from testbed import from_dict
+from testbed.load import owners
+from testbed.load import traffic
 from testbed.cluster import listening_ports, with_workstation
 from testbed.spec import SpecError
 
@@ -57,11 +59,11 @@ def test_traffic_names_the_field_of_an_unknown_workstation():
 
 
 def test_owner_stop_reads_a_pid_and_kills_it_by_argv():
-    assert owner.parse_pid("1234\n") == 1234
-    assert [owner.parse_pid(s) for s in ("", "\n", "12 34", "-1", "1", "$(reboot)")] == [None] * 6
-    assert owner.kill_argv(1234) == ["kill", "-TERM", "1234"]
+    assert owners.parse_pid("1234\n") == 1234
+    assert [owners.parse_pid(s) for s in ("", "\n", "12 34", "-1", "1", "$(reboot)")] == [None] * 6
+    assert owners.kill_argv(1234) == ["kill", "-TERM", "1234"]
     with pytest.raises(ValueError, match="^pid: "):
-        owner.kill_argv(1)
+        owners.kill_argv(1)
 
 
 def test_listening_ports_reads_ss_without_a_header():

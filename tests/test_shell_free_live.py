@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from testbed import cluster, from_dict, owner, traffic
+from testbed import cluster, from_dict
+from testbed.load import owners
+from testbed.load import traffic
 from testbed.spec import OwnerLoad, SpecError
 
 pytestmark = pytest.mark.integration
@@ -69,13 +71,13 @@ def test_the_cli_names_the_bad_field_in_one_line(pair):
 
 def test_owner_daemon_stops_by_pid_file_without_a_shell(pair):
     try:
-        owner.start(pair, {"ws2": OwnerLoad(n=1, z=0.5, d=0.05)}, seed=2)
-        assert pair.exec("ws2", ["pgrep", "-f", "agents/owner.py"]).stdout.split()
+        owners.start(pair, {"ws2": OwnerLoad(n=1, z=0.5, d=0.05)}, seed=2)
+        assert pair.exec("ws2", ["pgrep", "-f", "agents/owners.py"]).stdout.split()
     finally:
-        owner.stop(pair, ["ws2"])
-    assert not pair.exec("ws2", ["test", "-e", owner.PIDFILE]).ok
-    assert wait_until(lambda: pair.exec("ws2", ["pgrep", "-f", "agents/owner.py"]).exit_code == 1)
-    owner.stop(pair, ["ws1"])  # none running there: nothing to do, no error
+        owners.stop(pair, ["ws2"])
+    assert not pair.exec("ws2", ["test", "-e", owners.PIDFILE]).ok
+    assert wait_until(lambda: pair.exec("ws2", ["pgrep", "-f", "agents/owners.py"]).exit_code == 1)
+    owners.stop(pair, ["ws1"])  # none running there: nothing to do, no error
 
 
 def test_a_live_bandwidth_change_goes_through_the_checked_copy(pair):

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from testbed import cluster, from_dict, keeper, state
-from testbed.capmode import CapController
+from testbed.load.caps import CapController
 from testbed.meter import QUOTAS_CSV, SAMPLES_CSV, read_quotas, read_samples, speed_over
 
 pytestmark = pytest.mark.integration

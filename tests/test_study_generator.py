@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from experiments.anastasiadis import paper
-from experiments.anastasiadis.spec import WORKLOADS, GeneratorSpec
-from experiments.anastasiadis.workload import (
+from experiments.studies.anastasiadis import paper
+from experiments.studies.anastasiadis.spec import WORKLOADS, GeneratorSpec
+from experiments.studies.anastasiadis.workload import (
     exact_moments,
     generate,
     mean_interarrival_ks,

@@ -11,7 +11,7 @@ import typer
 from typer.testing import CliRunner
 
 from nowlab.commands import experiments as experiments_cli
-from experiments.anastasiadis import paper
+from experiments.studies.anastasiadis import paper
 
 
 @pytest.fixture(scope="module")

@@ -6,15 +6,15 @@ import math
 import numpy as np
 import pytest
 
-from experiments.anastasiadis.replication import (
+from experiments.studies.anastasiadis.replication import (
     KS,
     ReplicationTask,
     run_replication,
     simulate_prefix,
 )
-from experiments.anastasiadis.saturation import Window, is_saturated, prefix_is_exact
-from experiments.anastasiadis.spec import WORKLOADS, GeneratorSpec
-from experiments.anastasiadis.workload import generate, stream_seed
+from experiments.studies.anastasiadis.saturation import Window, is_saturated, prefix_is_exact
+from experiments.studies.anastasiadis.spec import WORKLOADS, GeneratorSpec
+from experiments.studies.anastasiadis.workload import generate, stream_seed
 
 GEN = GeneratorSpec()
 

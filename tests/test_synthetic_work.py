@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from experiments import config as cfg
-from experiments.plan import estimate, work_models
+from experiments.estimate import estimate, work_models
 from workloads import synthetic_demand
 from workloads.reference import MATVEC_FLOP_PER_REF_S, MULTIPLY_PER_REF_S, mults_to_ref_seconds, ref_seconds_to_mults
 

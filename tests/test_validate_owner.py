@@ -2,7 +2,7 @@
 speed over a window, and the rotation of roles."""
 import pytest
 
-from testbed.validate_owner import ROLES, _stamps, dedicated_seconds, round_roles
+from testbed.load.validation import ROLES, _stamps, dedicated_seconds, round_roles
 
 
 def test_stamps_parse_iterations_and_wall_clock():

@@ -15,9 +15,9 @@ import pytest
 
 from workloads import profile as prof
 from workloads.cgdata import matrix_rows, rhs, serial_cg
-from workloads.controller import ControlServer
+from workloads.control_server import ControlServer
 from workloads.malleable import MalleableJob, parse_result
-from workloads.plan import plan_moves, rows_over_network
+from workloads.redistribution_plan import plan_moves, rows_over_network
 
 pytestmark = pytest.mark.integration
 RTOL = 1e-10

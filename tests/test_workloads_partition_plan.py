@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from workloads.partition import Block, block_bounds, counts_and_displacements
-from workloads.plan import (SubsetRestrictionError, layout, plan_moves, resize_kind,
+from workloads.redistribution_plan import (SubsetRestrictionError, layout, plan_moves, resize_kind,
                             rows_over_network)
 
 HOSTS = [f"ws{i}" for i in range(1, 9)]

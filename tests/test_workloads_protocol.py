@@ -6,8 +6,8 @@ import threading
 
 import pytest
 
-from workloads.control import ControlClient, control_address
-from workloads.controller import ControlServer
+from workloads.coordinator_channel import ControlClient, control_address
+from workloads.control_server import ControlServer
 from workloads.protocol import LineBuffer, ProtocolError, decode, encode, parse_address
 
 

@@ -13,9 +13,9 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Sequence
 
-from workloads.controller import ControlServer, JobConnection, Received
+from workloads.control_server import ControlServer, JobConnection, Received
 from workloads.launch import Handle, Launcher
-from workloads.plan import resize_kind
+from workloads.redistribution_plan import resize_kind
 from workloads.protocol import RESULT_PREFIX
 
 

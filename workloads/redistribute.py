@@ -13,7 +13,7 @@ import numpy as np
 from mpi4py import MPI
 
 from workloads import polite
-from workloads.plan import layout, plan_moves
+from workloads.redistribution_plan import layout, plan_moves
 
 TAG_BASE = 2000
 

@@ -33,8 +33,8 @@ from mpi4py import MPI
 
 from workloads import checkpoint, polite
 from workloads.checkpoint import LocalState
-from workloads.control import ControlClient, control_address
-from workloads.plan import resize_kind
+from workloads.coordinator_channel import ControlClient, control_address
+from workloads.redistribution_plan import resize_kind
 from workloads.protocol import RESULT_PREFIX
 from workloads.redistribute import redistribute
 

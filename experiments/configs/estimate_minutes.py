@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 from experiments.config import ConfigError, load
-from experiments.plan import plan_for
+from experiments.estimate import plan_for
 
 MINUTES = re.compile(r"^minutes = .*$", flags=re.M)
 

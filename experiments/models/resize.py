@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import nnls
 
-from workloads.plan import plan_moves, rows_over_network
+from workloads.redistribution_plan import plan_moves, rows_over_network
 
 _ROWS = 1 << 20  # rows of the notional data set: enough that block rounding does not show
 

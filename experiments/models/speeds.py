@@ -9,7 +9,7 @@ Two effects, multiplied:
   t' = t / (1 - U_ow) (eq. 1): its speed is multiplied by 1 - U_ow.
 
 1 - U_ow comes either from the monitor (its mean AvailCPU per workstation,
-`testbed.monitor.summarize(...).avg_avail_cpu`, passed as `availability`) or
+`testbed.load.monitor.summarize(...).avg_avail_cpu`, passed as `availability`) or
 from the M/M/1//N formula (`owner_availability`, eq. 2).
 
 Approximation: these are time averages. A coupled job waits at each step for

@@ -63,7 +63,7 @@ def calibration_table(result: dict) -> tuple[Table, Table]:
 def up(spec_file: Path = typer.Argument(..., help="cluster spec (TOML)"),
        name: Optional[str] = typer.Option(None, help="cluster name (default: from the spec)")) -> None:
     """Bring a cluster up and wait until every workstation answers SSH."""
-    from testbed.cluster import Cluster
+    from testbed.lifecycle import up as bring_up
     from testbed.progress import progress_bar
     from testbed.spec import load
 
@@ -72,7 +72,7 @@ def up(spec_file: Path = typer.Argument(..., help="cluster spec (TOML)"),
         if name:
             spec = spec.with_name(name)
         with progress_bar() as update:
-            c = Cluster.up(spec, progress=update)
+            c = bring_up(spec, progress=update)
         console.print(status_table(c))
 
 

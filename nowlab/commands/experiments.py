@@ -24,9 +24,9 @@ def anastasiadis(
 ) -> None:
     """Anastasiadis & Sevcik (1996): 4 workloads x 5 loads x 14 policies, report and claims."""
     # Imported here so `nowlab --help` does not pay for numpy/scipy/matplotlib.
-    from experiments.anastasiadis.report import print_claims, write_outputs
-    from experiments.anastasiadis.spec import SpecError, full_spec, quick_spec
-    from experiments.anastasiadis.study import run_study
+    from experiments.studies.anastasiadis.report import print_claims, write_outputs
+    from experiments.studies.anastasiadis.spec import SpecError, full_spec, quick_spec
+    from experiments.studies.anastasiadis.study import run_study
 
     overrides: dict[str, object] = {"workers": workers, "seed": seed}
     if max_replications is not None:
@@ -112,7 +112,7 @@ def _estimate(target: Path | None, resume: bool, speed: float | None) -> None:
     from rich.table import Table
 
     from experiments import config as cfg
-    from experiments.plan import breakdown, plan_for
+    from experiments.estimate import breakdown, plan_for
 
     if resume or target is None or target.suffix != ".toml":
         _fail("--estimate: takes an experiment config (TOML), not a results file or --resume")

@@ -54,7 +54,7 @@ def owner_start(workstations: list[str] = typer.Argument(None, help="default: al
                 d: float = typer.Option(..., help="mean CPU demand, s at the workstation's speed"),
                 seed: int = typer.Option(0), cluster: Optional[str] = typer.Option(None, "--cluster", "-c")) -> None:
     """Start owner processes (normal priority) on workstations."""
-    from testbed import owner
+    from testbed.load import owners
     from testbed.cluster import Cluster
 
     with user_errors():
@@ -62,24 +62,24 @@ def owner_start(workstations: list[str] = typer.Argument(None, help="default: al
         names = workstations or c.workstations
         for ws in names:
             c.spec.workstation(ws)
-        owner.start(c, {ws: _owner_spec(n, z, d) for ws in names}, seed)
+        owners.start(c, {ws: _owner_spec(n, z, d) for ws in names}, seed)
     console.print(f"owners running on {', '.join(names)}: N={n}, Z={z} s, D={d} s")
 
 
 def owner_stop(workstations: list[str] = typer.Argument(None, help="default: all"),
                cluster: Optional[str] = typer.Option(None, "--cluster", "-c")) -> None:
     """Stop owner processes."""
-    from testbed import owner
+    from testbed.load import owners
     from testbed.cluster import Cluster
 
     with user_errors():
-        owner.stop(Cluster.attach(cluster), workstations or None)
+        owners.stop(Cluster.attach(cluster), workstations or None)
 
 
 def traffic_start(src: str, dst: str, rate: str = typer.Option(..., help="e.g. 5mbit (on the wire)"),
                   cluster: Optional[str] = typer.Option(None, "--cluster", "-c")) -> None:
     """Start a background flow src -> dst at a rate."""
-    from testbed import traffic
+    from testbed.load import traffic
     from testbed.cluster import Cluster
 
     with user_errors():
@@ -90,7 +90,7 @@ def traffic_start(src: str, dst: str, rate: str = typer.Option(..., help="e.g. 5
 def traffic_stop(src: Optional[str] = typer.Argument(None), dst: Optional[str] = typer.Argument(None),
                  cluster: Optional[str] = typer.Option(None, "--cluster", "-c")) -> None:
     """Stop one flow, or all."""
-    from testbed import traffic
+    from testbed.load import traffic
     from testbed.cluster import Cluster
 
     with user_errors():
@@ -103,9 +103,11 @@ def monitor(cluster: Optional[str] = typer.Argument(None),
             duration: Optional[float] = typer.Option(None, help="stop after this many seconds"),
             out: Optional[Path] = typer.Option(None, help="folder for the time series (CSV)")) -> None:
     """Live table of available CPU and bandwidth; the time series is saved on exit."""
+    from rich.live import Live
+
     from testbed import state
     from testbed.cluster import Cluster
-    from testbed.monitor import Monitor, summarize
+    from testbed.load.monitor import Monitor, summarize
     from testbed.units import format_rate
     with user_errors():
         c = Cluster.attach(cluster)
@@ -138,7 +140,7 @@ def capmode(cluster: Optional[str] = typer.Argument(None),
             seed: int = typer.Option(0)) -> None:
     """Emulate owners by changing CPU caps over time (ON/OFF process, or a trace)."""
     from testbed import state
-    from testbed.capmode import CapController, extend, onoff_schedule, read_trace
+    from testbed.load.caps import CapController, extend, onoff_schedule, read_trace
     from testbed.cluster import Cluster
     from testbed.progress import progress_bar
     from testbed.spec import SpecError
@@ -177,11 +179,12 @@ def validate_owner(seconds: float = typer.Option(600.0, help="length of the util
                    guest_seconds: float = typer.Option(30.0, help="dedicated length of the guest task"),
                    seed: int = typer.Option(1), out: Path = typer.Option(Path("results/validate"))) -> None:
     """Owner utilisation, guest slowdown and available bandwidth, measured against the models."""
+    from testbed.lifecycle import cluster
     from testbed.progress import progress_bar
-    from testbed.validate_owner import validate
+    from testbed.load.validation import validate, validation_spec
     with user_errors():
-        with progress_bar() as update:
-            rows = validate(seconds=seconds, guest_seconds=guest_seconds, seed=seed, progress=update, out=out)
+        with progress_bar() as update, cluster(validation_spec(), progress=update) as c:
+            rows = validate(c, seconds=seconds, guest_seconds=guest_seconds, seed=seed, progress=update, out=out)
     t = Table(title="measured against predicted")
     for col in ("quantity", "measured", "predicted", "error", "target"):
         t.add_column(col, justify="right")

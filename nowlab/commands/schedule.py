@@ -121,11 +121,12 @@ def _workstations(stack, console, cluster_name: Optional[str], spec_file: Option
         from workloads.launch import LocalLauncher
         launcher = LocalLauncher()
         return launcher, [f"ws{i + 1}" for i in range(local)], launcher.controller_address
-    import testbed
     from testbed.cluster import Cluster
+    from testbed.lifecycle import cluster
+    from testbed.spec import load
     if spec_file is not None:
         console.print(f"bringing up {spec_file} ...")
-        running = stack.enter_context(testbed.cluster(testbed.load(spec_file)))
+        running = stack.enter_context(cluster(load(spec_file)))
     else:
         running = Cluster.attach(cluster_name)
     # jobs start on the cluster's resident MPI world

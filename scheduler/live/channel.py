@@ -5,7 +5,7 @@ ack, partition, release, relaunch) as one blocking call. A scheduler needs
 the steps apart: the ack is an event the policy answers, and the partition
 it answers with may come much later (EQUI waits for every job to ack). So
 this module speaks the same protocol (workloads.protocol, through
-workloads.controller's server) one message at a time: each `Launch` starts
+workloads.control_server's server) one message at a time: each `Launch` starts
 one mpiexec through any workloads.launch.Launcher and a thread turns
 everything the job says, and finally its exit, into `Event`s on one queue.
 """
@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from workloads.controller import ControlServer, JobConnection
+from workloads.control_server import ControlServer, JobConnection
 from workloads.launch import Handle, Launcher
 from workloads.protocol import JOB_TYPES
 

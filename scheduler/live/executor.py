@@ -46,9 +46,9 @@ from scheduler.policy import Policy
 from scheduler.registry import get_policy
 from scheduler.results import JobRecord, TimelineEvent
 from scheduler.snapshot import JobView, Reason, Snapshot, Status
-from workloads.controller import ControlServer
+from workloads.control_server import ControlServer
 from workloads.launch import Launcher
-from workloads.plan import resize_kind
+from workloads.redistribution_plan import resize_kind
 
 Progress = Callable[[str, int, int], None]  # (what happened, jobs finished, jobs in all)
 OnFinish = Callable[[JobRecord, JobState], None]  # a job left the system (done or failed)

@@ -1,6 +1,12 @@
-"""Load on the workstations besides the guest jobs: owners and what they leave.
+"""Load on the workstations besides the guest jobs, and what it leaves them.
 
-`model`: Menascé & Rao's owner model (M/M/1//N), used by the owner validation here and by
-the experiments' predictions above. (The owner daemons, cap mode, traffic and the monitor
-move here in the next step of the redesign; docs/architecture.md says what is where.)
+- `owners`: Menascé & Rao's owner daemons (process mode), at normal priority over guests;
+- `caps`: owners emulated by changing CPU caps over time (cap mode, ON/OFF or a trace);
+- `traffic`: background flows between workstations;
+- `monitor`: what is left (AvailCPU, available bandwidth), sampled while a run goes on;
+- `model`: the owner model (M/M/1//N), used here and by the experiments' predictions;
+- `validation`: the owners measured against the model, on a cluster the caller brings up.
+
+The package sits above `testbed.cluster` (it drives a running cluster) and below
+`testbed.lifecycle`, which starts a spec's owners after creating the cluster.
 """

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Literal
 
 from testbed import docker_backend as backend
 from testbed import keeper
-from testbed.owner import OwnerLoad
+from testbed.load.owners import OwnerLoad
 from testbed.spec import SpecError, cfs_period_us
 
 if TYPE_CHECKING:

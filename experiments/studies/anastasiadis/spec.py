@@ -21,7 +21,7 @@ from pydantic import (
     model_validator,
 )
 
-from experiments.anastasiadis import paper
+from experiments.studies.anastasiadis import paper
 from testbed.config_loader import one_line
 
 

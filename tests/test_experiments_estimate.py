@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from nowlab.commands import experiments as experiments_cli
 from experiments import config as cfg
-from experiments import plan
+from experiments import estimate as plan
 from experiments.predict import ClassModel
 from experiments.runner import cells, cluster_spec, profile_keys, stream_for
 from experiments.store import ResultsStore

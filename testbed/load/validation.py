@@ -22,11 +22,12 @@ import numpy as np
 import pandas as pd
 
 from testbed.load.model import guest_time, owner_utilization
-from testbed import owner, traffic
+from testbed.load import owners
+from testbed.load import traffic
 from testbed.calibrate import measure_link
-from testbed.cluster import GUEST_PREFIX, Cluster, Progress, cluster, quiet
-from testbed.monitor import Monitor, owner_cpu_ns, summarize
-from testbed.spec import OwnerLoad, from_dict
+from testbed.cluster import GUEST_PREFIX, Cluster, Progress, quiet
+from testbed.load.monitor import Monitor, owner_cpu_ns, summarize
+from testbed.spec import ClusterSpec, OwnerLoad, from_dict
 
 CELLS = [(n, rho) for n in (1, 2, 4) for rho in (0.1, 0.2, 0.5)]
 # Nine workstations at 0.16 load the cores to 0.8 and 0.64. At 0.18 (0.9 and 0.72) an
@@ -80,7 +81,7 @@ class Row:
 
 def utilisation(c: Cluster, seconds: float, seed: int) -> list[Row]:
     cells = dict(zip(c.workstations, CELLS))
-    owner.start(c, {ws: OwnerLoad(n=n, z=Z, d=rho * Z) for ws, (n, rho) in cells.items()}, seed)
+    owners.start(c, {ws: OwnerLoad(n=n, z=Z, d=rho * Z) for ws, (n, rho) in cells.items()}, seed)
     time.sleep(1.0)
     procs = {ws: c.cgroup_file(ws, "cpu", "cgroup.procs") for ws in cells}
     before = {ws: owner_cpu_ns(p) for ws, p in procs.items()}
@@ -88,7 +89,7 @@ def utilisation(c: Cluster, seconds: float, seed: int) -> list[Row]:
     time.sleep(seconds)
     after = {ws: owner_cpu_ns(p) for ws, p in procs.items()}
     wall = time.monotonic() - t0
-    owner.stop(c, list(cells))
+    owners.stop(c, list(cells))
     rows = []
     for ws, (n, rho) in cells.items():
         u = (after[ws] - before[ws]) / 1e9 / wall / SHARE
@@ -217,12 +218,12 @@ def slowdown_spans(c: Cluster, iterations: int, load: OwnerLoad, seed: int) -> l
     for r in range(len(ROLES)):
         roles = round_roles(hosts, r)
         loaded = [ws for ws, role in roles.items() if role.owners]
-        owner.start(c, {ws: load for ws in loaded}, seed + r)
+        owners.start(c, {ws: load for ws in loaded}, seed + r)
         try:
             with OwnerSampler(c, hosts) as sampler:
                 got, meters = _metered_round(c, roles, iterations)
         finally:
-            owner.stop(c, loaded)
+            owners.stop(c, loaded)
         for ws, (t0, t1) in got.items():
             same = [m for m in meters if core[m] == core[ws]] or list(meters)
             used = {w: sampler.cpu_seconds(w, t0, t1, whole=True) / (t1 - t0) / share[w] for w in [ws, *same]}
@@ -289,20 +290,25 @@ def network(c: Cluster) -> list[Row]:
     return rows
 
 
-def validate(*, seconds: float = 600.0, guest_seconds: float = 30.0, seed: int = 1,
-             progress: Progress = quiet, out: Path | None = None) -> list[Row]:
-    spec = from_dict({"name": "validate-owner", "defaults": {"egress": "20mbit"},
+def validation_spec() -> ClusterSpec:
+    """The cluster `validate` measures on: one workstation per cell, 20 Mbit/s links."""
+    return from_dict({"name": "validate-owner", "defaults": {"egress": "20mbit"},
                       "workstation": [{"name": "ws", "count": len(CELLS), "cpu": SHARE}]})
+
+
+def validate(c: "Cluster", *, seconds: float = 600.0, guest_seconds: float = 30.0, seed: int = 1,
+             progress: Progress = quiet, out: Path | None = None) -> list[Row]:
+    """Measure on `c`, a running cluster of `validation_spec()` (the caller brings it up: this
+    package sits below the cluster's lifecycle, which starts the owners)."""
     rows: list[Row] = []
-    with cluster(spec) as c:
-        progress("owner utilisation", 0, 3)
-        rows += utilisation(c, seconds, seed)
-        progress("guest slowdown", 1, 3)
-        got, spans = slowdown(c, guest_seconds, seed)
-        rows += got
-        progress("network", 2, 3)
-        rows += network(c)
-        progress("done", 3, 3)
+    progress("owner utilisation", 0, 3)
+    rows += utilisation(c, seconds, seed)
+    progress("guest slowdown", 1, 3)
+    got, spans = slowdown(c, guest_seconds, seed)
+    rows += got
+    progress("network", 2, 3)
+    rows += network(c)
+    progress("done", 3, 3)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         (out / "validate_owner.json").write_text(json.dumps(

@@ -14,12 +14,12 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from experiments.anastasiadis import paper
-from experiments.anastasiadis.claims import Claim, Thresholds, evaluate, to_frame
-from experiments.anastasiadis.plots import all_figures
-from experiments.anastasiadis.spec import WORKLOADS, GeneratorSpec
-from experiments.anastasiadis.study import StudyResult
-from experiments.anastasiadis.workload import exact_moments, generate, stream_seed
+from experiments.studies.anastasiadis import paper
+from experiments.studies.anastasiadis.claims import Claim, Thresholds, evaluate, to_frame
+from experiments.studies.anastasiadis.plots import all_figures
+from experiments.studies.anastasiadis.spec import WORKLOADS, GeneratorSpec
+from experiments.studies.anastasiadis.study import StudyResult
+from experiments.studies.anastasiadis.workload import exact_moments, generate, stream_seed
 
 #: Jobs drawn to show the generator's sample moments next to the exact ones.
 MOMENT_SAMPLE_JOBS = 400_000

@@ -1,0 +1,1 @@
+"""Published scheduling studies reproduced on the simulator (one package per paper)."""
