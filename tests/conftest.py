@@ -25,6 +25,14 @@ HETERO4 = {
 }
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test on the host's Open MPI is an integration test too: `-m "not integration"` then
+    runs with nothing installed but the Python packages."""
+    for item in items:
+        if item.get_closest_marker("host_mpi") is not None:
+            item.add_marker(pytest.mark.integration)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def nowlab_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Cluster state of the test run lives in a temporary folder, not the user's."""

@@ -66,6 +66,7 @@ SHORT = job_class("short", {
 BROKEN = job_class("broken", {"argv": ["python3", "-c", "import sys; sys.exit(3)"], "pmax": 2})
 
 
+@pytest.mark.host_mpi
 def test_live_frame_has_batsims_columns_and_the_true_outcome():
     """A real (local Open MPI, no containers) run of one good and one failing job."""
     result = LiveExecutor([Arrival(0, BROKEN, 0.0), Arrival(1, SHORT, 0.1)], "RA", LocalLauncher(),

@@ -14,7 +14,7 @@ from testbed import Cluster, cluster, docker_backend, from_dict, lifecycle
 from testbed.calibrate import measure_link
 
 pytestmark = pytest.mark.integration
-NOWLAB = [sys.executable, "-m", "testbed"]
+NOWLAB = [sys.executable, "-m", "nowlab"]
 
 
 def small(name: str, n: int = 2, cpu: float = 0.2, **extra) -> dict:

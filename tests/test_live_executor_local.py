@@ -9,6 +9,8 @@ from scheduler.live import Arrival, LiveExecutor, job_class
 from scheduler.live.audit import audit, check_actions, check_physical, check_timeline, replay
 from workloads.launch import LocalLauncher
 
+pytestmark = pytest.mark.host_mpi  # real jobs on this host's Open MPI
+
 HOSTS = ["ws1", "ws2", "ws3", "ws4"]
 SHORT = job_class("short", {
     "argv": ["python3", "-m", "workloads.synthetic", "--phases", "6", "--mults", "2000000",

@@ -16,6 +16,8 @@ from workloads.malleable import MalleableJob
 from workloads.pool_client import CANCELLED
 from workloads.pool_local import local_pool
 
+pytestmark = pytest.mark.host_mpi  # real jobs on this host's Open MPI
+
 HELLO = ["python3", "-m", "workloads.hello"]
 
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from workloads.profile import Profile, ProfileSpec, Sample, program, write
+from workloads.profile import DPI, FIGSIZE_IN, Profile, ProfileSpec, Sample, program, speedup_figure, write
 
 
 def test_spec_validation():
@@ -34,4 +34,16 @@ def test_curve_and_fit_files(tmp_path):
     fit = json.loads(paths["fit.json"].read_text())
     assert fit["work_s"] == pytest.approx(model.work_s)
     assert len(list(csv.DictReader(paths["samples.csv"].open()))) == 6
-    assert paths["speedup.png"].stat().st_size > 1000
+    # what the figure shows: its size in pixels, and this profile's speedups as the measured line
+    import matplotlib.image
+    import matplotlib.pyplot as plt
+    pixels = matplotlib.image.imread(paths["speedup.png"])
+    assert pixels.shape[:2] == (FIGSIZE_IN[1] * DPI, FIGSIZE_IN[0] * DPI)
+    fig = speedup_figure(profile, model)
+    measured = fig.axes[0].lines[0]
+    assert list(measured.get_xdata()) == [1, 2, 4]
+    assert list(measured.get_ydata()) == pytest.approx([profile.speedups()[p] for p in (1, 2, 4)])
+    fitted = fig.axes[0].lines[1].get_ydata()
+    assert fitted[-1] == pytest.approx(model.predict(1) / model.predict(4))
+    plt.close(fig)
+    assert pixels[..., :3].std() > 0.05  # not a blank canvas

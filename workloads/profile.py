@@ -122,14 +122,19 @@ def write(profile: Profile, out_dir: Path) -> dict[str, Path]:
     return paths
 
 
-def _plot(profile: Profile, model: sevcik.SevcikFit, path: Path) -> None:
+FIGSIZE_IN, DPI = (5, 4), 120  # speedup.png is 600 x 480 pixels
+
+
+def speedup_figure(profile: Profile, model: sevcik.SevcikFit):
+    """The speedup figure (measured, the Sevcik fit, linear), kept apart from saving so a test
+    can check what it shows."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     speedups = profile.speedups()
     ps = sorted(speedups)
-    fig, ax = plt.subplots(figsize=(5, 4))
+    fig, ax = plt.subplots(figsize=FIGSIZE_IN)
     ax.plot(ps, [speedups[p] for p in ps], "o-", label="measured")
     grid = np.linspace(min(ps), max(ps), 100)
     base = min(ps)
@@ -140,5 +145,12 @@ def _plot(profile: Profile, model: sevcik.SevcikFit, path: Path) -> None:
     ax.set_title(f"{profile.spec.workload} {' '.join(profile.spec.args)}".strip())
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    return fig
+
+
+def _plot(profile: Profile, model: sevcik.SevcikFit, path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    fig = speedup_figure(profile, model)
+    fig.savefig(path, dpi=DPI)
     plt.close(fig)
