@@ -73,20 +73,21 @@ def _draw_execution_vs_partition(ax: Axes, cmp: pd.DataFrame) -> None:
     ax.grid(alpha=0.3)
 
 
-def write_figures(cmp: pd.DataFrame, out_dir: Path, title: str) -> list[Path]:
-    """One PNG per metric, then the 2x3 panel; returns their paths in that order."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for stat, (stem, label) in METRIC_FIGURES.items():
-        fig, ax = plt.subplots(figsize=(6, 4.2))
-        _draw(ax, cmp, stat, legend=True)
-        ax.set_title(f"{title}: {label.split(' (')[0]}", fontsize=9)
-        fig.tight_layout()
-        path = out_dir / f"{stem}.png"
-        fig.savefig(path, dpi=100)
-        plt.close(fig)
-        paths.append(path)
-    fig, axes = plt.subplots(2, 3, figsize=(15, 8.5))
+METRIC_SIZE_IN, PANEL_SIZE_IN, DPI = (6, 4.2), (15, 8.5), 100  # 600 x 420 and 1500 x 850 pixels
+
+
+def metric_figure(cmp: pd.DataFrame, stat: str, title: str):
+    """One metric against the rate, every policy measured and predicted (a Figure, not saved)."""
+    fig, ax = plt.subplots(figsize=METRIC_SIZE_IN)
+    _draw(ax, cmp, stat, legend=True)
+    ax.set_title(f"{title}: {METRIC_FIGURES[stat][1].split(' (')[0]}", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def panel_figure(cmp: pd.DataFrame, title: str):
+    """The 2x3 panel: the five metrics and execution against the mean partition size."""
+    fig, axes = plt.subplots(2, 3, figsize=PANEL_SIZE_IN)
     for ax, stat in zip(axes.flat, METRIC_FIGURES):
         _draw(ax, cmp, stat, legend=False)
     _draw_execution_vs_partition(axes.flat[5], cmp)
@@ -94,8 +95,17 @@ def write_figures(cmp: pd.DataFrame, out_dir: Path, title: str) -> list[Path]:
     fig.legend(handles, labels, loc="lower center", ncol=max(1, len(labels)), fontsize=8, frameon=False)
     fig.suptitle(f"{title} (solid: measured, dashed: predicted)")
     fig.tight_layout(rect=(0, 0.05, 1, 0.96))
-    path = out_dir / "panel.png"
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    paths.append(path)
+    return fig
+
+
+def write_figures(cmp: pd.DataFrame, out_dir: Path, title: str) -> list[Path]:
+    """One PNG per metric, then the 2x3 panel; returns their paths in that order."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    figures = [(metric_figure(cmp, stat, title), f"{stem}.png") for stat, (stem, _) in METRIC_FIGURES.items()]
+    figures.append((panel_figure(cmp, title), "panel.png"))
+    paths = []
+    for fig, name in figures:
+        fig.savefig(out_dir / name, dpi=DPI)
+        plt.close(fig)
+        paths.append(out_dir / name)
     return paths

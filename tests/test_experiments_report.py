@@ -6,11 +6,14 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
+import matplotlib.image
+import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 
 from experiments.records import JobOutcome, StreamJob
-from experiments.report import error_table_text, write_report
+from experiments.report import analyse, error_table_text, write_report
+from experiments.report_plots import DPI, METRIC_FIGURES, METRIC_SIZE_IN, PANEL_SIZE_IN, metric_figure
 from experiments.store import ResultsStore
 
 POLICIES = ["RA", "FOLDING"]
@@ -104,6 +107,22 @@ def report(results: Path):
     return write_report(results)
 
 
+def test_each_figure_plots_this_runs_cells_measured_and_predicted(results: Path) -> None:
+    a = analyse(results)
+    for stat in METRIC_FIGURES:
+        fig = metric_figure(a.compared, stat, "t")
+        ax = fig.axes[0]
+        measured = {c.get_label(): c.lines[0] for c in ax.containers}  # errorbar: its data line
+        predicted = {ln.get_label(): ln for ln in ax.lines if ln.get_label().endswith(" predicted")}
+        for policy, g in a.compared.groupby("policy"):
+            g = g.sort_values("rate")
+            line = measured[f"{policy} measured"]
+            assert list(line.get_xdata()) == pytest.approx(list(g.rate))
+            assert list(line.get_ydata()) == pytest.approx(list(g[f"measured_{stat}"]))
+            assert list(predicted[f"{policy} predicted"].get_ydata()) == pytest.approx(list(g[f"predicted_{stat}"]))
+        plt.close(fig)
+
+
 def test_files_are_written(results: Path, report) -> None:
     assert report.out_dir == results.parent / "fig4-report"
     for p in (report.markdown, report.html, report.cells_csv, report.jobs_csv):
@@ -111,7 +130,10 @@ def test_files_are_written(results: Path, report) -> None:
     names = sorted(p.name for p in report.figures)
     assert names == ["execution.png", "panel.png", "partition.png", "preemptions.png", "response.png", "wait.png"]
     for fig in report.figures:
-        assert fig.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and fig.stat().st_size > 5000
+        pixels = matplotlib.image.imread(fig)
+        size = PANEL_SIZE_IN if fig.name == "panel.png" else METRIC_SIZE_IN
+        assert pixels.shape[:2] == (round(size[1] * DPI), round(size[0] * DPI)), fig.name
+        assert pixels[..., :3].std() > 0.05, fig.name  # not a blank canvas
     md = report.markdown.read_text()
     for fig in report.figures:
         assert f"({fig.name})" in md and f"src='{fig.name}'" in report.html.read_text()
