@@ -39,7 +39,7 @@ def policy(c, ws: str, pid: str) -> str:
 def test_owners_run_at_normal_priority_and_guests_at_idle(loaded):
     owners.start(loaded, {"ws1": OwnerLoad(n=2, z=0.2, d=0.05)}, seed=3)
     try:
-        pids = loaded.exec("ws1", ["pgrep", "-f", "agents/owners.py"]).stdout.split()
+        pids = loaded.exec("ws1", ["pgrep", "-f", "agents/owner.py"]).stdout.split()
         assert len(pids) == 3  # the daemon and its two owner processes
         assert all("SCHED_OTHER" in policy(loaded, "ws1", p) for p in pids)
         argv = loaded.mpi_argv(["ws1", "ws2"], ["sleep", "8"])
@@ -51,7 +51,7 @@ def test_owners_run_at_normal_priority_and_guests_at_idle(loaded):
         assert job.wait(timeout=40).ok
     finally:
         owners.stop(loaded, ["ws1"])
-    assert loaded.exec("ws1", ["pgrep", "-f", "agents/owners.py"]).exit_code == 1
+    assert loaded.exec("ws1", ["pgrep", "-f", "agents/owner.py"]).exit_code == 1
 
 
 def test_an_owner_preempts_an_idle_guest_on_its_workstation(loaded):

@@ -72,11 +72,11 @@ def test_the_cli_names_the_bad_field_in_one_line(pair):
 def test_owner_daemon_stops_by_pid_file_without_a_shell(pair):
     try:
         owners.start(pair, {"ws2": OwnerLoad(n=1, z=0.5, d=0.05)}, seed=2)
-        assert pair.exec("ws2", ["pgrep", "-f", "agents/owners.py"]).stdout.split()
+        assert pair.exec("ws2", ["pgrep", "-f", "agents/owner.py"]).stdout.split()
     finally:
         owners.stop(pair, ["ws2"])
     assert not pair.exec("ws2", ["test", "-e", owners.PIDFILE]).ok
-    assert wait_until(lambda: pair.exec("ws2", ["pgrep", "-f", "agents/owners.py"]).exit_code == 1)
+    assert wait_until(lambda: pair.exec("ws2", ["pgrep", "-f", "agents/owner.py"]).exit_code == 1)
     owners.stop(pair, ["ws1"])  # none running there: nothing to do, no error
 
 
