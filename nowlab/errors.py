@@ -11,8 +11,8 @@ err = Console(stderr=True)
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
-    """One clear line on stderr, no traceback."""
-    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    """One clear line on stderr, no traceback (plain text: a message's "[ws2]" is not markup)."""
+    typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code)
 
 

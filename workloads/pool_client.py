@@ -236,6 +236,30 @@ class PoolLauncher:
                     raise
                 self._lock.wait(min(left, 0.5))
 
+    def _drained(self) -> bool:
+        """Wait (lock held) up to busy_wait_s for every slot to be released; True if all were."""
+        deadline = time.monotonic() + self.busy_wait_s
+        while self._busy and time.monotonic() < deadline:
+            self._lock.wait(0.5)
+        return not self._busy
+
+    def _new_world(self) -> None:
+        """(lock held) Replace the world: its slots all free, late releases of the old one ignored."""
+        self._busy.clear()
+        self._generation += 1
+        self._set_ranks(self._renew())
+
+    def _open(self, members: list[PoolRank], program: list[str], env: dict[str, str] | None, tag: int,
+              generation: int) -> PoolHandle:
+        """The job's handle; on ConnectionError its slots are released first."""
+        try:
+            return PoolHandle(members, program, env, tag, connect_timeout_s=self.connect_timeout_s,
+                              on_exit=lambda h: self._release(h, generation))
+        except ConnectionError:
+            with self._lock:
+                self._busy.difference_update((m.host, m.slot) for m in members)
+            raise
+
     def restart(self) -> None:
         """A new world, once the jobs still running on this one have reported.
 
@@ -246,14 +270,8 @@ class PoolLauncher:
         if self._renew is None:
             raise RuntimeError("this pool cannot start a new world (no renew given)")
         with self._lock:
-            deadline = time.monotonic() + self.busy_wait_s
-            while self._busy and time.monotonic() < deadline:
-                self._lock.wait(0.5)
-            # what is still busy hangs on the dead rank: the new world kills it, and its late
-            # release must not free a slot of the new world
-            self._busy.clear()
-            self._generation += 1
-            self._set_ranks(self._renew())
+            self._drained()  # what is still busy then hangs on the dead rank: the new world kills it
+            self._new_world()
 
     def mpirun_popen(self, hosts: Sequence[str], argv: Sequence[str], *,
                      env: dict[str, str] | None = None) -> Handle:
@@ -265,29 +283,20 @@ class PoolLauncher:
             tag = next(self._tags) % 32000 + 1
             generation = self._generation
         try:
-            return PoolHandle(members, program, env, tag, connect_timeout_s=self.connect_timeout_s,
-                              on_exit=lambda h: self._release(h, generation))
+            return self._open(members, program, env, tag, generation)
         except ConnectionError as exc:
             with self._lock:
-                self._busy.difference_update((m.host, m.slot) for m in members)
-                if self._renew is None:
+                # the dead world's jobs still report; if some go on running, the world is not
+                # dead, one rank is
+                if self._renew is None or not self._drained():
                     return FailedLaunch(hosts, str(exc))
-                deadline = time.monotonic() + self.busy_wait_s
-                while self._busy and time.monotonic() < deadline:  # the dead world's jobs still report
-                    self._lock.wait(0.5)
-                if self._busy:  # jobs still run on this world: it is not dead, one rank is
-                    return FailedLaunch(hosts, str(exc))
-                self._generation += 1  # as restart(): a new world, whose slots are all free
+                self._new_world()
                 generation = self._generation
-                self._set_ranks(self._renew())
                 gone = [h for h in hosts if h not in self.ranks]
                 if gone:  # its workstation died with the old world
                     return FailedLaunch(hosts, f"{gone[0]}: no pool rank in the new world (pool: {', '.join(self.ranks)})")
                 members = self._claim(list(hosts))
-            try:
-                return PoolHandle(members, program, env, tag, connect_timeout_s=self.connect_timeout_s,
-                                  on_exit=lambda h: self._release(h, generation))
-            except ConnectionError as again:
-                with self._lock:
-                    self._busy.difference_update((m.host, m.slot) for m in members)
-                return FailedLaunch(hosts, str(again))
+        try:
+            return self._open(members, program, env, tag, generation)
+        except ConnectionError as again:
+            return FailedLaunch(hosts, str(again))

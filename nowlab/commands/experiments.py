@@ -6,6 +6,8 @@ from typing import Annotated
 
 import typer
 
+from nowlab.errors import fail
+
 DEMO_CONFIG = Path(__file__).resolve().parents[2] / "experiments" / "configs" / "demo.toml"
 
 study_app = typer.Typer(no_args_is_help=True, add_completion=False,
@@ -42,9 +44,6 @@ def anastasiadis(
     typer.echo(f"wall time {result.wall_s:.1f} s; report: {outputs.report_md}")
 
 
-def _fail(message: str) -> None:
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(2)
 
 
 def _failed_steps(results: Path, failing: list[str]) -> None:
@@ -91,18 +90,18 @@ def run(
         _estimate(target, resume, speed)
         return
     if target is None and not (resume and out):
-        _fail("give an experiment config, or --resume with the results file")
+        fail("give an experiment config, or --resume with the results file")
     try:
         path = run_experiment(target, out=out, resume=resume, report=report, reprofile=reprofile)
     except KeyboardInterrupt:
         typer.echo("interrupted: every finished job is stored; continue with `nowlab run --resume ...`", err=True)
         raise typer.Exit(130) from None
     except ValueError as exc:  # ConfigError, StoreError, SpecError: one line each
-        _fail(str(exc))
+        fail(str(exc))
     except RuntimeError as exc:  # RunStopped and the like
-        _fail(str(exc))
+        fail(str(exc))
     except Exception as exc:  # anything else (a bug): the cell is marked interrupted; one line, resumable
-        _fail(f"{_one_line(exc)}; every finished job is stored; continue with `nowlab run --resume ...`")
+        fail(f"{_one_line(exc)}; every finished job is stored; continue with `nowlab run --resume ...`")
     _finished(path, failed_steps(path))
 
 
@@ -115,13 +114,13 @@ def _estimate(target: Path | None, resume: bool, speed: float | None) -> None:
     from experiments.estimate import breakdown, plan_for
 
     if resume or target is None or target.suffix != ".toml":
-        _fail("--estimate: takes an experiment config (TOML), not a results file or --resume")
+        fail("--estimate: takes an experiment config (TOML), not a results file or --resume")
     if speed is not None and not 0 < speed < float("inf"):
-        _fail(f"--speed: must be > 0 reference cores, got {speed:g}")
+        fail(f"--speed: must be > 0 reference cores, got {speed:g}")
     try:
         plan = plan_for(cfg.load(target), speed=speed)
     except ValueError as exc:  # ConfigError, SpecError: one line each
-        _fail(str(exc))
+        fail(str(exc))
     table = Table(title=f"{target.name}: estimated {plan.total_s / 60:.1f} min ({plan.label})")
     table.add_column("step")
     table.add_column("seconds", justify="right")
@@ -149,7 +148,7 @@ def report_cmd(
     try:
         failing = make_report(results, out=out, predict=predict)
     except ValueError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     _failed_steps(results, failing)
 
 
@@ -169,9 +168,9 @@ def demo(
         typer.echo(f"interrupted: continue with `nowlab run --resume --out {out}`", err=True)
         raise typer.Exit(130) from None
     except (ValueError, RuntimeError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     except Exception as exc:  # anything else (a bug): the cell is marked interrupted; one line, resumable
-        _fail(f"{_one_line(exc)}; continue with `nowlab run --resume --out {out}`")
+        fail(f"{_one_line(exc)}; continue with `nowlab run --resume --out {out}`")
     _finished(path, failed_steps(path))
 
 

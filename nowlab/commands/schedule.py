@@ -6,11 +6,9 @@ from typing import Optional
 
 import typer
 
+from nowlab.errors import fail
 
-def _fail(message: str) -> None:
-    """One line on stderr and exit code 2: bad input is not a crash."""
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(code=2)
+
 
 
 def simulate_command(
@@ -29,13 +27,13 @@ def simulate_command(
     from scheduler.registry import get_policy
 
     if processors < 1:
-        _fail(f"P must be >= 1, got {processors}")
+        fail(f"P must be >= 1, got {processors}")
     try:
         chosen = get_policy(policy)
         jobs = read_jobs(jobs_csv)
         result = simulate(jobs, chosen, processors)
     except ValueError as exc:
-        _fail(str(exc))
+        fail(str(exc))
         return
     result.timeline_dataframe().to_csv(timeline_out, index=False)
     result.to_dataframe().to_csv(jobs_out, index=False)
@@ -77,15 +75,15 @@ def execute_command(
     from scheduler.registry import get_policy
 
     if sum(x is not None for x in (cluster_name, spec_file, local)) != 1:
-        _fail("give exactly one of --cluster NAME, --spec FILE or --local P")
+        fail("give exactly one of --cluster NAME, --spec FILE or --local P")
     if local is not None and local < 1:
-        _fail(f"--local needs P >= 1, got {local}")
+        fail(f"--local needs P >= 1, got {local}")
     try:
         chosen = get_policy(policy)
         arrivals = read_stream(stream_csv, load_classes(classes))
         check_arrivals(arrivals, chosen)
     except ValueError as exc:
-        _fail(str(exc))
+        fail(str(exc))
         return
     console = Console(stderr=True)
     with contextlib.ExitStack() as stack:
@@ -102,7 +100,7 @@ def execute_command(
                                     run_timeout_s=run_timeout)
             result = executor.run()
         except (ValueError, LookupError, TimeoutError, RuntimeError, OSError) as exc:
-            _fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+            fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
             return
     paths = result.write(timeline_out, jobs_out, extras)
     out = Console()
