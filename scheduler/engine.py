@@ -59,49 +59,34 @@ from __future__ import annotations
 import gc
 import heapq
 import math
-from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
-from operator import attrgetter
 
 from scheduler.actions import Preempt, Resize, Start
 from scheduler.model import Job
 from scheduler.policy import Policy
 from scheduler.registry import get_policy
-from scheduler.results import JobRecord, SimResult, TimelineEvent
-from scheduler.snapshot import JobView, Reason, Snapshot, Status
+from scheduler.results import SimResult, TimelineEvent
+from scheduler.snapshot import Reason, Snapshot, Status
+from scheduler.state_machine import PolicyError, SchedulerState, TrackedJob, check_jobs
+
+__all__ = ["PolicyError", "check_jobs", "check_speeds", "simulate"]
 
 _heappush, _heappop = heapq.heappush, heapq.heappop
-_ARRIVAL_KEY = attrgetter("arrival")
 _FINISH, _ACK, _RECONF = 0, 1, 2
-_QUEUED, _RUNNING, _FINISHED = Status.QUEUED, Status.RUNNING, Status.FINISHED
-_PREEMPTING, _PREEMPTED = Status.PREEMPTING, Status.PREEMPTED
+_PREEMPTING = Status.PREEMPTING
 _ARRIVAL, _COMPLETION, _ACKED, _RECONFIGURED = Reason.ARRIVAL, Reason.COMPLETION, Reason.ACK, Reason.RECONFIGURED
 _EPS = 1e-9
 _MAX_ZERO_OVERHEAD_ROUNDS = 64
 
 
-class PolicyError(RuntimeError):
-    """A policy asked for something impossible (a bug in the policy)."""
+class _Run(TrackedJob):
+    """Engine-side job: the state machine's job plus progress bookkeeping."""
 
-
-class _Run(JobView):
-    """Engine-side job: the view plus progress bookkeeping."""
-
-    __slots__ = ("qkey", "phases", "cost", "x", "t0", "rate", "ver", "start", "finish",
-                 "area", "t_area", "npre", "ack_x", "history", "pmask", "teardown", "release",
+    __slots__ = ("phases", "cost", "x", "t0", "rate", "ver", "ack_x", "teardown", "release",
                  "cost_fn", "startup", "setup_work", "min_k", "work_first")
 
     def __init__(self, job: Job, seq: int, P: int) -> None:
-        # JobView's fields, set here directly: this runs once per job.
-        model = job.model
-        self.id = job.id
-        self.seq = seq
-        self.arrival = job.arrival
-        self.model = model
-        self.pmax = P if model.pmax is None or model.pmax > P else model.pmax
-        self.t1 = model.T(1)
-        self.status = _QUEUED
-        self.procs = ()
+        TrackedJob.__init__(self, job.id, seq, job.arrival, job.model, P)
         self.phases = job.phases
         self.cost = job.reconfig_cost
         self.teardown = job.teardown
@@ -115,39 +100,7 @@ class _Run(JobView):
         self.t0 = 0.0
         self.rate = 0.0  # progress per second from t0 on
         self.ver = 0
-        self.start = math.nan
-        self.finish = math.nan
-        self.area = 0.0  # processor-seconds held
-        self.t_area = 0.0
-        self.npre = 0
         self.ack_x = 0.0
-        self.history: list[tuple[int, ...]] = []  # every processor set held, in order
-        self.pmask = 0  # the held set as a bitmask
-
-
-def check_jobs(jobs: Iterable[Job], policy: Policy) -> list[Job]:
-    """Jobs sorted by arrival (stable), after checking the models tell the policy enough."""
-    jobs = list(jobs)
-    ids = set()
-    needs = policy.needs
-    enough: set[frozenset] = set()  # `knows` sets already checked: most jobs share one
-    for job in jobs:
-        knows = job.model.knows
-        if knows not in enough:
-            missing = needs - knows
-            if missing:
-                what = ", ".join(sorted(k.value for k in missing))
-                raise ValueError(f"policy {policy.name} needs {what}, but job {job.id} has no model "
-                                 f"giving it (only {', '.join(sorted(k.value for k in knows))})")
-            enough.add(knows)
-        ids.add(job.id)
-    if len(ids) != len(jobs):
-        seen = set()
-        for job in jobs:
-            if job.id in seen:
-                raise ValueError(f"duplicate job id {job.id!r}")
-            seen.add(job.id)
-    return sorted(jobs, key=_ARRIVAL_KEY)
 
 
 def simulate(jobs: Iterable[Job], policy: Policy | str, P: int, *, timeline: bool = True,
@@ -195,29 +148,22 @@ def check_speeds(speeds: Sequence[float] | None, P: int, name: str = "speeds",
     return out
 
 
-class _Engine:
+class _Engine(SchedulerState):
+    """The state machine driven by simulated time: progress, pauses, safe points and events."""
+
     def __init__(self, jobs: list[Job], policy: Policy, P: int, record: bool,
                  speeds: tuple[float, ...] | None = None, availability: tuple[float, ...] | None = None) -> None:
+        super().__init__(policy, P)
         self.jobs = jobs
         self.speeds = speeds
         self.avail = availability
         self.paced = speeds is not None or availability is not None
-        self.policy = policy
-        self.P = P
         self.record = record
         self.log: list[TimelineEvent] = []
-        self.free = (1 << P) - 1  # bitmask of free workstations
-        self.running: dict[int, _Run] = {}
-        self.preempting: dict[int, _Run] = {}
-        self.preempted: dict[int, _Run] = {}
-        self.queue: list[_Run] = []
-        self.qkeys: list[tuple] = []
-        self.by_id: dict[object, _Run] = {}
         self.heap: list[tuple[float, int, int, _Run, int]] = []
         self.tick = 0
         self.now = 0.0
         self.zero = policy.zero_overhead
-        self.rtc = policy.run_to_completion
         self.decide = policy.decide
         self.snap = Snapshot(0.0, P, _ARRIVAL, None, self.free, self.running, self.preempting,
                              self.preempted, self.queue)
@@ -225,7 +171,6 @@ class _Engine:
         self.ready = [0.0] * P if any(j.teardown > 0 or j.release > 0 for j in jobs) else None
 
     # -- bookkeeping -------------------------------------------------------
-
     def _pace(self, procs: Sequence[int]) -> float:
         """A job's rate on `procs` relative to its profile: the slowest member's speed times
         the chance that no member's owner holds it (module docstring)."""
@@ -234,13 +179,15 @@ class _Engine:
             for p in procs:
                 pace *= self.avail[p]
         return pace
+
     def _push(self, t: float, kind: int, job: _Run) -> None:
         self.tick += 1
         _heappush(self.heap, (t, self.tick, kind, job, job.ver))
 
+
     # -- the policy call ---------------------------------------------------
     def _call(self, reason: Reason, subject: _Run | None) -> None:
-        if self.rtc and not (self.queue and self.free):  # nothing it could do
+        if self.idle_for_policy():
             return
         snap = self.snap  # one object, refreshed per call: policies must not keep it
         snap.time = self.now
@@ -262,12 +209,8 @@ class _Engine:
 
     def _apply(self, actions) -> list[_Run]:
         acked: list[_Run] = []
-        by_id = self.by_id
         for action in actions:
-            try:
-                job = by_id[action.job]
-            except KeyError:
-                raise PolicyError(f"{self.policy.name}: unknown job {action.job!r}") from None
+            job = self.job_of(action)
             if type(action) is Start:
                 self._start(job, action.procs)
             elif type(action) is Preempt:
@@ -279,38 +222,14 @@ class _Engine:
                 raise PolicyError(f"{self.policy.name}: unknown action {action!r}")
         return acked
 
-    def _check_size(self, job: _Run, procs: tuple[int, ...]) -> None:
-        if not 1 <= len(procs) <= job.pmax:
-            raise PolicyError(f"{self.policy.name}: job {job.id} given {len(procs)} processors "
-                              f"(allowed 1..{job.pmax})")
-
     def _start(self, job: _Run, procs: tuple[int, ...]) -> None:
-        if job.status is not _QUEUED:
-            raise PolicyError(f"{self.policy.name}: start of job {job.id} which is {job.status.value}")
-        n = len(procs)
-        if not 1 <= n <= job.pmax:
-            self._check_size(job, procs)
-        m = 0
-        for p in procs:
-            m |= 1 << p
-        if self.free & m != m or m.bit_count() != n:
-            raise PolicyError(f"{self.policy.name}: job {job.id} started on busy processors {procs}")
-        self.free ^= m
-        job.pmask = m
-        queue, qkeys = self.queue, self.qkeys
-        i = 0 if queue[0] is job else bisect_left(qkeys, job.qkey)
-        del qkeys[i]
-        del queue[i]
+        procs = self.start(job, procs)
         now = self.now
         ready = self.ready
         if ready is not None:  # the policy gave it processors whose last owner is still exiting
             now = max(now, max([ready[p] for p in procs]))
-        job.status = _RUNNING
         job.start = job.t_area = job.t0 = now
-        if type(procs) is not tuple:
-            procs = tuple(procs)
-        job.procs = procs
-        job.history.append(procs)
+        n = len(procs)
         T = job.model.T(n)
         if self.paced:
             T /= self._pace(procs)
@@ -318,21 +237,14 @@ class _Engine:
         pause = job.startup + job.setup_work / n if job.setup_work else job.startup
         if pause > 0:  # launching and setting up: no progress yet (slowed like the job, on its members)
             job.t0 = now + pause * T / job.model.T(n)
-        self.running[job.seq] = job
         self.tick += 1
         _heappush(self.heap, (job.t0 + T, self.tick, _FINISH, job, job.ver))
         if self.record:
             self.log.append(TimelineEvent(now, job.id, "start", procs))
 
-
     def _preempt(self, job: _Run) -> bool:
         """Request a preemption; True if acknowledged on the spot (zero overhead)."""
-        if job.status is not _RUNNING:
-            raise PolicyError(f"{self.policy.name}: preempt of job {job.id} which is {job.status.value}")
-        del self.running[job.seq]
-        job.npre += 1
-        job.status = _PREEMPTING
-        self.preempting[job.seq] = job
+        self.preempt(job)
         now = self.now
         if self.record:
             self.log.append(TimelineEvent(now, job.id, "preempt_request", job.procs))
@@ -348,72 +260,47 @@ class _Engine:
         if k < m:
             job.ack_x = k / m
             t_ack = job.t0 + (job.ack_x - job.x) / job.rate
-            self.tick += 1
-            _heappush(self.heap, (t_ack if t_ack > now else now, self.tick, _ACK, job, job.ver))
+            self._push(t_ack if t_ack > now else now, _ACK, job)
         return False
 
     def _ack(self, job: _Run, x: float) -> None:
-        del self.preempting[job.seq]
-        job.status = _PREEMPTED
+        self.ack(job)
         job.x = x
         job.rate = 0.0
         job.ver += 1  # its finish event no longer holds
-        self.preempted[job.seq] = job
         if self.record:
             self.log.append(TimelineEvent(self.now, job.id, "ack", job.procs))
 
     def _resize(self, job: _Run, procs: tuple[int, ...]) -> None:
-        if job.status is not _PREEMPTED:
-            raise PolicyError(f"{self.policy.name}: resize of job {job.id} which is {job.status.value}")
-        n = len(procs)
-        if not 1 <= n <= job.pmax:
-            self._check_size(job, procs)
-        new = 0
-        for p in procs:
-            new |= 1 << p
-        old = job.pmask
-        common = old & new
-        if new.bit_count() != n or (common != old and common != new):
-            raise PolicyError(f"{self.policy.name}: resize of job {job.id} from {job.procs} to "
-                              f"{procs} breaks the subset restriction")
-        added = new & ~old
-        free = self.free
-        if free & added != added:
-            raise PolicyError(f"{self.policy.name}: job {job.id} resized onto busy processors {procs}")
-        self.free = (free & ~added) | (old & ~new)
-        del self.preempted[job.seq]
+        old_procs, old = job.procs, job.pmask
         now = self.now
+        procs = self.resize(job, procs, now)
+        new = job.pmask
         if new == old or self.zero:
             cost = 0.0
         elif job.cost_fn is not None:
-            cost = job.cost_fn(job.procs, tuple(sorted(procs)))
+            cost = job.cost_fn(old_procs, procs)
             if not (cost >= 0 and math.isfinite(cost)):
-                raise ValueError(f"job {job.id}: resize_cost gave {cost} for {job.procs} -> {procs}")
+                raise ValueError(f"job {job.id}: resize_cost gave {cost} for {old_procs} -> {procs}")
         else:
             cost = job.cost
         ready = self.ready
         if ready is not None and new != old:
+            added = new & ~old
             if added:  # grow: the new processors may still be held by their last owner
                 cost = max(cost, max([ready[p] for p in procs if added >> p & 1]) - now)
             # a member that leaves sends its data first (the resize's cost), then exits
             shed = now + (job.release if job.release > cost else cost)
-            for p in job.procs:
+            for p in old_procs:
                 if not new >> p & 1:
                     ready[p] = shed
-        job.area += len(job.procs) * (now - job.t_area)
-        job.t_area = now
-        job.procs = procs = tuple(sorted(procs))
-        job.pmask = new
-        job.history.append(procs)
-        job.status = _RUNNING
-        T = job.model.T(n)
+        T = job.model.T(len(procs))
         if self.paced:
             T /= self._pace(procs)
         job.rate = rate = 1.0 / T
         job.t0 = t0 = now + cost
         if job.work_first:  # it runs a whole phase before its next safe point
             job.min_k = round(job.x * job.phases) + 1
-        self.running[job.seq] = job
         self.tick += 1
         _heappush(self.heap, (t0 + (1.0 - job.x) / rate, self.tick, _FINISH, job, job.ver))
         if cost > 0:
@@ -421,15 +308,24 @@ class _Engine:
         if self.record:
             self.log.append(TimelineEvent(now, job.id, "resize", procs))
 
+    def _finish(self, job: _Run) -> None:
+        now = self.now
+        job.x = 1.0
+        job.ver += 1
+        procs = self.finish(job, now)
+        ready = self.ready
+        if ready is not None:
+            for p in procs:
+                ready[p] = now + job.teardown
+        if self.record:
+            self.log.append(TimelineEvent(now, job.id, "finish", procs))
+
     # -- the event loop ----------------------------------------------------
     def run(self) -> SimResult:
         jobs, P, heap = self.jobs, self.P, self.heap
-        key = self.policy.queue_key
-        call = self._call
+        call, admit = self._call, self.admit
         heappop = _heappop
-        queue, qkeys, by_id = self.queue, self.qkeys, self.by_id
         record, log = self.record, self.log
-        runs: list[_Run] = []
         arrivals = [job.arrival for job in jobs]
         arrivals.append(math.inf)
         nxt, n = 0, len(jobs)
@@ -452,49 +348,17 @@ class _Engine:
                 spec = jobs[nxt]
                 job = _Run(spec, nxt, P)
                 nxt += 1
-                runs.append(job)
                 self.now = spec.arrival
-                by_id[job.id] = job
-                k = job.qkey = (key(job), job.seq)
-                if not qkeys or k > qkeys[-1]:
-                    qkeys.append(k)
-                    queue.append(job)
-                else:
-                    i = bisect_right(qkeys, k)
-                    qkeys.insert(i, k)
-                    queue.insert(i, job)
+                admit(job)
                 if record:
                     log.append(TimelineEvent(spec.arrival, job.id, "arrive", ()))
                 call(_ARRIVAL, job)
             else:
                 break
-        stuck = [r.id for r in runs if r.status is not Status.FINISHED]
+        stuck = self.unfinished()
         if stuck:
             raise PolicyError(f"policy {self.policy.name} left {len(stuck)} job(s) unfinished with "
-                              f"nothing left to happen (first: {stuck[0]!r})")
-        records = [JobRecord(r.id, r.arrival, r.start, r.finish, r.npre,
-                             r.area / (r.finish - r.start) if r.finish > r.start else 1.0,
-                             tuple(r.history), r.pmax, type(r.model).__name__) for r in runs]
-        return SimResult(self.policy.name, P, records, self.log)
-
-    def _finish(self, job: _Run) -> None:
-        if job.status is _PREEMPTING:
-            del self.preempting[job.seq]
-        else:
-            del self.running[job.seq]
-        now = self.now
-        job.status = _FINISHED
-        job.x = 1.0
-        job.finish = now
-        job.ver += 1
-        procs = job.procs
-        job.area += len(procs) * (now - job.t_area)
-        self.free |= job.pmask
-        job.pmask = 0
-        ready = self.ready
-        if ready is not None:
-            for p in procs:
-                ready[p] = now + job.teardown
-        if self.record:
-            self.log.append(TimelineEvent(now, job.id, "finish", procs))
-        job.procs = ()
+                              f"nothing left to happen (first: {stuck[0].id!r})")
+        job_record = self.job_record
+        return SimResult(self.policy.name, P, [job_record(r, type(r.model).__name__)
+                                               for r in self.by_id.values()], self.log)

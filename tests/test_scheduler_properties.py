@@ -1,9 +1,10 @@
 """Invariants under every registered policy, on random finite job streams (hypothesis).
 
-Checked from the timeline alone, independently of the engine's own guards:
-at most P processors in use and none shared, no job above its pmax, the
-subset restriction on every resize, every job finishes, and identical input
-gives an identical run.
+Checked from the timeline alone (scheduler.invariants, the same check the
+live audit runs), independently of the state machine's own guards: at most P
+processors in use and none shared, no job above its pmax, the subset
+restriction on every resize, every job finishes; and identical input gives an
+identical run.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scheduler.engine import simulate
+from scheduler.invariants import check_timeline
 from scheduler.model import Job, SevcikModel, TableModel
 from scheduler.registry import get_policy, policy_names
 
@@ -37,29 +39,7 @@ def streams(draw):
 
 def check_run(result, jobs, P):
     pmax = {j.id: P if j.model.pmax is None else min(P, j.model.pmax) for j in jobs}
-    held: dict = {}
-    finished = set()
-    last = 0.0
-    for e in result.timeline:
-        assert e.time >= last - 1e-12, "time went backwards"
-        last = e.time
-        if e.event in ("start", "resize"):
-            assert 1 <= len(e.procs) <= pmax[e.job], e
-            assert all(0 <= p < P for p in e.procs), e
-            if e.event == "resize":
-                old, new = set(held[e.job]), set(e.procs)
-                assert old <= new or new <= old, f"subset restriction broken: {old} -> {new}"
-            else:
-                assert e.job not in held
-            held[e.job] = e.procs
-        elif e.event == "finish":
-            finished.add(e.job)
-            del held[e.job]
-        in_use = [p for procs in held.values() for p in procs]
-        assert len(in_use) == len(set(in_use)), f"processor shared at t={e.time}: {held}"
-        assert len(in_use) <= P
-    assert finished == {j.id for j in jobs}
-    assert not held
+    assert check_timeline(result.timeline, P, pmax, [j.id for j in jobs]) == []
     for r in result.jobs:
         assert r.submission <= r.start <= r.finish
         assert 1 - 1e-9 <= r.mean_partition <= pmax[r.id] + 1e-9

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Sequence
 
+from scheduler import invariants
 from scheduler.actions import Preempt, Start
 from scheduler.live.result import LiveResult
 from scheduler.live.stream import Arrival
@@ -22,28 +23,8 @@ from scheduler.snapshot import JobView, Reason, Snapshot, Status
 
 
 def check_timeline(result: LiveResult) -> list[str]:
-    problems: list[str] = []
-    held: dict[object, set[int]] = {}
-    for e in result.timeline:
-        procs = set(e.procs)
-        if e.event in ("start", "resize"):
-            if any(p < 0 or p >= result.P for p in procs):
-                problems.append(f"t={e.time:.3f} job {e.job} {e.event} outside 0..{result.P - 1}: {sorted(procs)}")
-            if e.event == "resize":
-                old = held.get(e.job, set())
-                if not (old <= procs or procs <= old):
-                    problems.append(f"t={e.time:.3f} job {e.job} resize {sorted(old)} -> {sorted(procs)} "
-                                    "breaks the subset rule")
-            for other, theirs in held.items():
-                if other != e.job and theirs & procs:
-                    problems.append(f"t={e.time:.3f} job {e.job} {e.event} on {sorted(procs)} while job {other} "
-                                    f"holds {sorted(theirs)}")
-            held[e.job] = procs
-        elif e.event == "finish":
-            held.pop(e.job, None)
-        if sum(len(s) for s in held.values()) > result.P:
-            problems.append(f"t={e.time:.3f} more than P={result.P} processors held")
-    return problems
+    """The scheduling rules, from the run's timeline (scheduler.invariants)."""
+    return invariants.check_timeline(result.timeline, result.P)
 
 
 def check_physical(result: LiveResult) -> list[str]:

@@ -32,12 +32,10 @@ import queue
 import threading
 import time
 import uuid
-from bisect import bisect_right
 from collections import deque
 from typing import Callable, Sequence
 
 from scheduler.actions import Preempt, Resize, Start
-from scheduler.engine import PolicyError, check_jobs
 from scheduler.live.channel import Event, Launch
 from scheduler.live.result import Decision, JobState, LiveResult, PhysicalRun, ResizeCost
 from scheduler.live.stream import Arrival
@@ -45,7 +43,8 @@ from scheduler.model import Job
 from scheduler.policy import Policy
 from scheduler.registry import get_policy
 from scheduler.results import JobRecord, TimelineEvent
-from scheduler.snapshot import JobView, Reason, Snapshot, Status
+from scheduler.snapshot import Reason, Snapshot, Status
+from scheduler.state_machine import PolicyError, SchedulerState, TrackedJob, check_jobs
 from workloads.control_server import ControlServer
 from workloads.launch import Launcher
 from workloads.redistribution_plan import resize_kind
@@ -67,25 +66,16 @@ def check_arrivals(arrivals: Sequence[Arrival], policy: Policy) -> None:
     check_jobs([Job(a.id, a.arrival, a.job_class.model) for a in arrivals], policy)
 
 
-class _Job(JobView):
-    """Executor-side job: the policy's view plus what is going on physically."""
+class _Job(TrackedJob):
+    """Executor-side job: the state machine's job plus what is going on physically."""
 
-    __slots__ = ("cls", "key", "qkey", "pmask", "history", "start", "finish", "area", "t_area", "npre",
-                 "launches", "pending", "leaving", "outbox", "failed", "error", "done", "request", "reconf",
+    __slots__ = ("cls", "key", "launches", "pending", "leaving", "outbox", "failed", "error", "done", "request", "reconf",
                  "resizes", "delay_s")
 
     def __init__(self, arrival: Arrival, seq: int, P: int, key: str) -> None:
         super().__init__(arrival.id, seq, arrival.arrival, arrival.job_class.model, P)
         self.cls = arrival.job_class
         self.key = key
-        self.qkey: tuple = ()
-        self.pmask = 0
-        self.history: list[tuple[int, ...]] = []
-        self.start = math.nan
-        self.finish = math.nan
-        self.area = 0.0
-        self.t_area = 0.0
-        self.npre = 0
         self.launches: list[Launch] = []
         self.pending: Launch | None = None  # decided, waiting for its workstations
         self.leaving: Launch | None = None  # told to release its workstations for a relaunch
@@ -135,13 +125,7 @@ class LiveExecutor:
         self.tag = tag or f"live-{uuid.uuid4().hex[:8]}"
         self.on_finish = on_finish  # called as each job leaves, so a caller can store it at once
         self.stop = stop  # set from another thread: the loop raises Stopped within a second
-        # policy-side state, as in the engine
-        self.free = (1 << self.P) - 1
-        self.running: dict[int, _Job] = {}
-        self.preempting: dict[int, _Job] = {}
-        self.preempted: dict[int, _Job] = {}
-        self.queue: list[_Job] = []
-        self.by_id: dict[object, _Job] = {}
+        self.state = SchedulerState(self.policy, self.P)  # what the policy sees, as in the engine
         self.jobs: list[_Job] = []
         # physical state
         self.occupant: dict[str, Launch] = {}
@@ -230,10 +214,7 @@ class LiveExecutor:
     def _arrive(self, arrival: Arrival, seq: int) -> None:
         job = _Job(arrival, seq, self.P, f"{self.tag}-{arrival.id}")
         self.jobs.append(job)
-        self.by_id[job.id] = job
-        job.qkey = (self.policy.queue_key(job), seq)
-        keys = [j.qkey for j in self.queue]
-        self.queue.insert(bisect_right(keys, job.qkey), job)
+        self.state.admit(job)
         self._log(arrival.arrival, job, "arrive", ())
         self.progress(f"job {job.id} arrived", self.n_done, len(self.arrivals))
         self._call(Reason.ARRIVAL, job, arrival.arrival)
@@ -254,11 +235,7 @@ class LiveExecutor:
                 else:
                     job.outbox.clear()
         elif kind == "ack":
-            if job.status is not Status.PREEMPTING:
-                raise RuntimeError(f"job {job.id} acknowledged a preemption it was not asked for")
-            del self.preempting[job.seq]
-            job.status = Status.PREEMPTED
-            self.preempted[job.seq] = job
+            self.state.ack(job)
             job.request.ack_at = t
             job.request.iteration = int(ev.message.get("iteration", -1))
             self._log(t, job, "ack", job.procs)
@@ -330,20 +307,10 @@ class LiveExecutor:
     def _finish(self, job: _Job, t: float) -> None:
         if job.status is Status.FINISHED:
             return
-        if job.status is Status.QUEUED:  # cannot happen: only launched jobs report
-            raise RuntimeError(f"job {job.id} finished while queued")
-        for table in (self.running, self.preempting, self.preempted):
-            table.pop(job.seq, None)
         if job.outbox and job.request is not None:  # a request that never reached the job
             self._log(job.request.requested_at, job, "preempt_request", job.request.from_procs)
             job.outbox.clear()
-        job.status = Status.FINISHED
-        job.finish = t
-        job.area += len(job.procs) * (t - job.t_area)
-        self.free |= job.pmask
-        job.pmask = 0
-        self._log(t, job, "finish", job.procs)
-        job.procs = ()
+        self._log(t, job, "finish", self.state.finish(job, t))
         self.n_done += 1
         what = "failed" if job.failed else "finished"
         if self.on_finish is not None:
@@ -353,99 +320,61 @@ class LiveExecutor:
 
     # -- the policy call ------------------------------------------------------
     def _call(self, reason: Reason, subject: _Job, t: float) -> None:
-        if self.policy.run_to_completion and not (self.queue and self.free):
+        state = self.state
+        if state.idle_for_policy():
             return
-        snap = Snapshot(t, self.P, reason, subject, self.free, self.running, self.preempting,
-                        self.preempted, self.queue)
-        state = Decision.state_of(snap)
+        snap = Snapshot(t, self.P, reason, subject, state.free, state.running, state.preempting,
+                        state.preempted, state.queue)
+        seen = Decision.state_of(snap)
         t_a = time.perf_counter_ns()
         actions = self.policy.decide(snap)
         t_b = time.perf_counter_ns()
-        self.decisions.append(Decision(t, reason.value, subject.id, state, tuple(actions), (t_b - t_a) / 1e9))
+        self.decisions.append(Decision(t, reason.value, subject.id, seen, tuple(actions), (t_b - t_a) / 1e9))
         for action in actions:
             self._apply(action, t)
 
     def _apply(self, action, t: float) -> None:
-        name = self.policy.name
-        job = self.by_id.get(action.job)
-        if job is None:
-            raise PolicyError(f"{name}: unknown job {action.job!r}")
+        """Carry out one action: the state machine checks and records it, then the cluster follows."""
+        job = self.state.job_of(action)
         if type(action) is Start:
-            if job.status is not Status.QUEUED:
-                raise PolicyError(f"{name}: start of job {job.id} which is {job.status.value}")
-            procs = tuple(sorted(action.procs))
-            m = self._mask(job, procs)
-            if self.free & m != m:
-                raise PolicyError(f"{name}: job {job.id} started on busy processors {procs}")
-            self.free ^= m
-            self.queue.remove(job)
-            job.status = Status.RUNNING
-            job.procs, job.pmask = procs, m
-            job.history.append(procs)
-            self.running[job.seq] = job
+            procs = self.state.start(job, action.procs)
             self._queue_launch(job, procs, resume=False)
         elif type(action) is Preempt:
-            if job.status is not Status.RUNNING:
-                raise PolicyError(f"{name}: preempt of job {job.id} which is {job.status.value}")
-            del self.running[job.seq]
-            job.status = Status.PREEMPTING
-            self.preempting[job.seq] = job
-            job.npre += 1
-            job.request = ResizeCost(job.id, requested_at=t, from_procs=job.procs)
-            launch = job.current
-            sent = None
-            if job.pending is None and job.leaving is None and launch is not None and launch.conn is not None:
-                sent = launch.send({"type": "preempt"})
-            if sent is not None:
-                job.request.sent_at = self._rel(sent)
-                self._log(job.request.sent_at, job, "preempt_request", job.procs)
-            else:  # launching or relaunching: sent when the new mpiexec says hello (or never: it ended)
-                job.outbox.append({"type": "preempt"})
+            self.state.preempt(job)
+            self._request_preemption(job, t)
         elif type(action) is Resize:
-            if job.status is not Status.PREEMPTED:
-                raise PolicyError(f"{name}: resize of job {job.id} which is {job.status.value}")
-            procs = tuple(sorted(action.procs))
-            new = self._mask(job, procs)
-            old = job.pmask
-            common = old & new
-            if common != old and common != new:
-                raise PolicyError(f"{name}: resize of job {job.id} from {job.procs} to {procs} "
-                                  "breaks the subset restriction")
-            added = new & ~old
-            if self.free & added != added:
-                raise PolicyError(f"{name}: job {job.id} resized onto busy processors {procs}")
-            self.free = (self.free & ~added) | (old & ~new)
-            del self.preempted[job.seq]
-            job.area += len(job.procs) * (t - job.t_area)
-            job.t_area = t
             old_hosts = [self.hosts[p] for p in job.procs]
-            new_hosts = [self.hosts[p] for p in procs]
-            kind = resize_kind(old_hosts, new_hosts)
-            r = job.reconf = job.request
-            job.request = None
-            r.to_procs, r.kind, r.partition_at = procs, kind, t
-            if job.current.send({"type": "partition", "hosts": new_hosts}) is None:
-                job.error = "channel closed before the partition could be sent"  # its exit event fails it
-            job.procs, job.pmask = procs, new
-            job.history.append(procs)
-            job.status = Status.RUNNING
-            self.running[job.seq] = job
-            self._log(t, job, "resize", procs)
-            if kind != "same":
-                job.leaving = job.current
-                self._queue_launch(job, procs, resume=True)
+            procs = self.state.resize(job, action.procs, t)
+            self._repartition(job, old_hosts, procs, t)
         else:
-            raise PolicyError(f"{name}: unknown action {action!r}")
+            raise PolicyError(f"{self.policy.name}: unknown action {action!r}")
 
-    def _mask(self, job: _Job, procs: tuple[int, ...]) -> int:
-        if not 1 <= len(procs) <= job.pmax or len(set(procs)) != len(procs) \
-                or not all(isinstance(p, int) and 0 <= p < self.P for p in procs):
-            raise PolicyError(f"{self.policy.name}: job {job.id} given processors {procs} "
-                              f"(allowed 1..{job.pmax} distinct ids below {self.P})")
-        m = 0
-        for p in procs:
-            m |= 1 << p
-        return m
+    def _request_preemption(self, job: _Job, t: float) -> None:
+        """Send `preempt` now, or when the job's next mpiexec says hello."""
+        job.request = ResizeCost(job.id, requested_at=t, from_procs=job.procs)
+        launch = job.current
+        sent = None
+        if job.pending is None and job.leaving is None and launch is not None and launch.conn is not None:
+            sent = launch.send({"type": "preempt"})
+        if sent is not None:
+            job.request.sent_at = self._rel(sent)
+            self._log(job.request.sent_at, job, "preempt_request", job.procs)
+        else:  # launching or relaunching: sent when the new mpiexec says hello (or never: it ended)
+            job.outbox.append({"type": "preempt"})
+
+    def _repartition(self, job: _Job, old_hosts: list[str], procs: tuple[int, ...], t: float) -> None:
+        """Send `partition`; unless the set is unchanged, relaunch once the old mpiexec has left."""
+        new_hosts = [self.hosts[p] for p in procs]
+        kind = resize_kind(old_hosts, new_hosts)
+        r = job.reconf = job.request
+        job.request = None
+        r.to_procs, r.kind, r.partition_at = procs, kind, t
+        if job.current.send({"type": "partition", "hosts": new_hosts}) is None:
+            job.error = "channel closed before the partition could be sent"  # its exit event fails it
+        self._log(t, job, "resize", procs)
+        if kind != "same":
+            job.leaving = job.current
+            self._queue_launch(job, procs, resume=True)
 
     # -- launching ------------------------------------------------------------
     def _queue_launch(self, job: _Job, procs: tuple[int, ...], *, resume: bool) -> None:
@@ -506,12 +435,9 @@ class LiveExecutor:
 
     # -- results --------------------------------------------------------------
     def _record(self, job: _Job) -> tuple[JobRecord, JobState]:
-        execution = job.finish - job.start
-        record = JobRecord(job.id, job.arrival, job.start, job.finish, job.npre,
-                           job.area / execution if execution > 0 else float(len(job.history[0]) if job.history else 0),
-                           tuple(job.history), job.pmax, job.cls.name)
-        return record, JobState(job.id, job.cls.name, job.key, "failed" if job.failed else "done", job.error,
-                                len(job.launches), job.done, job.delay_s)
+        return self.state.job_record(job, job.cls.name), JobState(
+            job.id, job.cls.name, job.key, "failed" if job.failed else "done", job.error,
+            len(job.launches), job.done, job.delay_s)
 
     def holders(self) -> dict[str, int | str]:
         """Workstation -> id of the job whose mpiexec holds it now (for a caller that lost a workstation)."""
