@@ -155,14 +155,7 @@ def predict(stream: Sequence[StreamJob], classes: Mapping[str, ClassModel], poli
                         resize_cost=cm.resize_cost, startup=cm.startup(), work_first=True,
                         setup_work=cm.setup_work_s))
     records = {r.id: r for r in simulate(jobs, policy, P, timeline=False, speeds=speeds, availability=availability).jobs}
-    out = []
-    for sj, job in zip(stream, jobs):
-        r = records[sj.id]
-        pmax = job.model.pmax
-        out.append(JobOutcome(sj.id, sj.cls, sj.demand, sj.arrival, r.start, r.finish, r.mean_partition,
-                              max(len(procs) for procs in r.allocations),
-                              min(pmax, P), r.preemptions))
-    return out
+    return [JobOutcome.of(sj, records[sj.id]) for sj in stream]
 
 
 def summarize(outcomes: Sequence[JobOutcome], warmup: int) -> dict[str, float]:

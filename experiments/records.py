@@ -1,5 +1,11 @@
 """The records every part of an experiment passes around: stream jobs and job outcomes.
 
+A job's vocabulary from stream to report: a `StreamJob` (what arrives) runs
+as a scheduler job (`scheduler.model.Job` simulated, a live `Arrival`), the
+scheduler records it as a `scheduler.results.JobRecord` either way, and
+`JobOutcome.of` puts that record back beside its stream job, on the stream's
+clock, for the store, the predictions and the report.
+
 Kept apart from the code that makes or consumes them so the arrival
 generator, the SWF reader, the runner, the predictor, the results store and
 the report agree on one shape without importing each other.
@@ -9,6 +15,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 from typing import Any
+
+from scheduler.results import JobRecord
 
 
 @dataclass(frozen=True)
@@ -57,6 +65,16 @@ class JobOutcome:
     # Speed the job's workstations delivered over its span, relative to the speed the prediction
     # assumed for them (1.0: as assumed); None until a host-core meter measured it. Predictions leave it None.
     delivered_speed: float | None = None
+
+    @classmethod
+    def of(cls, job: StreamJob, record: JobRecord, *, offset: float = 0.0, status: str = "done",
+           error: str = "") -> "JobOutcome":
+        """A stream job's outcome from the scheduler's record of it, measured or simulated alike.
+        `offset` moves the record's times (seconds since its run started) onto the stream's clock."""
+        return cls(job_id=job.id, cls=job.cls, demand=job.demand, arrival=job.arrival,
+                   start=offset + record.start, finish=offset + record.finish, mean_procs=record.mean_partition,
+                   max_procs=max((len(a) for a in record.allocations), default=0), requested=record.requested,
+                   preemptions=record.preemptions, status=status, error=error)
 
     @property
     def wait(self) -> float:

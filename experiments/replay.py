@@ -14,7 +14,6 @@ cost; no measured job time or resize cost goes in.
 """
 from __future__ import annotations
 
-import io
 import statistics
 from typing import Callable
 
@@ -31,21 +30,13 @@ Log = Callable[[str], None]
 
 
 def resize_samples(store: ResultsStore, cells: pd.DataFrame) -> pd.DataFrame:
-    """Every measured resize onto a different set, with the class of its job."""
-    frames = []
+    """Every measured resize onto a different set that ran again, with the class of its job."""
+    rows = []
     for cell_id in cells["cell_id"]:
         classes = {j.id: j.cls for j in store.stream_of(int(cell_id))}
-        for name, text in store.artifacts(int(cell_id)).items():
-            if not name.startswith("resizes-") or not text.strip():
-                continue
-            df = pd.read_csv(io.StringIO(text))
-            if df.empty or "kind" not in df:
-                continue
-            df = df[df["kind"].isin(["loser", "winner"]) & df["reconfig_s"].notna()].copy()
-            df["cls"] = [classes.get(int(j), "") for j in df["job"]]
-            frames.append(df)
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["cls", "reconfig_s",
-                                                                                      "bytes_moved"])
+        rows += [{**r.row(), "cls": classes.get(int(r.job), "")} for r in store.resizes(int(cell_id))
+                 if r.kind in ("loser", "winner") and r.reconfig_s is not None]
+    return pd.DataFrame(rows) if rows else pd.DataFrame(columns=["cls", "reconfig_s", "bytes_moved"])
 
 
 def measured_overheads(config: ExperimentConfig, samples: pd.DataFrame) -> dict[str, OverheadModel]:

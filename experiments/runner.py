@@ -336,16 +336,9 @@ class Runner:
         hosts = list(self.hosts)
 
         def outcome(record, status: str, error: str) -> JobOutcome:
-            job = by_id[record.id]
-            sizes = [len(a) for a in record.allocations]
-            return JobOutcome(job_id=job.id, cls=job.cls, demand=job.demand, arrival=job.arrival,
-                              start=offset + record.start, finish=offset + record.finish,
-                              mean_procs=record.mean_partition, max_procs=max(sizes, default=0),
-                              requested=items_pmax[job.id], preemptions=record.preemptions,
-                              status=status, error=error)
+            return JobOutcome.of(by_id[record.id], record, offset=offset, status=status, error=error)
 
         state_dir = meter_dir(c)
-        items_pmax = {a.id: min(a.job_class.model.pmax or len(hosts), len(hosts)) for a in items}
 
         def on_finish(record, st) -> None:
             error = st.error

@@ -31,7 +31,7 @@ from testbed.load.monitor import summarize
 
 Log = Callable[[str], None]
 
-ARTIFACTS = "artifacts"  # a segment's timeline, decisions, resizes and runs CSVs
+ARTIFACTS = "artifacts"  # a segment's timeline, decisions and runs CSVs, and its resizes table rows
 AVAILABILITY = "availability"  # a cell's AvgAvailCPU / AvgAvailBW over its last segment
 MONITOR = "monitor"  # a runner session's monitor series (step name: monitor-<session>)
 PREDICTIONS = "predictions"  # every cell replayed through the engine
@@ -71,12 +71,13 @@ def attempt(store: ResultsStore, step: str, fn: Callable[[], object], *, log: Lo
 # ---- the steps themselves -----------------------------------------------------------------------
 
 def segment_artifacts(store: ResultsStore, cell: int, seg: int, offset: float, result: LiveResult) -> None:
-    """The segment's timeline (on the cell's stream clock), decisions, resizes and physical runs."""
+    """The segment's timeline (on the cell's stream clock), decisions and physical runs as CSV
+    artifacts, and its resizes into the store's resizes table."""
     tl = result.timeline_dataframe()
     tl["time"] = tl["time"] + offset
     store.add_artifact(cell, f"timeline-{seg}.csv", tl.to_csv(index=False))
     store.add_artifact(cell, f"decisions-{seg}.csv", result.decisions_dataframe().to_csv(index=False))
-    store.add_artifact(cell, f"resizes-{seg}.csv", result.resizes_dataframe().to_csv(index=False))
+    store.add_resizes(cell, seg, offset, result.resizes)
     store.add_artifact(cell, f"runs-{seg}.csv", result.runs_dataframe().to_csv(index=False))
 
 

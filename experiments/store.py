@@ -26,10 +26,12 @@ from typing import Any, Self
 
 import pandas as pd
 
+from experiments import store_resizes
 from experiments.records import JobOutcome, StreamJob
+from workloads.records import ResizeRecord
 
 FORMAT = "nowlab-results"
-VERSION = 2  # 2: step_failures (a version-1 store gains the table when opened for writing)
+VERSION = 3  # 2: step_failures; 3: resizes (an older store gains each table when opened for writing)
 CELL_STATUSES = ("pending", "running", "done", "interrupted", "failed")
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -91,7 +93,7 @@ CREATE TABLE availability (cell_id INTEGER PRIMARY KEY REFERENCES cells(id), jso
 CREATE TABLE artifacts (  -- cell_id NULL: the whole run's (e.g. the monitor's series)
     cell_id INTEGER REFERENCES cells(id), name TEXT NOT NULL, text TEXT NOT NULL);
 CREATE UNIQUE INDEX artifacts_name ON artifacts (COALESCE(cell_id, -1), name);
-""" + _STEPS_SCHEMA
+""" + _STEPS_SCHEMA + store_resizes.SCHEMA
 
 
 @dataclass(frozen=True)
@@ -134,8 +136,8 @@ class ResultsStore:
         self.config_text: str = meta.get("config_text", "")
         self.created_at: float = float(meta.get("created_at", "nan"))
         self._has_speed = "delivered_speed" in _columns(conn, "jobs")  # read-only older store: NULLs
-        self._has_steps = bool(conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'step_failures'").fetchone())
+        self._has_steps = _has_table(conn, "step_failures")
+        self._has_resizes = _has_table(conn, "resizes")  # read-only older store: its CSV artifacts
 
     # ---- opening ---------------------------------------------------------------------------------
 
@@ -194,6 +196,7 @@ class ResultsStore:
                 conn.execute("PRAGMA synchronous = FULL")  # a committed job survives a power cut too
                 with conn:  # an older store gains the step_failures table and the delivered_speed columns
                     conn.executescript(_STEPS_SCHEMA)
+                    _migrate_resizes(conn)
                     for table in ("jobs", "predictions"):
                         if "delivered_speed" not in _columns(conn, table):
                             conn.execute(f"ALTER TABLE {table} ADD COLUMN delivered_speed REAL")
@@ -377,6 +380,25 @@ class ResultsStore:
                            "ORDER BY job_id", (cell_id,))
         return [StreamJob(int(i), cls, arr, dem, None if req is None else int(req)) for i, cls, arr, dem, req in rows]
 
+    # ---- resizes ---------------------------------------------------------------------------------
+
+    def add_resizes(self, cell_id: int, segment: int, offset_s: float, records: Sequence[ResizeRecord]) -> None:
+        """A segment's measured preemptions (times on the segment's clock, stored on the cell's
+        stream clock); replaces the segment's earlier copy, so a redone step counts once."""
+        rows = [store_resizes.to_row(r, offset_s) for r in records]
+        with self._tx() as c:
+            store_resizes.insert(c, cell_id, segment, rows)
+
+    def resizes(self, cell_id: int) -> list[ResizeRecord]:
+        """The cell's measured preemptions, every segment's, in order; times on the stream clock."""
+        if not self._has_resizes:
+            offsets = {s["seq"]: s["offset_s"] for s in self.segments(cell_id)}
+            return [store_resizes.from_row(row) for seg, text in _legacy_artifacts(self.artifacts(cell_id))
+                    for row in store_resizes.legacy_rows(text, offsets.get(seg, 0.0))]
+        rows = self._query(f"SELECT {', '.join(store_resizes.COLUMNS)} FROM resizes WHERE cell_id = ? "
+                           "ORDER BY segment, seq", (cell_id,))
+        return [store_resizes.from_row(row) for row in rows]
+
     def set_predictions(self, cell_id: int, outcomes: Sequence[JobOutcome]) -> None:
         """Replace the cell's predicted outcomes (one simulator replay of its stream)."""
         rows = [(cell_id, o.job_id, *(_value(getattr(o, k)) for k in _OUTCOME_COLS)) for o in outcomes]
@@ -495,6 +517,38 @@ _NO_FAILED_STEPS = "''"  # a version-1 store read-only: no such table
 # A cell's failed steps as one text, e.g. "availability: ValueError: ...; artifacts (segment 2): ..."
 _FAILED_STEPS = ("COALESCE((SELECT GROUP_CONCAT(f.step || COALESCE(' (segment ' || f.segment || ')', '') "
                  "|| ': ' || f.error, '; ') FROM step_failures f WHERE f.cell_id = c.id), '')")
+
+
+def _has_table(conn: sqlite3.Connection, table: str) -> bool:
+    return bool(conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone())
+
+
+def _legacy_artifacts(artifacts: dict[str, str]) -> list[tuple[int, str]]:
+    """(segment, text) of the `resizes-<segment>.csv` artifacts a version-2 store kept resizes in."""
+    out = []
+    for name, text in artifacts.items():
+        stem = name.removeprefix("resizes-").removesuffix(".csv")
+        if name.startswith("resizes-") and stem.isdigit() and text.strip():
+            out.append((int(stem), text))
+    return sorted(out)
+
+
+def _migrate_resizes(conn: sqlite3.Connection) -> None:
+    """A version-2 store opened for writing: its resizes CSV artifacts become rows of the table."""
+    had = _has_table(conn, "resizes")
+    conn.executescript(store_resizes.SCHEMA)
+    if had:
+        return
+    offsets = {(int(c), int(s)): float(o) for c, s, o in conn.execute("SELECT cell_id, seq, offset_s FROM segments")}
+    by_cell: dict[int, dict[str, str]] = {}
+    for cell_id, name, text in conn.execute("SELECT cell_id, name, text FROM artifacts WHERE name LIKE 'resizes-%'"):
+        if cell_id is not None:
+            by_cell.setdefault(int(cell_id), {})[name] = text
+    for cell_id, artifacts in by_cell.items():
+        for seg, text in _legacy_artifacts(artifacts):
+            store_resizes.insert(conn, cell_id, seg,
+                                 store_resizes.legacy_rows(text, offsets.get((cell_id, seg), 0.0)))
+        conn.execute("DELETE FROM artifacts WHERE cell_id = ? AND name LIKE 'resizes-%'", (cell_id,))
 
 
 def _columns(conn: sqlite3.Connection, table: str) -> set[str]:

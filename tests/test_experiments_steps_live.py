@@ -85,7 +85,8 @@ def test_failing_availability_and_artifacts_leave_cells_done_and_are_redone(dock
         assert steps.redo(store, logs.append) == []
         assert store.step_failures() == []
         arts = store.artifacts(1)
-        assert {"timeline-1.csv", "decisions-1.csv", "resizes-1.csv", "runs-1.csv"} <= set(arts)
+        assert {"timeline-1.csv", "decisions-1.csv", "runs-1.csv"} <= set(arts)
+        assert len(store.resizes(1)) == arts["decisions-1.csv"].count("Preempt(")  # one row per request
         assert arts["timeline-1.csv"].count(",finish,") == 3  # every job's finish, from the pickled record
         for cell in (1, 2):
             av = store.availability(cell)

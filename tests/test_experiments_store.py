@@ -262,3 +262,50 @@ def test_a_config_read_back_gives_the_same_stream(tmp_path: Path) -> None:
     again = ExperimentConfig.model_validate(ResultsStore.open(tmp_path / "r.sqlite").config)
     assert stream_for(again, 0.25, 0) == stream_for(config, 0.25, 0)
     s.close()
+
+
+def _resize(job: int, at: float) -> "ResizeRecord":
+    from workloads.records import ResizeRecord
+    r = ResizeRecord(job, requested_at=at, from_procs=(0, 1, 2), to_procs=(0, 1), from_hosts=("ws1", "ws2", "ws3"),
+                     to_hosts=("ws1", "ws2"), kind="loser", iteration=3, sent_at=at + 0.1, ack_at=at + 0.5,
+                     partition_at=at + 0.6, released_at=at + 0.9, exited_at=at + 1.0, relaunched_at=at + 1.1,
+                     running_at=at + 2.0)
+    r.add_report({"bytes_moved": 4096, "redistribution_s": 0.2, "checkpoint_s": 0.0})
+    return r
+
+
+def test_resizes_are_a_typed_table_on_the_stream_clock(store: ResultsStore) -> None:
+    cell = store.ensure_cell("RA", 0.1, 0, stream())
+    seg = store.start_segment(cell, 30.0, ["ws1", "ws2", "ws3"], None)
+    store.add_resizes(cell, seg, 30.0, [_resize(1, 5.0), _resize(2, 7.0)])
+    store.add_resizes(cell, seg, 30.0, [_resize(1, 5.0), _resize(2, 7.0)])  # a redone step counts once
+    got = store.resizes(cell)
+    assert [r.job for r in got] == [1, 2] and got[0].requested_at == pytest.approx(35.0)
+    assert got[0].from_procs == (0, 1, 2) and got[0].to_hosts == ("ws1", "ws2") and got[0].exited_at == pytest.approx(36.0)
+    assert got[0].reconfig_s == pytest.approx(1.4) and got[0].bytes_moved == 4096 and got[0].relaunched_at == pytest.approx(36.1)
+    assert store.artifacts(cell) == {}  # no CSV copy to parse back
+
+
+def test_an_older_store_keeps_its_resizes(tmp_path: Path) -> None:
+    """A version-2 store kept each segment's resizes as a CSV artifact (segment clock, Batsim interval
+    sets): read-only it answers from them, opened for writing they become the table's rows."""
+    import pandas as pd
+    path = tmp_path / "old.db"
+    with ResultsStore.create(path, CONFIG, "") as s:
+        cell = s.ensure_cell("RA", 0.1, 0, stream())
+        s.start_segment(cell, 0.0, ["ws1"], None)
+        seg = s.start_segment(cell, 30.0, ["ws1", "ws2", "ws3"], None)
+        legacy = {**_resize(1, 5.0).row(), "from_procs": "0-2", "to_procs": "0-1"}
+        legacy.pop("from_hosts"), legacy.pop("to_hosts")
+        s.add_artifact(cell, f"resizes-{seg}.csv", pd.DataFrame([legacy]).to_csv(index=False))
+    conn = sqlite3.connect(path)
+    conn.execute("DROP TABLE resizes")
+    conn.execute("UPDATE meta SET value = '2' WHERE key = 'version'")
+    conn.commit()
+    conn.close()
+    with ResultsStore.open(path, readonly=True) as s:
+        (r,) = s.resizes(cell)
+        assert r.from_procs == (0, 1, 2) and r.requested_at == pytest.approx(35.0) and r.reconfig_s == pytest.approx(1.4)
+    with ResultsStore.open(path) as s:
+        assert [(x.job, x.from_procs, x.to_procs, x.bytes_moved) for x in s.resizes(cell)] == [(1, (0, 1, 2), (0, 1), 4096)]
+        assert s.artifacts(cell) == {}

@@ -17,32 +17,17 @@ from workloads.control_server import ControlServer, JobConnection, Received
 from workloads.launch import Handle, Launcher
 from workloads.redistribution_plan import resize_kind
 from workloads.protocol import RESULT_PREFIX
+from workloads.records import ResizeRecord
 
 
 @dataclass
-class ResizeRecord:
-    """Cost of one preemption, all times in seconds on the host clock unless noted."""
+class MalleableRun:
+    """What driving one job gave: its host sets in order, each resize, and the coordinator's report."""
 
-    kind: str                  # loser, winner or same
-    from_hosts: list[str]
-    to_hosts: list[str]
-    iteration: int             # safe point at which the job acknowledged
-    ack_latency_s: float       # preempt sent -> ack received
-    redistribution_s: float    # MPI data movement (loser: before exit; winner: after restart), job clock
-    checkpoint_s: float        # writing blocks to local disk before exit, job clock
-    load_s: float              # reading blocks from local disk after restart, job clock
-    bytes_moved: int           # bytes sent over MPI between workstations
-    release_s: float           # ack received -> processors released (old mpiexec ended)
-    relaunch_s: float          # relaunch started -> restored report received
-    total_s: float             # preempt sent -> job running again
-
-
-@dataclass
-class JobRecord:
     job: str
     argv: list[str]
     hosts_history: list[list[str]]
-    resizes: list[ResizeRecord] = field(default_factory=list)
+    resizes: list[ResizeRecord] = field(default_factory=list)  # times: seconds since start()
     result: dict[str, Any] = field(default_factory=dict)
     wall_s: float = 0.0
 
@@ -68,7 +53,7 @@ class MalleableJob:
         self.program, self.hosts = list(program), list(hosts)
         self.control = f"{control_host}:{server.port}"
         self.env, self.timeout_s = env, timeout_s
-        self.record = JobRecord(job, self.program, [list(hosts)])
+        self.record = MalleableRun(job, self.program, [list(hosts)])
         self._handle: Handle | None = None
         self._conn: JobConnection | None = None
         self._done: dict[str, Any] | None = None
@@ -140,7 +125,7 @@ class MalleableJob:
         if kind == "same":
             new_hosts = list(self.hosts)  # the job carries on in place, in its current rank order
         conn, ack = self._conn, self._ack
-        conn.send({"type": "partition", "hosts": new_hosts})
+        t_partition = conn.send({"type": "partition", "hosts": new_hosts})
         released = conn.expect("released", self.timeout_s).message
         restored: dict[str, Any] = {}
         t_released = t_relaunch = t_running = time.monotonic()
@@ -153,19 +138,21 @@ class MalleableJob:
             self._launch(new_hosts, resume=True)
             restored_msg = self._conn.expect("restored", self.timeout_s)
             restored, t_running = restored_msg.message, restored_msg.at
+        t0 = self._t0
         record = ResizeRecord(
-            kind=kind, from_hosts=self.hosts, to_hosts=new_hosts, iteration=int(ack.message["iteration"]),
-            ack_latency_s=ack.at - self._t_req,
-            redistribution_s=float(released.get("redistribution_s", 0.0)) + float(restored.get("redistribution_s", 0.0)),
-            checkpoint_s=float(released.get("checkpoint_s", 0.0)), load_s=float(restored.get("load_s", 0.0)),
-            bytes_moved=int(released.get("bytes_moved", 0)) + int(restored.get("bytes_moved", 0)),
-            release_s=t_released - ack.at, relaunch_s=t_running - t_relaunch, total_s=t_running - self._t_req)
+            job=self.job, requested_at=self._t_req - t0, from_hosts=tuple(self.hosts), to_hosts=tuple(new_hosts),
+            kind=kind, iteration=int(ack.message["iteration"]), sent_at=self._t_req - t0, ack_at=ack.at - t0,
+            partition_at=t_partition - t0, released_at=t_released - t0,
+            exited_at=None if kind == "same" else t_released - t0,
+            relaunched_at=None if kind == "same" else t_relaunch - t0, running_at=t_running - t0)
+        record.add_report(released)
+        record.add_report(restored)
         self.hosts = new_hosts
         self.record.hosts_history.append(new_hosts)
         self.record.resizes.append(record)
         return record
 
-    def wait(self) -> JobRecord:
+    def wait(self) -> MalleableRun:
         """Run to completion; the result is the coordinator's final report."""
         if self._done is None:
             self._done = self._conn.expect("done", self.timeout_s).message

@@ -37,7 +37,7 @@ from typing import Callable, Sequence
 
 from scheduler.actions import Preempt, Resize, Start
 from scheduler.live.channel import Event, Launch
-from scheduler.live.result import Decision, JobState, LiveResult, PhysicalRun, ResizeCost
+from scheduler.live.result import Decision, JobState, LiveResult, PhysicalRun
 from scheduler.live.stream import Arrival
 from scheduler.model import Job
 from scheduler.policy import Policy
@@ -47,6 +47,7 @@ from scheduler.snapshot import Reason, Snapshot, Status
 from scheduler.state_machine import PolicyError, SchedulerState, TrackedJob, check_jobs
 from workloads.control_server import ControlServer
 from workloads.launch import Launcher
+from workloads.records import ResizeRecord
 from workloads.redistribution_plan import resize_kind
 
 Progress = Callable[[str, int, int], None]  # (what happened, jobs finished, jobs in all)
@@ -83,9 +84,9 @@ class _Job(TrackedJob):
         self.failed = False
         self.error = ""
         self.done: dict = {}
-        self.request: ResizeCost | None = None  # a preemption asked for, not yet answered by a partition
-        self.reconf: ResizeCost | None = None  # partition sent, job not yet running again
-        self.resizes: list[ResizeCost] = []
+        self.request: ResizeRecord | None = None  # a preemption asked for, not yet answered by a partition
+        self.reconf: ResizeRecord | None = None  # partition sent, job not yet running again
+        self.resizes: list[ResizeRecord] = []
         self.delay_s = 0.0  # seconds of the overhead knob waited before its launches
 
     @property
@@ -244,9 +245,7 @@ class LiveExecutor:
             r = job.reconf
             if r is not None:
                 r.released_at = t
-                r.bytes_moved += int(ev.message.get("bytes_moved", 0))
-                r.redistribution_s += float(ev.message.get("redistribution_s", 0.0))
-                r.checkpoint_s += float(ev.message.get("checkpoint_s", 0.0))
+                r.add_report(ev.message)
                 if not ev.message.get("exit", True):  # same set: running again already
                     r.running_at = t
                     self._resize_done(job)
@@ -254,9 +253,7 @@ class LiveExecutor:
             r = job.reconf
             if r is not None:
                 r.running_at = t
-                r.bytes_moved += int(ev.message.get("bytes_moved", 0))
-                r.redistribution_s += float(ev.message.get("redistribution_s", 0.0))
-                r.load_s += float(ev.message.get("load_s", 0.0))
+                r.add_report(ev.message)
                 self._resize_done(job)
             self._call(Reason.RECONFIGURED, job, t)
         elif kind == "done":
@@ -351,7 +348,8 @@ class LiveExecutor:
 
     def _request_preemption(self, job: _Job, t: float) -> None:
         """Send `preempt` now, or when the job's next mpiexec says hello."""
-        job.request = ResizeCost(job.id, requested_at=t, from_procs=job.procs)
+        job.request = ResizeRecord(job.id, requested_at=t, from_procs=job.procs,
+                                   from_hosts=tuple(self.hosts[p] for p in job.procs))
         launch = job.current
         sent = None
         if job.pending is None and job.leaving is None and launch is not None and launch.conn is not None:
@@ -368,7 +366,7 @@ class LiveExecutor:
         kind = resize_kind(old_hosts, new_hosts)
         r = job.reconf = job.request
         job.request = None
-        r.to_procs, r.kind, r.partition_at = procs, kind, t
+        r.to_procs, r.to_hosts, r.kind, r.partition_at = procs, tuple(new_hosts), kind, t
         if job.current.send({"type": "partition", "hosts": new_hosts}) is None:
             job.error = "channel closed before the partition could be sent"  # its exit event fails it
         self._log(t, job, "resize", procs)

@@ -20,6 +20,7 @@ import pandas as pd
 from scheduler.actions import Action
 from scheduler.results import JobRecord, SimResult, TimelineEvent, interval_set
 from scheduler.snapshot import Snapshot
+from workloads.records import ResizeRecord
 
 
 @dataclass(frozen=True)
@@ -39,58 +40,6 @@ class Decision:
             return [(j.id, j.procs) for j in jobs.values()]
         return {"free_mask": snap.free_mask, "running": table(snap.running), "preempting": table(snap.preempting),
                 "preempted": table(snap.preempted), "queue": [j.id for j in snap.queue]}
-
-
-@dataclass
-class ResizeCost:
-    """One preemption request, measured; times in seconds since the run started (None: did not happen)."""
-
-    job: int | str
-    requested_at: float  # the policy's Preempt
-    from_procs: tuple[int, ...] = ()
-    to_procs: tuple[int, ...] = ()
-    kind: str = ""  # loser, winner, same; empty if the job finished first
-    outcome: str = "resized"
-    iteration: int = -1  # safe point at which the job acknowledged
-    sent_at: float | None = None  # preempt line sent (later than requested while the job was launching)
-    ack_at: float | None = None
-    partition_at: float | None = None  # the policy's Resize (partition line sent)
-    released_at: float | None = None  # the job reported its data moved or checkpointed
-    exited_at: float | None = None  # its old mpiexec ended
-    relaunched_at: float | None = None  # new mpiexec started (after its workstations were free)
-    running_at: float | None = None  # restored reported (or released for an unchanged set)
-    bytes_moved: int = 0
-    redistribution_s: float = 0.0
-    checkpoint_s: float = 0.0
-    load_s: float = 0.0
-
-    def _span(self, a: float | None, b: float | None) -> float | None:
-        return None if a is None or b is None else b - a
-
-    @property
-    def ack_latency_s(self) -> float | None:
-        return self._span(self.sent_at, self.ack_at)
-
-    @property
-    def held_s(self) -> float | None:
-        """Ack to partition: how long the policy kept the job waiting (EQUI's synchronisation delay)."""
-        return self._span(self.ack_at, self.partition_at)
-
-    @property
-    def reconfig_s(self) -> float | None:
-        """Partition to running again: the cost of the reconfiguration itself."""
-        return self._span(self.partition_at, self.running_at)
-
-    @property
-    def total_s(self) -> float | None:
-        return self._span(self.requested_at, self.running_at)
-
-    def row(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["from_procs"], d["to_procs"] = interval_set(self.from_procs), interval_set(self.to_procs)
-        d.update(ack_latency_s=self.ack_latency_s, held_s=self.held_s, reconfig_s=self.reconfig_s,
-                 total_s=self.total_s)
-        return d
 
 
 @dataclass(frozen=True)
@@ -125,7 +74,7 @@ class LiveResult:
     jobs: list[JobRecord]
     timeline: list[TimelineEvent]
     decisions: list[Decision]
-    resizes: list[ResizeCost]
+    resizes: list[ResizeRecord]
     runs: list[PhysicalRun]
     states: list[JobState]
 
