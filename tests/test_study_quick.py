@@ -39,6 +39,37 @@ def test_every_output_is_written(quick_run):
     assert "claims, measured" in stdout  # the rich table was printed
 
 
+def test_figures_show_the_cells(quick_run):
+    """Each PNG is the figure's size in pixels and not blank; each figure's bars, lines and points
+    are the cells' numbers (drawn again from cells.csv, not saved)."""
+    import matplotlib.image
+    import matplotlib.pyplot as plt
+    from experiments.studies.anastasiadis import plots
+
+    out, _ = quick_run
+    cells = pd.read_csv(out / "cells.csv")
+    workloads = sorted(set(cells.workload))
+    for name, size_in in (("fig4_adaptive.png", (4.2 * len(workloads), 7.5)), ("fig1_wait_over_run.png", (11, 4.5))):
+        pixels = matplotlib.image.imread(out / name)
+        assert pixels.shape[:2] == (round(size_in[1] * plots.FAMILY_DPI), round(size_in[0] * plots.FAMILY_DPI)), name
+        assert pixels[..., :3].std() > 0.05, name
+    loads = sorted(set(cells.load))
+    fig = plots.family_plot(cells, "fig4_adaptive")
+    bars, lines = fig.axes[0], fig.axes[len(workloads)]
+    asp = cells[(cells.workload == workloads[0]) & (cells.policy == "ASP")].set_index("load").loc[loads]
+    waiting = next(c for c in bars.containers if c.get_label() == "ASP waiting")
+    expected = np.where(asp.saturated, 0.0, np.minimum(asp.norm_wait, plots.TOP_BORDER))
+    assert [b.get_height() for b in waiting] == pytest.approx(list(expected))
+    line = next(l for l in lines.get_lines() if l.get_label() == "ASP")
+    assert list(line.get_ydata()) == pytest.approx(list(asp.partition))
+    plt.close(fig)
+    fig = plots.figure1_plot(cells)
+    aep = cells[(cells.policy == "AEP") & ~cells.saturated]
+    points = np.concatenate([c.get_offsets() for c in fig.axes[1].collections if c.get_label().startswith("AEP")])
+    assert sorted(points[:, 1]) == pytest.approx(sorted(aep.wait_ks / aep.run_ks))
+    plt.close(fig)
+
+
 def test_cells_are_the_means_of_their_replications(quick_run):
     out, _ = quick_run
     cells = pd.read_csv(out / "cells.csv")

@@ -32,8 +32,26 @@ FAMILIES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
 TOP_BORDER = 4.0
 
 
+FAMILY_DPI = 100
+
+
 def family_figure(cells: pd.DataFrame, stem: str, out_dir: Path) -> Path | None:
-    """Draw one family; None if none of its policies were run."""
+    """Draw one family into `out_dir`; None if none of its policies were run."""
+    fig = family_plot(cells, stem)
+    if fig is None:
+        return None
+    return _save(fig, out_dir / f"{stem}.png")
+
+
+def _save(fig: plt.Figure, path: Path) -> Path:
+    fig.savefig(path, dpi=FAMILY_DPI)
+    plt.close(fig)
+    return path
+
+
+def family_plot(cells: pd.DataFrame, stem: str) -> plt.Figure | None:
+    """One family's figure, not saved (so a test can read what it shows); None if none of its
+    policies were run."""
     title, policies, extra = FAMILIES[stem]
     policies = tuple(p for p in policies if p in set(cells.policy))
     if not policies:
@@ -78,13 +96,15 @@ def family_figure(cells: pd.DataFrame, stem: str, out_dir: Path) -> Path | None:
     axes[1][0].legend(fontsize=8)
     fig.suptitle(f"{title}: dark = waiting, light = running; hatched red = saturated")
     fig.tight_layout(rect=(0, 0.07, 1, 1))
-    path = out_dir / f"{stem}.png"
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return fig
 
 
 def figure1(cells: pd.DataFrame, out_dir: Path) -> Path:
+    """Figure 1 into `out_dir` (figure1_plot)."""
+    return _save(figure1_plot(cells), out_dir / "fig1_wait_over_run.png")
+
+
+def figure1_plot(cells: pd.DataFrame) -> plt.Figure:
     """Figure 1: analytic W/T for AEP and AP1 beside the simulated ratio.
 
     Simulated points are placed at the *measured* actual load rho_a, the
@@ -110,10 +130,7 @@ def figure1(cells: pd.DataFrame, out_dir: Path) -> Path:
     right.legend(fontsize=7, ncol=2)
     left.legend(fontsize=8)
     fig.tight_layout()
-    path = out_dir / "fig1_wait_over_run.png"
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return fig
 
 
 def all_figures(cells: pd.DataFrame, out_dir: Path) -> list[Path]:
