@@ -432,8 +432,12 @@ class LiveExecutor:
             self._log(t, job, "start", job.procs)
 
     # -- results --------------------------------------------------------------
+    def job_record(self, job: _Job) -> JobRecord:
+        """The job's record as of now (a job cut short has no finish yet: the caller sets one)."""
+        return self.state.job_record(job, job.cls.name)
+
     def _record(self, job: _Job) -> tuple[JobRecord, JobState]:
-        return self.state.job_record(job, job.cls.name), JobState(
+        return self.job_record(job), JobState(
             job.id, job.cls.name, job.key, "failed" if job.failed else "done", job.error,
             len(job.launches), job.done, job.delay_s)
 
