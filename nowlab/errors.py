@@ -21,10 +21,12 @@ def user_errors() -> Iterator[None]:
     """The errors a user's input or environment can cause, as one line each."""
     import docker.errors
 
+    from testbed.backends.base import BackendError
+
     try:
         yield
     except KeyError as exc:  # str(KeyError) adds quotes around the message
         fail(str(exc.args[0]) if exc.args else "unknown name")
     except (ValueError, LookupError, TimeoutError, RuntimeError, OSError,
-            docker.errors.DockerException) as exc:
+            docker.errors.DockerException, BackendError) as exc:
         fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)

@@ -17,7 +17,7 @@ from testbed import burner, state
 from testbed.burner import Span
 from testbed.cluster import Cluster, Progress, quiet
 from testbed.remote_exec import RemoteProcess
-from testbed.docker_backend import parallel
+from testbed.parallel import parallel
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from testbed import docker_backend as backend
+from testbed.backends.docker import engine as backend
 from testbed.image import LATEST
 from testbed.placement import place
 from testbed.spec import ClusterSpec

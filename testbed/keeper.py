@@ -21,8 +21,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from testbed import state
-from testbed.docker_backend import write_cpu_cgroup
+from testbed import backends, state
+from testbed.backends import CpuCap
 from testbed.governor import Governor, Target
 from testbed.meter import (KERNEL_ORDER, QUOTAS_CSV, SAMPLES_CSV, QuotaRow, Smoother, append_quotas,
                            append_samples, measure)
@@ -31,7 +31,6 @@ from testbed.spec import ClusterSpec, cfs_period_us
 TICK_S = 0.5            # one sample per core and one governor step per tick
 RAW_RECORD_S = 5.0      # raw-cap workstations: a quota row this often (their quota does not move)
 WRITE_TOLERANCE = 0.005  # relative change below which the cgroup is not rewritten
-CGROUP_CPU = Path("/sys/fs/cgroup/cpu/docker")
 PID_FILE, SCALES_FILE, NOW_FILE, LOG_FILE = "keeper.pid", "scales.json", "keeper-now.json", "keeper.log"
 HOLD_FILE = "governor-off"  # present: speed workstations are held at their nominal quota (meter still runs)
 
@@ -83,6 +82,7 @@ class Keeper:
     def run(self) -> None:
         d = state.cluster_dir(self.name)
         st = state.ClusterState.load(self.name)
+        backend = backends.get(st.backend)  # only its fast cap write is used: no engine round trip
         spec = st.cluster_spec
         gov = Governor(targets(spec))
         smoother = Smoother()
@@ -107,8 +107,8 @@ class Keeper:
                 prev = written.get(ws)
                 if prev is None or abs(stp.written - prev) > WRITE_TOLERANCE * prev:
                     try:
-                        write_cpu_cgroup(CGROUP_CPU / st.containers[ws], stp.written,
-                                         cfs_period_us(stp.written, spec.defaults.cfs_period_us))
+                        backend.write_cpu_cap(st.containers[ws], CpuCap(
+                            stp.written, cfs_period_us(stp.written, spec.defaults.cfs_period_us)))
                     except OSError:  # container gone (down in progress): the state check ends us
                         continue
                     written[ws] = stp.written

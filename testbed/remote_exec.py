@@ -1,5 +1,7 @@
 """Running commands on workstations: one small interface, Docker exec and SSH behind it.
 
+Docker exec is the Docker backend's (testbed/backends/docker/control.py); SSH is here.
+
 The scheduler, workloads and calibration speak to workstations only through `Control`,
 so the same code drives containers on this host today and SSH hosts later.
 """
@@ -13,7 +15,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Protocol, Sequence
 
-import docker
 import paramiko
 
 
@@ -70,62 +71,14 @@ class Control(Protocol):
 
     def start(self, argv: Sequence[str], *, env: dict[str, str] | None = None) -> RemoteProcess: ...
 
+    def detach(self, argv: Sequence[str], *, env: dict[str, str] | None = None) -> None:
+        """Start a daemon and return at once (the resident MPI world is started so)."""
+        ...
 
-def _with_timeout(argv: Sequence[str], timeout: float | None) -> list[str]:
+
+def with_timeout(argv: Sequence[str], timeout: float | None) -> list[str]:
     # coreutils `timeout` inside the workstation: the Docker exec API has no deadline.
     return ["timeout", "--kill-after=5", f"{timeout:g}", *argv] if timeout else list(argv)
-
-
-class DockerControl:
-    """docker exec into one container."""
-
-    def __init__(self, client: docker.DockerClient, container_id: str):
-        self.api = client.api
-        self.container_id = container_id
-
-    def run(self, argv: Sequence[str], *, env: dict[str, str] | None = None,
-            timeout: float | None = None) -> ExecResult:
-        exec_id = self.api.exec_create(self.container_id, _with_timeout(argv, timeout), environment=env)["Id"]
-        out, err = self.api.exec_start(exec_id, demux=True)
-        code = self.api.exec_inspect(exec_id)["ExitCode"]
-        return ExecResult(code if code is not None else -1, (out or b"").decode(errors="replace"),
-                          (err or b"").decode(errors="replace"))
-
-    def detach(self, argv: Sequence[str], *, env: dict[str, str] | None = None) -> None:
-        """Start a daemon and return at once: no streams attached, nothing waits for it."""
-        exec_id = self.api.exec_create(self.container_id, list(argv), environment=env,
-                                       stdout=False, stderr=False)["Id"]
-        self.api.exec_start(exec_id, detach=True)
-
-    def start(self, argv: Sequence[str], *, env: dict[str, str] | None = None) -> RemoteProcess:
-        proc = RemoteProcess(list(argv))
-        exec_id = self.api.exec_create(self.container_id, list(argv), environment=env)["Id"]
-        stream = self.api.exec_start(exec_id, stream=True, demux=True)
-
-        def pump() -> None:
-            try:
-                for out, err in stream:
-                    if out:
-                        proc._out.append(out.decode(errors="replace"))
-                    if err:
-                        proc._err.append(err.decode(errors="replace"))
-            finally:
-                for _ in range(50):  # the exit code lands a moment after the stream ends
-                    info = self.api.exec_inspect(exec_id)
-                    if not info["Running"]:
-                        break
-                    time.sleep(0.02)
-                proc.exit_code = info["ExitCode"] if info["ExitCode"] is not None else -1
-                proc._done.set()
-
-        threading.Thread(target=pump, daemon=True).start()
-        for _ in range(100):
-            info = self.api.exec_inspect(exec_id)
-            if info.get("Pid") or not info["Running"]:
-                proc.pid = info.get("Pid") or None
-                break
-            time.sleep(0.01)
-        return proc
 
 
 class SshControl:
@@ -150,9 +103,15 @@ class SshControl:
     def run(self, argv: Sequence[str], *, env: dict[str, str] | None = None,
             timeout: float | None = None) -> ExecResult:
         prefix = ["env", *[f"{k}={v}" for k, v in (env or {}).items()]] if env else []
-        _stdin, stdout, stderr = self._connect().exec_command(shlex.join(_with_timeout([*prefix, *argv], timeout)))
+        _stdin, stdout, stderr = self._connect().exec_command(shlex.join(with_timeout([*prefix, *argv], timeout)))
         out, err = stdout.read().decode(errors="replace"), stderr.read().decode(errors="replace")
         return ExecResult(stdout.channel.recv_exit_status(), out, err)
+
+    def detach(self, argv: Sequence[str], *, env: dict[str, str] | None = None) -> None:
+        """Start a daemon in its own session (`setsid -f`: no hang-up when the channel closes)."""
+        prefix = ["env", *[f"{k}={v}" for k, v in (env or {}).items()]] if env else []
+        _stdin, stdout, _stderr = self._connect().exec_command(shlex.join(["setsid", "-f", *prefix, *argv]))
+        stdout.channel.recv_exit_status()  # setsid -f returns as soon as the daemon is forked
 
     def start(self, argv: Sequence[str], *, env: dict[str, str] | None = None) -> RemoteProcess:
         proc = RemoteProcess(list(argv))

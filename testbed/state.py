@@ -1,7 +1,7 @@
 """Where a running cluster's facts live between commands: one folder per cluster.
 
 `nowlab up` and `nowlab set` run in different processes, so the current spec, addresses
-and pinning are kept on disk. Docker labels remain the source of truth for cleanup:
+and pinning are kept on disk. The backend's labels remain the source of truth for cleanup:
 `gc` works even when this folder is gone.
 """
 from __future__ import annotations
@@ -34,8 +34,9 @@ class ClusterState:
     image: str
     ips: dict[str, str]
     cores: dict[str, int]
-    containers: dict[str, str] = field(default_factory=dict)  # workstation -> container id
+    containers: dict[str, str] = field(default_factory=dict)  # workstation -> machine id (a container id)
     ready: bool = False  # set once every workstation answered ssh; `gc` spares ready clusters
+    backend: str = "docker"  # the kind of testbed.backends that runs it (older state files: Docker)
 
     @property
     def cluster_spec(self) -> ClusterSpec:

@@ -48,9 +48,9 @@ def docker_engine() -> None:
     if probe.returncode != 0:
         pytest.fail("the Docker engine does not answer; run `bash scripts/bootstrap.sh` (it installs and starts "
                     f"dockerd): {probe.stderr.strip().splitlines()[-1:] }", pytrace=False)
-    from testbed import docker_backend
+    from testbed.backends.docker import engine
     from testbed.image import ensure_image
-    ensure_image(docker_backend.client(), log=lambda _m: None)
+    ensure_image(engine.client(), log=lambda _m: None)
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from testbed import Cluster, cluster, docker_backend, from_dict, lifecycle
+from testbed import Cluster, cluster, from_dict, lifecycle
+from testbed.backends.docker import engine as docker_backend
 from testbed.calibrate import measure_link
 
 pytestmark = pytest.mark.integration
@@ -51,7 +52,7 @@ def test_qdiscs_inside_each_container(live_cluster):
 def test_workstations_are_named_and_not_privileged(live_cluster):
     for ws in live_cluster.workstations:
         assert live_cluster.exec(ws, ["hostname"]).stdout.strip() == ws
-        info = live_cluster.client.api.inspect_container(live_cluster.container_id(ws))
+        info = docker_backend.client().api.inspect_container(live_cluster.container_id(ws))
         assert info["HostConfig"]["Privileged"] is False
         assert info["HostConfig"]["CapAdd"] == ["NET_ADMIN"]
         assert info["Config"]["Labels"]["nowlab.cluster"] == live_cluster.name
@@ -89,7 +90,8 @@ def test_mpi_coordinator_is_the_lowest_numbered_workstation(live_cluster):
 
 def test_live_changes_of_cap_and_rates_without_restart(docker_engine):
     with cluster(from_dict(small("t-live", 3, egress="50mbit"))) as c:
-        started = {ws: c.client.api.inspect_container(c.container_id(ws))["State"]["StartedAt"]
+        client = docker_backend.client()
+        started = {ws: client.api.inspect_container(c.container_id(ws))["State"]["StartedAt"]
                    for ws in c.workstations}
         c.set_cpu("ws1", 0.1)
         assert c.cpu_limits("ws1")["quota_us"] == 1_000 and c.cpu_limits("ws1")["period_us"] == 10_000
@@ -103,7 +105,7 @@ def test_live_changes_of_cap_and_rates_without_restart(docker_engine):
         again = Cluster.attach("t-live")  # another process sees the change
         assert again.spec.cpu("ws1") == 0.1 and again.spec.link_rate("ws1", "ws3") == 5_000_000
         for ws in c.workstations:
-            assert c.client.api.inspect_container(c.container_id(ws))["State"]["StartedAt"] == started[ws]
+            assert client.api.inspect_container(c.container_id(ws))["State"]["StartedAt"] == started[ws]
 
 
 def test_down_leaves_nothing_labelled(docker_engine):

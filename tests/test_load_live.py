@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from testbed import cluster, from_dict
+from testbed.backends.docker.cgroups import cgroup_file
 from testbed.load import owners
 from testbed.load import traffic
 from testbed.load.caps import CapController
@@ -61,7 +62,7 @@ def test_an_owner_preempts_an_idle_guest_on_its_workstation(loaded):
     time.sleep(1.0)
 
     def cpu_ns(tag: str) -> int:  # read on the host: instantaneous, unlike an exec
-        for pid in loaded.cgroup_file("ws2", "cpu", "cgroup.procs").read_text().split():
+        for pid in cgroup_file(loaded.container_id("ws2"), "cpu", "cgroup.procs").read_text().split():
             cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
             if cmd.startswith(b"python3\0-c") and f"# {tag}".encode() in cmd:
                 return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0])

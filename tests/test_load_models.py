@@ -8,7 +8,8 @@ import pytest
 
 from testbed.load.model import available_fraction, guest_time, inflate, owner_utilization, p0
 from testbed.load.caps import extend, onoff_schedule, read_trace
-from testbed.load.monitor import owner_cpu_ns, parse_class_stats, parse_stamped_class_stats, parse_tc_rate, summarize
+from testbed.backends.docker.cgroups import processes_cpu_ns
+from testbed.load.monitor import OWNER_MARK, parse_class_stats, parse_stamped_class_stats, parse_tc_rate, summarize
 from testbed.spec import OwnerLoad, SpecError
 
 
@@ -131,7 +132,7 @@ def test_owner_cpu_is_read_from_proc_for_owner_processes_only(tmp_path):
         (proc / pid / "schedstat").write_text(f"{ns} 0 0\n")
     procs = tmp_path / "cgroup.procs"
     procs.write_text("10\n11\n12\n99\n")  # 99 has ended
-    assert owner_cpu_ns(procs, proc) == 8_000
+    assert processes_cpu_ns(procs, OWNER_MARK, proc) == 8_000
 
 
 def test_summary_of_a_window():

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import itertools
 import time
-from pathlib import Path
 from types import SimpleNamespace
 
 from testbed import shaping
@@ -85,11 +84,8 @@ class FlakyCluster:
     def cpu_limits(self, ws):
         return {"cores": 0.2}
 
-    def cgroup_file(self, ws, controller, filename):
-        return Path("/nonexistent") / ws / filename
-
-    def container_pid(self, ws):
-        return 1
+    def processes_cpu_ns(self, ws, command_contains):
+        return 0
 
 
 def flaky_tc_reads():
@@ -97,7 +93,7 @@ def flaky_tc_reads():
     once did in a demo (the monitor's thread died of it)."""
     reads, sent = itertools.count(), itertools.count(1000, 1000)
 
-    def read(_pid: int) -> str:
+    def read(_cluster, _ws: str) -> str:
         if next(reads) % 3 == 2:
             return ""
         return (f"{time.time():.6f}\nclass htb {shaping.ROOT} root rate 100Mbit ceil 100Mbit burst 1600b\n"

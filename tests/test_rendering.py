@@ -7,7 +7,7 @@ import yaml
 
 from testbed import shaping
 from testbed.compose import render, to_yaml
-from testbed.docker_backend import addresses, container_config
+from testbed.backends.docker.engine import addresses, container_config
 from testbed.spec import from_dict
 
 SPEC = from_dict({"name": "r", "defaults": {"egress": "100mbit"},

@@ -137,16 +137,15 @@ def down(name: Optional[str] = typer.Argument(None)) -> None:
 
 def gc(all_: bool = typer.Option(False, "--all", help="also remove clusters that are up and looked after")) -> None:
     """Remove leftovers: labelled clusters whose `up` died before they were ready (or all, with --all)."""
-    from testbed import docker_backend as backend
-    from testbed import state
+    from testbed import backends, state
 
     with user_errors():
-        client = backend.client()
-        names = backend.cluster_names(client) if all_ else backend.leftovers(client)
+        backend = backends.get()
+        names = backend.cluster_names() if all_ else backend.leftovers()
         totals = {"containers": 0, "networks": 0, "volumes": 0}
         for n in names:
-            for k, v in backend.remove(client, n).items():
-                totals[k] += v
+            for k, v in backend.remove(n).items():
+                totals[k] = totals.get(k, 0) + v
             state.forget(n)
     console.print(f"removed {len(names)} clusters ({', '.join(names) or 'none'}): {totals['containers']} "
                   f"containers, {totals['networks']} networks, {totals['volumes']} volumes")
@@ -181,7 +180,7 @@ def compose(spec_file: Path = typer.Argument(..., help="cluster spec (TOML)"),
 
 def image_build() -> None:
     """Rebuild the workstation image (base and all), even if one with this hash exists."""
-    from testbed import docker_backend as backend
+    from testbed.backends.docker import engine as backend
     from testbed.image import ensure_image
     with user_errors():
         console.print(ensure_image(backend.client(), force=True, log=lambda m: err.print(m)))
@@ -189,7 +188,7 @@ def image_build() -> None:
 
 def image_ensure() -> None:
     """Build the workstation image only if none matches the current containers/."""
-    from testbed import docker_backend as backend
+    from testbed.backends.docker import engine as backend
     from testbed.image import ensure_image
     with user_errors():
         console.print(ensure_image(backend.client(), log=lambda m: err.print(m)))

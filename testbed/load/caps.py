@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from testbed import docker_backend as backend
 from testbed import keeper
 from testbed.load.owners import OwnerLoad
 from testbed.spec import SpecError, cfs_period_us
@@ -133,7 +132,7 @@ class CapController:
             current = keeper.set_scale(self.cluster.name, ws, fraction)
             base = current if current is not None else self.cluster.spec.nominal_cpu(ws)
         share = max(MIN_SHARE, base * fraction)
-        backend.write_cpu_cgroup(self.cluster.cgroup_file(ws, "cpu", ""), share, cfs_period_us(share))
+        self.cluster.write_cpu_cap(ws, share, cfs_period_us(share))
 
     def _run(self) -> None:
         events = sorted((t, ws, f) for ws, sched in self.schedules.items() for t, f in sched)

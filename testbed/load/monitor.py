@@ -1,11 +1,12 @@
 """What is left for guests: the Network Weather Service's job, done from the host.
 
 CPU, per workstation: the cap in force (the cgroup's quota/period) minus the CPU rate of
-the owner processes, read from /proc/<pid>/schedstat (nanoseconds on the CPU) of the
-processes in the workstation's cgroup that run the owner agent. This is the cgroup's own
+the owner processes, the CPU time of the workstation's processes that run the owner agent
+(with Docker, /proc/<pid>/schedstat of the pids in its cgroup). This is the kernel's own
 accounting split by process, so it stays right while a guest runs: a low-priority probe
 would have to compete with that guest, and the cgroup's total would count the guest as
-load. AvailCPU is the result as a fraction of the workstation's nominal speed.
+load. AvailCPU is the result as a fraction of the workstation's nominal speed. Both reads
+go through the cluster's backend (testbed/backends/), so nothing here knows Docker.
 
 Bandwidth, per link src->dst: the ceil HTB enforces on src's class for dst, less the
 traffic that class and the whole egress carried (tc's byte counters, which count frames
@@ -15,7 +16,6 @@ sensor does; it sends no probe traffic.
 from __future__ import annotations
 
 import re
-import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Iterable
 
 import pandas as pd
 
-from docker.errors import DockerException
 from testbed import shaping
-from testbed.docker_backend import parallel
+from testbed.backends import BackendError
+from testbed.parallel import parallel
 
 if TYPE_CHECKING:
     from testbed.cluster import Cluster
@@ -48,25 +48,17 @@ def parse_class_stats(text: str) -> dict[str, tuple[int, int]]:
     return {cid: (parse_tc_rate(ceil), int(sent)) for cid, ceil, sent in _CLASS.findall(text)}
 
 
-def tc_read_argv(pid: int) -> list[str]:
-    """tc's class counters of a workstation, read from the host inside its network namespace.
-
-    Not `docker exec`: one exec per workstation per second cost the host 0.57 of its 2
-    cores on now8 (dockerd, containerd-shim and runc), which slowed the workstations it
-    was watching. nsenter + tc costs a few ms, and starts quickly enough to stamp the read
-    on the host (a docker exec took from a few ms to over 0.5 s to start, which is why the
-    stamp used to be taken inside the workstation).
-    """
-    return ["nsenter", f"--net=/proc/{pid}/ns/net", "tc", "-s", "class", "show", "dev", shaping.DEV]
+TC_READ_ARGV = ["tc", "-s", "class", "show", "dev", shaping.DEV]
 
 
-def read_tc(pid: int) -> str:
-    """`stamp\ntc output`, the stamp the host's wall clock midway through the read (as
-    parse_stamped_class_stats expects); empty if the namespace is gone."""
+def read_tc(c: "Cluster", ws: str) -> str:
+    """`stamp\ntc output` of `ws`'s class counters, the stamp the host's wall clock midway
+    through the read (as parse_stamped_class_stats expects); empty if the read failed.
+    Read through the backend's cheap network read, not an exec (backend.read_net)."""
     t0 = time.time()
-    proc = subprocess.run(tc_read_argv(pid), capture_output=True, text=True, timeout=10, check=False)
+    res = c.read_net(ws, TC_READ_ARGV, timeout=10)
     t1 = time.time()
-    return f"{(t0 + t1) / 2:.6f}\n{proc.stdout}" if proc.returncode == 0 else ""
+    return f"{(t0 + t1) / 2:.6f}\n{res.stdout}" if res.ok else ""
 
 
 def parse_stamped_class_stats(text: str) -> tuple[float, dict[str, tuple[int, int]]]:
@@ -78,20 +70,9 @@ def parse_stamped_class_stats(text: str) -> tuple[float, dict[str, tuple[int, in
         raise ValueError(f"not a time stamp before tc's output: {first!r}") from None
 
 
-def owner_cpu_ns(cgroup_procs: Path, proc: Path = Path("/proc")) -> int:
-    """CPU time of the owner processes in one workstation's cgroup, in ns."""
-    total = 0
-    try:
-        pids = cgroup_procs.read_text().split()
-    except OSError:
-        return 0
-    for pid in pids:
-        try:
-            if OWNER_MARK in (proc / pid / "cmdline").read_bytes().decode(errors="replace"):
-                total += int((proc / pid / "schedstat").read_text().split()[0])
-        except (OSError, IndexError, ValueError):
-            continue  # the process ended between the listing and the read
-    return total
+def owner_cpu_ns(c: "Cluster", ws: str) -> int:
+    """CPU time of the owner processes on one workstation, in ns."""
+    return c.processes_cpu_ns(ws, OWNER_MARK)
 
 
 @dataclass
@@ -110,7 +91,6 @@ class Monitor:
     _thread: threading.Thread | None = None
     _last: dict | None = None
     read_errors: list[str] = field(default_factory=list)  # reads skipped (the series has a gap there)
-    _pids: dict[str, int] = field(default_factory=dict)  # workstation -> its container's init pid
     t0: float = field(default_factory=time.monotonic)
 
     def _read(self) -> dict:
@@ -118,18 +98,13 @@ class Monitor:
         now = time.monotonic() - self.t0
         cpu, tc = {}, {}
         for ws in c.workstations:
-            lim = c.cpu_limits(ws)
-            procs = c.cgroup_file(ws, "cpu", "cgroup.procs")
-            cpu[ws] = (lim["cores"], owner_cpu_ns(procs))
-        for ws in c.workstations:
-            if ws not in self._pids:
-                self._pids[ws] = c.container_pid(ws)
-        texts = dict(zip(c.workstations, parallel(lambda ws: read_tc(self._pids[ws]), c.workstations)))
+            cpu[ws] = (c.cpu_limits(ws)["cores"], owner_cpu_ns(c, ws))
+        texts = dict(zip(c.workstations, parallel(lambda ws: read_tc(c, ws), c.workstations)))
         for ws, text in texts.items():
             try:
                 tc[ws] = parse_stamped_class_stats(text)
             except ValueError as exc:
-                # a docker exec that failed under load (empty output was seen in a demo): keep the
+                # a read that failed under load (empty output was seen in a demo): keep the
                 # last counters, so the next good read's rate spans both intervals
                 self.read_errors.append(f"{now:.1f} s {ws}: {exc}")
                 if self._last is not None and ws in self._last["tc"]:
@@ -176,7 +151,7 @@ class Monitor:
             started = time.monotonic()
             try:
                 self.sample()
-            except (OSError, ValueError, KeyError, DockerException) as exc:  # a missed sample, never a dead thread
+            except (OSError, ValueError, KeyError, BackendError) as exc:  # a missed sample, never a dead thread
                 self.read_errors.append(f"{time.monotonic() - self.t0:.1f} s: {type(exc).__name__}: {exc}")
             self._stop.wait(max(0.0, self.interval - (time.monotonic() - started)))
 

@@ -83,11 +83,10 @@ def utilisation(c: Cluster, seconds: float, seed: int) -> list[Row]:
     cells = dict(zip(c.workstations, CELLS))
     owners.start(c, {ws: OwnerLoad(n=n, z=Z, d=rho * Z) for ws, (n, rho) in cells.items()}, seed)
     time.sleep(1.0)
-    procs = {ws: c.cgroup_file(ws, "cpu", "cgroup.procs") for ws in cells}
-    before = {ws: owner_cpu_ns(p) for ws, p in procs.items()}
+    before = {ws: owner_cpu_ns(c, ws) for ws in cells}
     t0 = time.monotonic()
     time.sleep(seconds)
-    after = {ws: owner_cpu_ns(p) for ws, p in procs.items()}
+    after = {ws: owner_cpu_ns(c, ws) for ws in cells}
     wall = time.monotonic() - t0
     owners.stop(c, list(cells))
     rows = []
@@ -127,14 +126,14 @@ class OwnerSampler:
 
     def __init__(self, c: Cluster, workstations: list[str], interval: float = 0.25):
         self._cluster = c
-        self._procs = {ws: c.cgroup_file(ws, "cpu", "cgroup.procs") for ws in workstations}
+        self._workstations = list(workstations)
         self._rows: list[tuple[float, dict[str, tuple[int, int]]]] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, args=(interval,), daemon=True)
 
     def _sample(self) -> None:
-        self._rows.append((time.time(), {ws: (owner_cpu_ns(p), self._cluster.cpu_usage_ns(ws))
-                                         for ws, p in self._procs.items()}))
+        self._rows.append((time.time(), {ws: (owner_cpu_ns(self._cluster, ws), self._cluster.cpu_usage_ns(ws))
+                                         for ws in self._workstations}))
 
     def _run(self, interval: float) -> None:
         while not self._stop.wait(interval):

@@ -1,4 +1,5 @@
-"""The Docker backend: one bridge network and one pinned, capped container per workstation.
+"""Docker's engine API for the Docker backend: one bridge network and one pinned, capped
+container per workstation, and finding and removing them by label.
 
 This module does I/O and holds no policy: the spec, placement and shaping it is handed
 are decided elsewhere. Everything it creates carries the `nowlab.cluster` label, and
@@ -8,8 +9,6 @@ from __future__ import annotations
 
 import ipaddress
 import json
-import os
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Iterable
 
@@ -19,6 +18,8 @@ from docker.types import IPAMConfig, IPAMPool
 
 import workloads
 from testbed import shaping
+from testbed.backends.ownership import any_alive, owner_tag, tag_alive
+from testbed.parallel import parallel
 from testbed.spec import ClusterSpec, cfs_quota_us
 from testbed.sshkeys import KEY_NAME
 
@@ -130,14 +131,6 @@ def update_cpu(c: docker.DockerClient, container_id: str, share: float, period_u
     c.api.update_container(container_id, cpu_period=period_us, cpu_quota=cfs_quota_us(share, period_us))
 
 
-def write_cpu_cgroup(cpu_dir: Path, share: float, period_us: int) -> None:
-    """Set the quota in the container's cgroup directly. For changes on a schedule: dockerd
-    takes about 15 ms an update here, and over 200 ms while the host is busy, against
-    about 0.2 ms for the write. Docker's own record keeps the nominal cap."""
-    (cpu_dir / "cpu.cfs_period_us").write_text(str(period_us))
-    (cpu_dir / "cpu.cfs_quota_us").write_text(str(cfs_quota_us(share, period_us)))
-
-
 def labelled(c: docker.DockerClient, cluster: str | None = None) -> dict[str, list[str]]:
     """Ids of everything carrying the nowlab label (of one cluster, or of all)."""
     flt = {"label": f"{LABEL}={cluster}" if cluster else LABEL}
@@ -158,8 +151,7 @@ def remove(c: docker.DockerClient, cluster: str | None = None) -> dict[str, int]
         except docker.errors.NotFound:
             pass
 
-    with ThreadPoolExecutor(max_workers=16) as pool:
-        list(pool.map(rm_container, found["containers"]))
+    parallel(rm_container, found["containers"])
     for nid in found["networks"]:
         try:
             c.api.remove_network(nid)
@@ -173,49 +165,49 @@ def remove(c: docker.DockerClient, cluster: str | None = None) -> dict[str, int]
     return {k: len(v) for k, v in found.items()}
 
 
-def _start_time(pid: int) -> str | None:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return None
-
-
 def owner_labels(home: Path) -> dict[str, str]:
-    pid = os.getpid()
-    return {HOME_LABEL: str(home), OWNER_LABEL: f"{pid}:{_start_time(pid)}"}
-
-
-def _owner_alive(owner: str) -> bool:
-    pid, _, started = owner.partition(":")
-    return pid.isdigit() and _start_time(int(pid)) == started  # same pid and start: not a reused pid
+    """Labels naming the process that makes a cluster, and its state folder."""
+    return {HOME_LABEL: str(home), OWNER_LABEL: owner_tag()}
 
 
 def orphaned(c: docker.DockerClient, cluster: str) -> bool:
     """True if `cluster` exists and the process that brought it up is dead (a killed run left it)."""
     flt = {"label": [OWNER_LABEL, f"{LABEL}={cluster}"]}
     found = c.api.containers(all=True, filters=flt) + c.api.networks(filters=flt)
-    return bool(found) and not any(_owner_alive(x["Labels"].get(OWNER_LABEL, "")) for x in found)
+    return abandoned([x["Labels"] for x in found])
+
+
+def abandoned(labels: list[dict[str, str]]) -> bool:
+    """Some resources of a cluster exist (their labels), and no process that made them runs."""
+    return bool(labels) and not any_alive(x.get(OWNER_LABEL, "") for x in labels)
 
 
 def leftovers(c: docker.DockerClient) -> list[str]:
-    """Clusters nobody looks after: not marked ready in their state folder, and their `up` is dead.
+    """Clusters nobody looks after: not marked ready in their state folder, and their `up` is dead."""
+    flt = {"label": OWNER_LABEL}
+    return unattended([x["Labels"] for x in c.api.networks(filters=flt) + c.api.containers(all=True, filters=flt)])
 
-    Clusters without an owner label (started by docker-compose) are not ours to collect.
+
+def unattended(labels: Iterable[dict[str, str]]) -> list[str]:
+    """The clusters among these resources' labels that no process looks after (`leftovers`).
+
+    A cluster is looked after while its `up` runs, and after `up` marked it ready in its
+    state folder. Clusters without an owner label (started by docker-compose) are not ours.
     """
     found: dict[str, dict[str, str]] = {}
-    flt = {"label": OWNER_LABEL}
-    for x in c.api.networks(filters=flt) + c.api.containers(all=True, filters=flt):
-        found.setdefault(x["Labels"][LABEL], x["Labels"])
+    for x in labels:
+        if OWNER_LABEL in x and LABEL in x:
+            found.setdefault(x[LABEL], x)
     out = []
-    for name, labels in sorted(found.items()):
-        state_file = Path(labels.get(HOME_LABEL, "/nonexistent")) / "clusters" / name / "cluster.json"
+    for name, lab in sorted(found.items()):
+        state_file = Path(lab.get(HOME_LABEL, "/nonexistent")) / "clusters" / name / "cluster.json"
         ready = False
         if state_file.exists():
             try:
                 ready = bool(json.loads(state_file.read_text()).get("ready"))
             except ValueError:
                 ready = False
-        if not ready and not _owner_alive(labels.get(OWNER_LABEL, "")):
+        if not ready and not tag_alive(lab.get(OWNER_LABEL, "")):
             out.append(name)
     return out
 
@@ -227,28 +219,6 @@ def cluster_names(c: docker.DockerClient) -> list[str]:
     for x in c.api.networks(filters={"label": LABEL}):
         names.add(x["Labels"][LABEL])
     return sorted(names)
-
-
-# cgroup v1 parent of every container (cgroupfs driver). Its CPU weight decides how the
-# workstations as a group compete with the host's own processes.
-DOCKER_CPU_CGROUP = Path("/sys/fs/cgroup/cpu/docker")
-MAX_CPU_SHARES = 262144
-
-
-def prioritize_workstations(cgroup: Path = DOCKER_CPU_CGROUP) -> bool:
-    """Give the containers' parent cgroup the largest CPU weight the kernel allows.
-
-    Caps only bound a workstation from above; with the default weight, busy host processes
-    (the controller, a build, a simulation) took 60% of 0.1-core caps here. At the maximum
-    weight the caps were delivered within 2% under the same host load. The caps still sum to
-    at most 90% of each core, so the host keeps the rest.
-    """
-    shares = cgroup / "cpu.shares"
-    if not shares.exists():
-        return False
-    if int(shares.read_text()) != MAX_CPU_SHARES:
-        shares.write_text(str(MAX_CPU_SHARES))
-    return True
 
 
 def pinned_load(c: docker.DockerClient, exclude: str | None = None) -> dict[int, float]:
@@ -270,8 +240,3 @@ def pinned_load(c: docker.DockerClient, exclude: str | None = None) -> dict[int,
 
 def host_cores(c: docker.DockerClient) -> list[int]:
     return list(range(int(c.info()["NCPU"])))
-
-
-def parallel(fn, items: Iterable, workers: int = 16) -> list:
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(fn, items))

@@ -1,0 +1,164 @@
+"""What the layers above need from the machines under a cluster, whatever runs them.
+
+`Cluster` (testbed/cluster.py) holds the policy: placement, the spec, live changes, MPI
+argv, the resident pool. A backend only does what depends on where the workstations
+are: make and remove them, cap their CPU, read their counters, run commands in them.
+Docker on this host is the first (testbed/backends/docker/); SSH hosts and several hosts
+plug in beside it by implementing `Backend` and adding their kind to
+`testbed.backends.get`.
+
+A workstation is named to a backend by its *machine id*, the handle `up` returned for
+it (a container id with Docker, a host name with SSH); `Cluster` keeps the mapping.
+Units are explicit: cores (a fraction of one host core), microseconds, nanoseconds.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Protocol, Sequence, runtime_checkable
+
+from testbed.spec import cfs_quota_us
+
+if TYPE_CHECKING:
+    from testbed.remote_exec import Control, ExecResult
+    from testbed.spec import ClusterSpec
+
+MachineId = str
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
+
+
+class BackendError(RuntimeError):
+    """The backend could not reach a workstation or its engine (gone, or the engine failed).
+
+    Raised instead of the engine's own exceptions, so callers (the monitor's thread) can
+    catch it without importing Docker or paramiko."""
+
+
+@dataclass(frozen=True)
+class CpuCap:
+    """A CFS bandwidth cap: `cores` of one core, enforced over every `period_us`."""
+
+    cores: float
+    period_us: int
+
+    def __post_init__(self) -> None:
+        if not self.cores > 0:
+            raise ValueError(f"cores: a CPU cap must be above 0 cores, got {self.cores}")
+        if self.period_us <= 0:
+            raise ValueError(f"period_us: must be positive, got {self.period_us}")
+
+    @property
+    def quota_us(self) -> int:
+        return cfs_quota_us(self.cores, self.period_us)
+
+
+@dataclass(frozen=True)
+class CpuLimits:
+    """The cap and pinning as the kernel holds them now (not as the spec asked)."""
+
+    quota_us: int
+    period_us: int
+    cpuset: str  # host cores, in the kernel's list syntax ("1", "0-1")
+
+    @property
+    def cores(self) -> float:
+        return self.quota_us / self.period_us
+
+    def as_dict(self) -> dict[str, object]:
+        return {"quota_us": self.quota_us, "period_us": self.period_us, "cores": self.cores, "cpuset": self.cpuset}
+
+
+@dataclass(frozen=True)
+class Provisioned:
+    """What `Backend.up` made: enough for `Cluster` to address, launch on and remove it."""
+
+    network: str  # the backend's id of the cluster network
+    subnet: str
+    gateway: str  # the host as the workstations see it (where a job's coordinator listens)
+    image: str  # what the workstations run (an image tag with Docker)
+    ips: dict[str, str]  # workstation -> address; every workstation resolves every other's name
+    machines: dict[str, MachineId] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """One way of running a cluster's workstations. Methods taking a `machine` act on one
+    workstation; the rest act on whole clusters, named as in their spec."""
+
+    kind: str  # "docker"; recorded in the cluster's state so `Cluster.attach` picks it again
+
+    # -- capacity: what placement needs before anything starts ------------------------------
+    def cores(self) -> list[int]:
+        """The host cores workstations can be pinned to."""
+        ...
+
+    def pinned_load(self, exclude: str | None = None) -> dict[int, float]:
+        """Cores of caps already pinned to each core by running clusters (but `exclude`)."""
+        ...
+
+    # -- clusters ---------------------------------------------------------------------------
+    def up(self, spec: "ClusterSpec", *, cores: dict[str, int], key_dir: Path,
+           progress: Progress) -> Provisioned:
+        """Make and start every workstation of a resolved spec, pinned to `cores`, its links
+        shaped, sshd running with the key pair in `key_dir`. On failure the caller calls
+        `remove(spec.name)`, so everything made must be findable by the cluster's name."""
+        ...
+
+    def remove(self, cluster: str) -> dict[str, int]:
+        """Remove everything of `cluster`; idempotent. Counts by kind ("containers", ...)."""
+        ...
+
+    def cluster_names(self) -> list[str]:
+        """Every cluster this backend runs, whoever started it."""
+        ...
+
+    def orphaned(self, cluster: str) -> bool:
+        """`cluster` exists and the process that brought it up is gone (a killed run left it)."""
+        ...
+
+    def leftovers(self) -> list[str]:
+        """Clusters nobody looks after: never marked ready, and their `up` is gone (`gc`)."""
+        ...
+
+    # -- one workstation --------------------------------------------------------------------
+    def is_running(self, machine: MachineId) -> bool:
+        """The workstation runs; one the backend cannot see is as good as gone."""
+        ...
+
+    def logs(self, machine: MachineId, tail: int = 5) -> str:
+        """The last lines the workstation's init wrote, to explain a failed start."""
+        ...
+
+    def set_cpu_cap(self, machine: MachineId, cap: CpuCap) -> None:
+        """Change the cap and keep it (the engine's record changes too): `nowlab set`."""
+        ...
+
+    def write_cpu_cap(self, machine: MachineId, cap: CpuCap) -> None:
+        """Change the cap in force now, as fast as possible, without touching the engine's
+        record: for caps that move on a schedule (cap mode, the speed keeper)."""
+        ...
+
+    def cpu_limits(self, machine: MachineId) -> CpuLimits:
+        ...
+
+    def cpu_usage_ns(self, machine: MachineId) -> int:
+        """CPU time used by everything in the workstation since it started, in ns."""
+        ...
+
+    def processes_cpu_ns(self, machine: MachineId, command_contains: str) -> int:
+        """CPU time of the workstation's processes whose command line contains the text, in
+        ns (the owner agents: the monitor splits the workstation's use by process)."""
+        ...
+
+    def control(self, machine: MachineId) -> "Control":
+        """Run, start and detach argv inside the workstation (MPI launches go through it)."""
+        ...
+
+    def read_net(self, machine: MachineId, argv: Sequence[str], timeout: float = 10.0) -> "ExecResult":
+        """Run a short read-only network tool (`tc -s class show`) in the workstation's network
+        view, more cheaply than `control().run`: the monitor reads every link once a second."""
+        ...
+
+    def shape(self, machine: MachineId, commands: Sequence[Sequence[str]]) -> None:
+        """Apply tc commands (testbed/shaping.py renders them) to the workstation's egress."""
+        ...
