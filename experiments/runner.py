@@ -39,7 +39,7 @@ from scheduler.live.executor import LiveExecutor, Stopped
 from scheduler.live.result import LiveResult
 from scheduler.live.stream import JobClass
 from scheduler.model import SevcikModel
-from testbed import docker_backend as backend
+from testbed import backends
 from testbed import lifecycle, meter, state
 from testbed.load import owners
 from testbed.load import traffic
@@ -142,12 +142,12 @@ def job_launcher(c: Cluster | LocalLauncher) -> Launcher:
 
 def reclaim(name: str) -> None:
     """Remove a cluster a killed run left behind; refuse one a live process still uses."""
-    client = backend.client()
-    if name not in backend.cluster_names(client):
+    backend = backends.get()
+    if name not in backend.cluster_names():
         return
-    if not backend.orphaned(client, name):
+    if not backend.orphaned(name):
         raise RunStopped(f"cluster {name!r} is in use by another running nowlab process")
-    backend.remove(client, name)
+    backend.remove(name)
     state.forget(name)
 
 
