@@ -50,15 +50,7 @@ class TrackedJob(JobView):
     __slots__ = ("qkey", "pmask", "history", "start", "finish", "area", "t_area", "npre")
 
     def __init__(self, id: int | str, seq: int, arrival: float, model: Model, P: int) -> None:
-        # JobView's fields, set here directly: this runs once per job, 20,000 times a study.
-        self.id = id
-        self.seq = seq
-        self.arrival = arrival
-        self.model = model
-        self.pmax = P if model.pmax is None or model.pmax > P else model.pmax
-        self.t1 = model.T(1)
-        self.status = _QUEUED
-        self.procs = ()
+        JobView.__init__(self, id, seq, arrival, model, P)
         self.qkey = ()
         self.pmask = 0
         self.history: list[tuple[int, ...]] = []
