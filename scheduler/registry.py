@@ -5,14 +5,15 @@ from typing import Callable
 
 from scheduler.policies.adaptive import family
 from scheduler.policies.dynequi import DynEqui
-from scheduler.policies.equi import Equipartition
+from scheduler.policies.equi import Equipartition, EquipartitionFloor
 from scheduler.policies.folding import Folding
 from scheduler.policies.ra import RA
 from scheduler.policy import Policy
 
 
 def _factories() -> dict[str, Callable[[], Policy]]:
-    table: dict[str, Callable[[], Policy]] = {"RA": RA, "EQUI": Equipartition, "FOLDING": Folding}
+    table: dict[str, Callable[[], Policy]] = {
+        "RA": RA, "EQUI": Equipartition, "EQUI-FLOOR": EquipartitionFloor, "FOLDING": Folding}
     for rule in family():
         table[rule.name] = (lambda name=rule.name: next(r for r in family() if r.name == name))
     table["DYN-EQUI"] = DynEqui

@@ -18,7 +18,7 @@ from scheduler.model import DemandModel, Job, Knowledge, SevcikModel, TableModel
 from scheduler.policy import Policy
 from scheduler.registry import get_policy, policy_names
 
-NAMES = ["RA", "EQUI", "FOLDING", "ASP", "AP1", "AEP", "ASP(1)", "AP1(1)", "AEP(1)", "ASP(2)",
+NAMES = ["RA", "EQUI", "EQUI-FLOOR", "FOLDING", "ASP", "AP1", "AEP", "ASP(1)", "AP1(1)", "AEP(1)", "ASP(2)",
          "AP1(2)", "AEP(2)", "SDF", "SDF-MAX1", "SDF-MAX2", "SDF-MAX6", "DYN-EQUI"]
 
 

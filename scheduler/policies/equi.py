@@ -1,4 +1,5 @@
-"""Equipartition as implemented by Padhye & Dowdy §2.3, synchronisation delay included."""
+"""Equipartition as implemented by Padhye & Dowdy §2.3, synchronisation delay included,
+with the remainder of P handed out (EQUI) or left idle as the paper's formula does (EQUI-FLOOR)."""
 from __future__ import annotations
 
 from scheduler.actions import Action, Preempt
@@ -37,6 +38,33 @@ class Equipartition(Policy):
         held = sorted(snap.preempted.values(), key=lambda j: j.seq)
         ready = held + list(snap.queue[: max(0, snap.P - len(held))])
         ready.sort(key=lambda j: j.seq)
-        sizes = equal_shares(len(ready), snap.P)
+        sizes = self.shares(len(held) + len(snap.queue), len(ready), snap.P)
         targets = [(job, min(n, job.pmax)) for job, n in zip(ready, sizes)]
         return restart(targets, set(ids(snap.free_mask)))
+
+    def shares(self, n_ready: int, n_restarted: int, P: int) -> list[int]:
+        """Sizes for the first `n_restarted` of `n_ready` ready jobs, earliest first:
+        P shared as equally as possible (the remainder to the earliest)."""
+        return equal_shares(n_restarted, P)
+
+
+class EquipartitionFloor(Equipartition):
+    """Equipartition with the paper's own partition size: ⌊P/n⌋, the remainder idle.
+
+    Padhye & Dowdy §2.3: "The new partition size for each job is calculated
+    using the following formula: max(1, ⌊Total number of processors in the
+    system / Number of ready jobs⌋)" and "The number of ready jobs includes
+    the new arrivals and the jobs that have been preempted." So with n ready
+    jobs every restarted job gets max(1, ⌊P/n⌋) and P mod n processors stay
+    idle until the next arrival or completion repartitions. EQUI hands that
+    remainder out instead (`alloc.equal_shares`), which the paper does not
+    say. Reading chosen where the paper leaves freedom: n counts every queued
+    job too (not only those that fit), which only matters when n > P, where
+    both readings give 1 each to the first P; the rest is EQUI's (preempted
+    jobs first, FIFO, a share above pmax cut to pmax).
+    """
+
+    name = "EQUI-FLOOR"
+
+    def shares(self, n_ready: int, n_restarted: int, P: int) -> list[int]:
+        return [max(1, P // max(1, n_ready))] * n_restarted
