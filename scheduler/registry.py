@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from scheduler.policies.adaptive import family
+from scheduler.policies.adaptive import dif_variants, family
 from scheduler.policies.dynequi import DynEqui
 from scheduler.policies.equi import Equipartition, EquipartitionFloor
 from scheduler.policies.folding import Folding
@@ -17,6 +17,8 @@ def _factories() -> dict[str, Callable[[], Policy]]:
     for rule in family():
         table[rule.name] = (lambda name=rule.name: next(r for r in family() if r.name == name))
     table["DYN-EQUI"] = DynEqui
+    for rule in dif_variants():  # DIF read otherwise than the default (scheduler/policies/dif.py)
+        table[rule.name] = (lambda name=rule.name: next(r for r in dif_variants() if r.name == name))
     return table
 
 
