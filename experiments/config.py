@@ -25,7 +25,7 @@ from workloads.synthetic_demand import DEFAULT_MULTS
 # phases or iterations, so demand and the engine's `phases` move together).
 DEMAND_ARG = {"synthetic": "phases", "cg": "iterations"}
 MODULE = {"synthetic": "workloads.synthetic", "cg": "workloads.cg"}
-METRICS = ("response", "wait", "execution", "mean_procs", "preemptions")
+METRICS = ("response", "wait", "execution", "mean_procs", "preemptions", "sync_delay")
 CG_DEFAULT_N = 500  # workloads.cg --n default (matrix order)
 
 
@@ -217,14 +217,67 @@ class Overhead(_Strict):
                             description="extra seconds before each relaunch onto a different set")
 
 
+ClaimMetric = Literal["response", "wait", "execution", "mean_procs", "preemptions", "sync_delay"]
+ClaimKind = Literal["below", "gap_grows", "peaks", "bound"]
+
+
 class Claim(_Strict):
-    """A claim of the paper: the mean `metric` of policy `lower` is below that of `than`."""
+    """A claim of the paper, judged on the cells (experiments/claims.py; kinds in experiments/README.md).
+
+    below: `lower`'s mean metric is below `than`'s at every rate; with a magnitude
+    (`at_least`, `up_to` or `about`, fractions of `than`'s figure, or seconds
+    with gap = "absolute") it also says by how much. gap_grows: that gap
+    increases from each rate to the next. peaks: `policy`'s metric is highest
+    at a rate strictly inside the range. bound: `policy`'s metric stays below
+    `under` (or above `over`) at every rate.
+    """
 
     text: str
-    metric: Literal["response", "wait", "execution", "mean_procs", "preemptions"]
-    lower: str
-    than: str
+    quote: str = Field("", description="the paper's sentence the claim comes from")
+    paper_value: str = Field("", description="the paper's number as it gives it, e.g. '17%'")
+    kind: ClaimKind = "below"
+    metric: ClaimMetric
+    lower: str | None = None
+    than: str | None = None
+    policy: str | None = None
     rates: list[float] | None = None
+    gap: Literal["relative", "absolute"] = "relative"
+    at_least: float | None = Field(None, gt=0, allow_inf_nan=False)
+    up_to: float | None = Field(None, gt=0, allow_inf_nan=False)
+    about: float | None = Field(None, gt=0, allow_inf_nan=False)
+    tolerance: float = Field(0.04, gt=0, allow_inf_nan=False,
+                             description="about: how far ours may be from the paper's number (same unit as the gap)")
+    under: float | None = Field(None, allow_inf_nan=False)
+    over: float | None = Field(None, allow_inf_nan=False)
+
+    @model_validator(mode="after")
+    def _fields(self) -> "Claim":
+        pair = self.kind in ("below", "gap_grows")
+        if pair and (self.lower is None or self.than is None):
+            raise ValueError(f"lower and than: a {self.kind} claim compares two policies")
+        if not pair and self.policy is None:
+            raise ValueError(f"policy: a {self.kind} claim is about one policy")
+        if not pair and (self.lower is not None or self.than is not None):
+            raise ValueError(f"lower/than: a {self.kind} claim names one policy (policy = ...)")
+        if pair and self.policy is not None:
+            raise ValueError(f"policy: a {self.kind} claim names lower and than")
+        sizes = [k for k in ("at_least", "up_to", "about") if getattr(self, k) is not None]
+        if sizes and self.kind != "below":
+            raise ValueError(f"{sizes[0]}: only a below claim carries a magnitude")
+        if len(sizes) > 1:
+            raise ValueError(f"{sizes[1]}: give one of at_least, up_to, about")
+        if self.kind == "bound" and (self.under is None) == (self.over is None):
+            raise ValueError("under/over: a bound claim gives exactly one of them")
+        if self.kind != "bound" and (self.under is not None or self.over is not None):
+            raise ValueError(f"under/over: only a bound claim takes them, not {self.kind}")
+        if self.kind in ("gap_grows", "peaks") and self.rates is not None and len(self.rates) < 3 - (
+                self.kind == "gap_grows"):
+            raise ValueError(f"rates: a {self.kind} claim needs at least {3 - (self.kind == 'gap_grows')} rates")
+        return self
+
+    @property
+    def policies(self) -> list[str]:
+        return [p for p in (self.lower, self.than, self.policy) if p is not None]
 
 
 class Targets(_Strict):
@@ -270,12 +323,15 @@ class ExperimentConfig(_Strict):
             where = "arrivals.mix" if self.arrivals.swf is None else "arrivals.swf.classes"
             raise ValueError(f"{where} names unknown class {unknown[0]!r} (classes: {', '.join(self.classes)})")
         for i, claim in enumerate(self.claims):
-            for who in (claim.lower, claim.than):
+            for who in claim.policies:
                 if who not in self.policies:
                     raise ValueError(f"claim[{i}] names {who!r}, which is not among the policies")
             for r in claim.rates or []:
                 if r not in self.arrivals.rates:
                     raise ValueError(f"claim[{i}] names rate {r}, which is not among arrivals.rates")
+            if claim.kind in ("gap_grows", "peaks") and claim.rates is None and len(self.arrivals.rates) < 3 - (
+                    claim.kind == "gap_grows"):
+                raise ValueError(f"claim[{i}]: a {claim.kind} claim needs more arrival rates")
         return self
 
     def dump(self) -> dict[str, Any]:

@@ -143,6 +143,13 @@ def predict(stream: Sequence[StreamJob], classes: Mapping[str, ClassModel], poli
     whichever is least).
     """
     stream = list(stream)
+    jobs = engine_jobs(stream, classes)
+    records = {r.id: r for r in simulate(jobs, policy, P, timeline=False, speeds=speeds, availability=availability).jobs}
+    return [JobOutcome.of(sj, records[sj.id]) for sj in stream]
+
+
+def engine_jobs(stream: Sequence[StreamJob], classes: Mapping[str, ClassModel]) -> list[Job]:
+    """The engine's jobs for a stream, as `predict` runs them (also for a caller that wants the timeline)."""
     jobs = []
     for sj in stream:
         cm = classes.get(sj.cls)
@@ -154,8 +161,7 @@ def predict(stream: Sequence[StreamJob], classes: Mapping[str, ClassModel], poli
                         cm.reconfig_s + cm.extra_resize_s, cm.teardown_s, cm.release_s,
                         resize_cost=cm.resize_cost, startup=cm.startup(), work_first=True,
                         setup_work=cm.setup_work_s))
-    records = {r.id: r for r in simulate(jobs, policy, P, timeline=False, speeds=speeds, availability=availability).jobs}
-    return [JobOutcome.of(sj, records[sj.id]) for sj in stream]
+    return jobs
 
 
 def summarize(outcomes: Sequence[JobOutcome], warmup: int) -> dict[str, float]:

@@ -21,7 +21,9 @@ from experiments.estimate import duration_line
 from experiments.report_plots import write_figures
 from experiments.replay import resize_samples
 from experiments.report_stats import (cell_table, claims_table, compare, error_table, normalised,
-                                      paired_predictions, rate_label, resize_diagnostic, summarize, targets_text)
+                                      paired_predictions, rate_label, resize_diagnostic, summarize, sync_table,
+                                      targets_text)
+from experiments import sync_delay
 from experiments.store import ResultsStore
 
 DEFAULT_TARGETS = {"response_rel": 0.10, "execution_rel": 0.05}
@@ -73,10 +75,13 @@ def analyse(results: Path) -> Analysis:
         calibration, profiles = store.latest_calibration(), store.profiles()
         samples = resize_samples(store, cells) if not cells.empty else pd.DataFrame(columns=["cls", "reconfig_s"])
         duration = duration_line(store)
+        warmup = int(config.get("arrivals", {}).get("warmup", 0))
+        sync_measured = sync_delay.measured(store, cells, warmup)
+        sync_predicted = _predicted_sync(store, cells, warmup, preds)
     arrivals = config.get("arrivals", {})
-    warmup = int(arrivals.get("warmup", 0))
-    measured = cell_table(summarize(normalised(jobs, measured=True), warmup))
-    predicted = cell_table(summarize(normalised(paired_predictions(jobs, preds), measured=False), warmup))
+    measured = cell_table(sync_delay.merge(summarize(normalised(jobs, measured=True), warmup), sync_measured))
+    predicted = cell_table(sync_delay.merge(
+        summarize(normalised(paired_predictions(jobs, preds), measured=False), warmup), sync_predicted))
     cmp = compare(measured, predicted, config.get("policies", ()))
     resumed = cells[cells.resumed].groupby(["policy", "rate"]).size().rename("resumed")
     cmp = cmp.merge(resumed.reset_index(), on=["policy", "rate"], how="left")
@@ -85,6 +90,17 @@ def analyse(results: Path) -> Analysis:
     claims = claims_table(config.get("claims", config.get("claim", [])), measured, predicted, rates)
     return Analysis(Path(results), config, cells, jobs, preds, cmp, claims, calibration, profiles,
                     resize_diagnostic(samples, profiles), duration)
+
+
+def _predicted_sync(store: ResultsStore, cells: pd.DataFrame, warmup: int, preds: pd.DataFrame) -> pd.DataFrame:
+    """The simulator's synchronisation delays, once the cells have predictions (the replay's inputs exist)."""
+    if preds.empty:
+        return pd.DataFrame(columns=sync_delay.COLUMNS)
+    try:
+        return sync_delay.predicted(store, cells, warmup)
+    except (KeyError, ValueError) as exc:  # a profile or config the replay cannot read: no predicted delay
+        print(f"warning: no predicted synchronisation delay: {exc}")
+        return pd.DataFrame(columns=sync_delay.COLUMNS)
 
 
 def error_table_text(results: Path | Analysis) -> str:
@@ -170,11 +186,18 @@ def report_blocks(a: Analysis, figure_names: list[str]) -> list[Block]:
                    ("p", ("Error = (predicted - measured) / measured. Each replication gives one figure per "
                           "statistic; a cell's figure is the mean over its replications. Predicted figures are "
                           "over the same jobs as the measured ones: past warm-up and completed live."))]
+    sync = sync_table(a.compared) if not a.compared.empty else pd.DataFrame()
+    if not sync.empty:
+        blocks += [("h2", "Synchronisation delay"),
+                   ("p", ("Mean time from a job's acknowledgment of a preemption to its new partition (Padhye & "
+                          "Dowdy §2.3): live, each resize's held_s; predicted, ack to resize in the simulator's "
+                          "timeline. n/a: the cell had no resize.")), ("table", sync)]
     blocks += [("h2", "Claims")]
     blocks.append(("table", a.claims) if not a.claims.empty else ("p", "The config states no claims."))
     if not a.claims.empty:
-        blocks.append(("p", ("Margin = (than - lower) / than of the claim's metric at each rate; 'yes' means "
-                             "it holds at every rate the claim names.")))
+        blocks.append(("p", ("Margin = (than - lower) / than of the claim's metric at each rate (± its 95% "
+                             "half-width); 'yes' means every condition of the claim holds at every rate it names. "
+                             "Claim kinds and their tolerances: experiments/README.md.")))
     blocks += [("h2", "Failed jobs"), _failed_block(a)]
     blocks += [("h2", "Interrupted, resumed and unfinished cells"), _disturbed_block(a)]
     blocks += [("h2", "Files"), ("ul", ["cells.csv: one row per policy and rate, every statistic",

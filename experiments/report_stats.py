@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from experiments.claims import judge
 from experiments.studies.anastasiadis.stats import t_interval
 
 KEYS = ["policy", "rate", "replication"]
@@ -30,9 +31,9 @@ STATS: dict[str, tuple[str, str]] = {
     "response_norm": ("response_norm", "mean"),
     "median_execution_norm": ("execution_norm", "median"),
 }
-#: A claim's metric -> the statistic it compares (the config's metric names).
-CLAIM_STAT = {"response": "response", "wait": "wait", "execution": "execution",
-              "mean_procs": "mean_procs", "preemptions": "preemptions"}
+#: Per-replication statistics that do not come from the job columns (merged into the
+#: replications' table by the caller when known): the mean synchronisation delay.
+EXTRA_STATS = ("sync_delay",)
 TICK, CROSS = "✓", "✗"
 
 
@@ -89,7 +90,7 @@ def cell_table(reps: pd.DataFrame) -> pd.DataFrame:
     for (policy, rate), g in reps.groupby(["policy", "rate"], sort=True):
         row: dict[str, Any] = {"policy": policy, "rate": rate, "replications": len(g),
                                "jobs": int(g.jobs.sum()), "failed": int(g.failed.sum())}
-        for name in STATS:
+        for name in _stats(reps):
             values = [float(v) for v in g[name] if pd.notna(v)]
             if values:
                 iv = t_interval(values)
@@ -98,20 +99,25 @@ def cell_table(reps: pd.DataFrame) -> pd.DataFrame:
             else:
                 row[name], row[f"{name}_ci"] = np.nan, np.nan
         rows.append(row)
-    cols = ["policy", "rate", "replications", "jobs", "failed"] + [c for n in STATS for c in (n, f"{n}_ci")]
+    cols = ["policy", "rate", "replications", "jobs", "failed"] + [c for n in _stats(reps) for c in (n, f"{n}_ci")]
     df = pd.DataFrame(rows, columns=cols)
     return df.astype({c: float for c in cols[5:]} | {"rate": float, "replications": int, "jobs": int,
                                                       "failed": int, "policy": object})
+
+
+def _stats(table: pd.DataFrame) -> list[str]:
+    """STATS, then the extra statistics the table has."""
+    return [*STATS, *(n for n in EXTRA_STATS if n in table)]
 
 
 def compare(measured: pd.DataFrame, predicted: pd.DataFrame, policies: Sequence[str] = ()) -> pd.DataFrame:
     """Measured and predicted cells side by side, with (predicted - measured) / measured per statistic;
     rows in the config's policy order, then by rate."""
     m = measured.rename(columns={c: f"measured_{c}" for c in measured.columns if c not in ("policy", "rate")})
-    keep = ["policy", "rate", *STATS]
-    p = predicted[keep].rename(columns={c: f"predicted_{c}" for c in STATS})
+    both = [n for n in _stats(predicted) if n in _stats(measured)]
+    p = predicted[["policy", "rate", *both]].rename(columns={c: f"predicted_{c}" for c in both})
     out = m.merge(p, on=["policy", "rate"], how="left")
-    for name in STATS:
+    for name in both:
         meas = out[f"measured_{name}"]
         out[f"err_{name}"] = (out[f"predicted_{name}"] - meas) / meas.where(meas != 0)
     out = out.rename(columns={"measured_replications": "replications", "measured_jobs": "jobs",
@@ -193,6 +199,20 @@ def error_table(cmp: pd.DataFrame, targets: dict[str, float]) -> pd.DataFrame:
     })
 
 
+def sync_table(cmp: pd.DataFrame) -> pd.DataFrame:
+    """Mean synchronisation delay per cell (ack to new partition, seconds), measured ± 95% and predicted;
+    empty when no cell has a resize."""
+    if "measured_sync_delay" not in cmp or not cmp.measured_sync_delay.notna().any():
+        return pd.DataFrame()
+    pred = cmp["predicted_sync_delay"] if "predicted_sync_delay" in cmp else pd.Series(np.nan, index=cmp.index)
+    err = cmp["err_sync_delay"] if "err_sync_delay" in cmp else pd.Series(np.nan, index=cmp.index)
+    ci = cmp["measured_sync_delay_ci"]
+    return pd.DataFrame({
+        "policy": cmp.policy, "rate": [rate_label(r) for r in cmp.rate],
+        "measured (s)": [num(x) + (f" ± {num(h)}" if np.isfinite(h) else "") for x, h in zip(cmp.measured_sync_delay, ci)],
+        "predicted (s)": [num(x) for x in pred], "error": [pct(x) for x in err]})
+
+
 def targets_text(cmp: pd.DataFrame, targets: dict[str, float]) -> str:
     """Plain sentences: which cells miss which target, and by how much."""
     out = []
@@ -220,62 +240,17 @@ def targets_text(cmp: pd.DataFrame, targets: dict[str, float]) -> str:
     return " ".join(out)
 
 
-def _lookup(cells: pd.DataFrame, policy: str, rate: float, stat: str) -> float:
-    rows = cells[(cells.policy == policy) & np.isclose(cells.rate.astype(float), rate, rtol=1e-9, atol=0)]
-    return float(rows[stat].iloc[0]) if len(rows) and pd.notna(rows[stat].iloc[0]) else math.nan
-
-
-def judge_claim(claim: dict[str, Any], cells: pd.DataFrame, all_rates: Sequence[float]) -> dict[str, Any]:
-    """Verdict of one claim on one cells table (cell_table's columns).
-
-    The margin at a rate is (than - lower) / than: positive when the claim
-    holds there. 'yes' needs it to hold at every asked rate (a rate without
-    data counts against it), 'no' at none that has data.
-    """
-    stat = CLAIM_STAT.get(claim["metric"])
-    if stat is None:
-        return {"verdict": f"unknown metric {claim['metric']!r}", "measured": "", "margins": ""}
-    rates = list(claim.get("rates") or all_rates)
-    margins: dict[float, float] = {}
-    for r in rates:
-        lo, hi = _lookup(cells, claim["lower"], r, stat), _lookup(cells, claim["than"], r, stat)
-        if math.isfinite(lo) and math.isfinite(hi) and hi != 0:
-            margins[r] = (hi - lo) / hi
-    missing = [r for r in rates if r not in margins]
-    per_rate = ", ".join(f"{rate_label(r)}: {pct(m)}" for r, m in margins.items())
-    if not margins:
-        return {"verdict": "no data", "measured": "", "margins": ""}
-    held = {r: m for r, m in margins.items() if m > 0}
-    failed = {r: m for r, m in margins.items() if m <= 0}
-    if not failed and not missing:
-        verdict, words = "yes", f"yes, by {_span(held.values())}"
-    elif not held:
-        verdict, words = "no", f"no: {claim['lower']} is higher by {_span(-m for m in failed.values())}"
-    else:
-        verdict = f"partly ({len(held)} of {len(rates)} rates)"
-        words = f"holds by {_span(held.values())} at {', '.join(rate_label(r) for r in held)}"
-        if failed:
-            words += f"; not at {', '.join(rate_label(r) for r in failed)}"
-    if missing:
-        words += f" (no data at {', '.join(rate_label(r) for r in missing)})"
-    return {"verdict": verdict, "measured": words, "margins": per_rate}
-
-
-def _span(values: Any) -> str:
-    """'9–21%' (or '12%' for one value), in whole percent."""
-    vals = sorted(float(v) * 100 for v in values)
-    lo, hi = f"{vals[0]:.0f}", f"{vals[-1]:.0f}"
-    return f"{lo}%" if lo == hi else f"{lo}–{hi}%"
-
-
 def claims_table(claims: Sequence[dict[str, Any]], measured: pd.DataFrame, predicted: pd.DataFrame,
                  all_rates: Sequence[float]) -> pd.DataFrame:
-    """One row per claim: verdict and margins on the measured cells, and the prediction's verdict."""
+    """One row per claim: verdict and margins on the measured cells, whether the verdict stands
+    outside the 95% interval, the paper's number and the prediction's verdict (experiments/claims.py)."""
     rows = []
     for c in claims:
-        m = judge_claim(c, measured, all_rates)
-        p = judge_claim(c, predicted, all_rates)
-        rows.append({"claim": c["text"], "metric": c["metric"], "verdict": m["verdict"],
-                     "measured": m["measured"], "margin per rate": m["margins"],
-                     "predicted": p["measured"] or p["verdict"]})
-    return pd.DataFrame(rows, columns=["claim", "metric", "verdict", "measured", "margin per rate", "predicted"])
+        m = judge(c, measured, all_rates)
+        p = judge(c, predicted, all_rates)
+        rows.append({"claim": c["text"], "metric": c["metric"], "verdict": m.verdict,
+                     "measured": m.words, "margin per rate": m.detail,
+                     "predicted": p.words or p.verdict, "paper": c.get("paper_value", ""),
+                     "ours": m.ours, "outside the 95% interval": m.interval})
+    return pd.DataFrame(rows, columns=["claim", "metric", "verdict", "measured", "margin per rate", "predicted",
+                                       "paper", "ours", "outside the 95% interval"])
