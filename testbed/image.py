@@ -1,7 +1,8 @@
 """The workstation image: an mmdebstrap base from the host's apt sources, finished by a Dockerfile.
 
 Nothing is pulled from a registry. The image tag is a hash of `containers/`, so the image
-is rebuilt exactly when what goes into it changes.
+is rebuilt exactly when what goes into it changes. Docker is imported by the functions that
+build, not with the module: the experiments key profiles by `image_ref` and need no engine.
 """
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ import subprocess
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import docker
-import docker.errors
+if TYPE_CHECKING:
+    import docker
 
 CONTAINERS_DIR = Path(__file__).resolve().parent.parent / "containers"
 REPOSITORY = "nowlab/workstation"
@@ -50,6 +52,8 @@ def image_ref(containers_dir: Path = CONTAINERS_DIR) -> ImageRef:
 
 
 def _exists(client: docker.DockerClient, tag: str) -> bool:
+    import docker.errors
+
     try:
         client.images.get(tag)
     except docker.errors.ImageNotFound:
@@ -89,6 +93,8 @@ def _context_tar(containers_dir: Path) -> io.BytesIO:
 def ensure_image(client: docker.DockerClient, *, force: bool = False, log=print,
                  containers_dir: Path = CONTAINERS_DIR) -> str:
     """Return the workstation image tag, building whatever is missing (or all, if forced)."""
+    import docker.errors
+
     ref = image_ref(containers_dir)
     if not force and _exists(client, ref.image):
         client.images.get(ref.image).tag(LATEST)
