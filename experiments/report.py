@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +57,8 @@ class Analysis:
     profiles: dict[str, dict[str, Any]]
     resizes: pd.DataFrame  # per class: measured resize cost beside the profiled one (diagnostic)
     duration: str = ""  # estimated beside real (experiments.estimate.plan_vs_real), "" when not known
+    measured: pd.DataFrame = field(default_factory=pd.DataFrame)  # cell_table of the measured jobs
+    predicted: pd.DataFrame = field(default_factory=pd.DataFrame)  # cell_table of their predictions
 
     @property
     def targets(self) -> dict[str, float]:
@@ -89,7 +91,7 @@ def analyse(results: Path) -> Analysis:
     rates = arrivals.get("rates") or sorted(set(cmp.rate))
     claims = claims_table(config.get("claims", config.get("claim", [])), measured, predicted, rates)
     return Analysis(Path(results), config, cells, jobs, preds, cmp, claims, calibration, profiles,
-                    resize_diagnostic(samples, profiles), duration)
+                    resize_diagnostic(samples, profiles), duration, measured, predicted)
 
 
 def _predicted_sync(store: ResultsStore, cells: pd.DataFrame, warmup: int, preds: pd.DataFrame) -> pd.DataFrame:

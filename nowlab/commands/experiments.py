@@ -152,6 +152,21 @@ def report_cmd(
     _failed_steps(results, failing)
 
 
+def summary_cmd(
+    config: Annotated[Path, typer.Argument(help="Summary config (TOML): the figures' results stores, cross-figure claims.")],
+    out: Annotated[Path, typer.Option("--out", help="Folder for summary.md and summary.csv.")] = Path("."),
+) -> None:
+    """One page for several figures: every claim with the paper's number, ours, the verdict, the
+    prediction errors of its cells, and the claims that compare figures."""
+    from experiments.summary import SummaryError, write_summary
+
+    try:
+        md, csv = write_summary(config, out)
+    except (SummaryError, ValueError) as exc:
+        fail(str(exc))
+    typer.echo(f"summary: {md} ({csv.name})")
+
+
 def demo(
     config: Annotated[Path, typer.Option("--config", help="Experiment to run as the demo.")] = DEMO_CONFIG,
 ) -> None:
@@ -184,4 +199,5 @@ def register(app: typer.Typer) -> None:
     app.add_typer(study_app, name="study")
     app.command("run")(run)
     app.command("report")(report_cmd)
+    app.command("summary")(summary_cmd)
     app.command("demo")(demo)

@@ -1,0 +1,218 @@
+"""One page for a paper's figures: every claim with the paper's number, ours, the verdict and
+the prediction errors of the cells it rests on, plus the claims that compare figures.
+
+A summary config (TOML) names each figure's results store and states the
+cross-figure claims, which no single figure's config can judge:
+
+    title = "Padhye & Dowdy (1996): the claims of §3 and §4"
+    [figures]                      # name -> results store, relative to this file
+    fig4 = "../results/padhye-dowdy/fig4.sqlite"
+    fig5 = "../results/padhye-dowdy/fig5.sqlite"
+    [[claim]]                      # judged by experiments.claims.judge_across
+    text = "Folding's gain over RA is larger with exponential demand"
+    quote = "..."
+    metric = "response"
+    lower = "FOLDING"
+    than = "RA"
+    larger = "fig5"
+    smaller = "fig4"
+
+`summary_tables` is pure (cells tables in, tables out) so it is tested on
+hand-made numbers; `write_summary` reads the stores and writes summary.md and
+summary.csv. A figure whose store does not exist yet is listed as not run.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from experiments.claims import judge, judge_across
+
+DEFAULT_TARGETS = {"response_rel": 0.10, "execution_rel": 0.05}
+
+
+class SummaryError(ValueError):
+    """A summary config problem, as one line naming the key."""
+
+
+class CrossClaim(BaseModel):
+    """The largest gap of `lower` under `than` is above in figure `larger` than in figure `smaller`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    text: str
+    quote: str = ""
+    paper_value: str = ""
+    metric: Literal["response", "wait", "execution", "mean_procs", "preemptions", "sync_delay"]
+    lower: str
+    than: str
+    gap: Literal["relative", "absolute"] = "relative"
+    larger: str
+    smaller: str
+
+
+class SummaryConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    title: str
+    paper: str = ""
+    figures: dict[str, Path] = Field(min_length=1, description="figure name -> results store")
+    claims: list[CrossClaim] = Field(default_factory=list, alias="claim")
+
+    @model_validator(mode="after")
+    def _names(self) -> "SummaryConfig":
+        for i, c in enumerate(self.claims):
+            for key in ("larger", "smaller"):
+                if getattr(c, key) not in self.figures:
+                    raise ValueError(f"claim[{i}].{key}: no figure {getattr(c, key)!r} "
+                                     f"(figures: {', '.join(self.figures)})")
+        return self
+
+
+def load_config(path: str | Path) -> SummaryConfig:
+    """Read a summary config; figure paths become absolute (relative to the file)."""
+    from testbed.config_loader import load_toml
+
+    path = Path(path)
+    config = load_toml(path, SummaryConfig, SummaryError)
+    figures = {k: v if v.is_absolute() else (path.parent / v).resolve() for k, v in config.figures.items()}
+    return config.model_copy(update={"figures": figures})
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One figure's results: its config (as stored), its measured and predicted cells, and both side by side."""
+
+    config: dict[str, Any]
+    measured: pd.DataFrame  # report_stats.cell_table's columns
+    predicted: pd.DataFrame
+    compared: pd.DataFrame  # report_stats.compare's columns (err_* per statistic)
+
+    @property
+    def rates(self) -> list[float]:
+        return list(self.config.get("arrivals", {}).get("rates") or sorted(set(self.measured.rate)))
+
+    @property
+    def targets(self) -> dict[str, float]:
+        return {**DEFAULT_TARGETS, **(self.config.get("targets") or {})}
+
+
+COLUMNS = ["figure", "claim", "quote", "paper", "ours", "verdict", "outside the 95% interval", "predicted",
+           "prediction errors"]
+
+
+def prediction_errors(fig: Figure, policies: Sequence[str], rates: Sequence[float]) -> str:
+    """The prediction errors of the cells a claim rests on: largest |error| of mean response and of
+    median execution, and how many of those cells miss their target."""
+    cmp = fig.compared
+    if cmp.empty:
+        return "no cells"
+    rows = cmp[cmp.policy.isin(policies) & np.isin(cmp.rate.astype(float), [float(r) for r in rates])]
+    parts = []
+    for stat, key, what in (("response", "response_rel", "response"),
+                            ("median_execution", "execution_rel", "median execution")):
+        col = f"err_{stat}"
+        errs = rows[col].astype(float) if col in rows else pd.Series(dtype=float)
+        errs = errs[np.isfinite(errs)]
+        if errs.empty:
+            parts.append(f"{what}: n/a")
+            continue
+        miss = int((errs.abs() > fig.targets[key]).sum())
+        parts.append(f"{what}: up to {errs.abs().max():.0%}, {miss} of {len(errs)} cells beyond "
+                     f"{fig.targets[key]:.0%}")
+    return "; ".join(parts)
+
+
+def summary_tables(figures: Mapping[str, Figure | None], cross: Sequence[Mapping[str, Any]]
+                   ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(claims, cells): one row per claim of every figure then per cross-figure claim; one row per
+    figure with its cells and how many miss each prediction target. A figure given as None is not run."""
+    rows, cells = [], []
+    for name, fig in figures.items():
+        if fig is None:
+            rows.append({"figure": name, "claim": "(not run)", "verdict": "no data"})
+            cells.append({"figure": name, "cells": 0})
+            continue
+        for c in fig.config.get("claims", fig.config.get("claim", [])):
+            m, p = judge(c, fig.measured, fig.rates), judge(c, fig.predicted, fig.rates)
+            policies = [c[k] for k in ("lower", "than", "policy") if c.get(k)]
+            rows.append({"figure": name, "claim": c["text"], "quote": c.get("quote", ""),
+                         "paper": c.get("paper_value", ""), "ours": m.ours, "verdict": m.verdict,
+                         "outside the 95% interval": m.interval, "predicted": p.ours or p.verdict,
+                         "prediction errors": prediction_errors(fig, policies, c.get("rates") or fig.rates)})
+        cells.append(_cells_row(name, fig))
+    present = {k: f for k, f in figures.items() if f is not None}
+    for c in cross:
+        m = judge_across(c, {k: f.measured for k, f in present.items()}, {k: f.rates for k, f in present.items()})
+        p = judge_across(c, {k: f.predicted for k, f in present.items()}, {k: f.rates for k, f in present.items()})
+        errs = "; ".join(f"{k}: {prediction_errors(present[k], [c['lower'], c['than']], present[k].rates)}"
+                         for k in (c["larger"], c["smaller"]) if k in present)
+        rows.append({"figure": f"{c['larger']} vs {c['smaller']}", "claim": c["text"], "quote": c.get("quote", ""),
+                     "paper": c.get("paper_value", ""), "ours": m.ours, "verdict": m.verdict,
+                     "outside the 95% interval": m.interval, "predicted": p.ours or p.verdict,
+                     "prediction errors": errs or "no cells"})
+    claims = pd.DataFrame(rows, columns=COLUMNS).astype(object).fillna("")
+    per_figure = pd.DataFrame(cells, columns=["figure", "cells", "response misses", "execution misses",
+                                              "worst response error", "worst execution error"])
+    return claims, per_figure.astype(object).fillna("")
+
+
+def _cells_row(name: str, fig: Figure) -> dict[str, Any]:
+    out: dict[str, Any] = {"figure": name, "cells": len(fig.compared)}
+    for stat, key, col in (("response", "response_rel", "response"), ("median_execution", "execution_rel",
+                                                                      "execution")):
+        errs = fig.compared.get(f"err_{stat}", pd.Series(dtype=float)).astype(float)
+        errs = errs[np.isfinite(errs)]
+        out[f"{col} misses"] = int((errs.abs() > fig.targets[key]).sum())
+        if errs.empty:
+            out[f"worst {col} error"] = "n/a"
+        else:
+            worst = fig.compared.loc[errs.abs().idxmax()]
+            out[f"worst {col} error"] = f"{errs.abs().max():.0%} ({worst.policy} at {float(worst.rate):g}/s)"
+    return out
+
+
+def figure_from_store(path: Path) -> Figure:
+    """A figure's tables from its results store (read-only), computed as its report computes them."""
+    from experiments.report import analyse
+
+    a = analyse(path)
+    return Figure(a.config, a.measured, a.predicted, a.compared)
+
+
+def render(config: SummaryConfig, claims: pd.DataFrame, cells: pd.DataFrame) -> str:
+    """summary.md: the claims table, then the cells that miss their prediction targets."""
+    from experiments.report import md_table
+
+    out = [f"# {config.title}"]
+    if config.paper:
+        out.append(f"Reproduces: {config.paper}.")
+    out += ["## Claims", md_table(claims.drop(columns=["quote"])), "## The paper's sentences",
+            "\n".join(f"- {r.figure}, \"{r.claim}\": {r.quote}" for r in claims.itertuples(index=False) if r.quote),
+            "## Prediction targets per figure", md_table(cells),
+            ("Ours: the measured figure in the claim's terms (gaps relative to the second policy unless the "
+             "claim says absolute). Outside the 95% interval: whether every margin the verdict rests on is "
+             "farther from its threshold than its replication half-width. Prediction errors: "
+             "(predicted - measured) / measured of the cells the claim uses.")]
+    return "\n\n".join(out) + "\n"
+
+
+def write_summary(config_path: str | Path, out_dir: str | Path) -> tuple[Path, Path]:
+    """Write summary.md and summary.csv from the stores the summary config names."""
+    config = load_config(config_path)
+    figures = {name: figure_from_store(path) if path.is_file() else None for name, path in config.figures.items()}
+    claims, cells = summary_tables(figures, [c.model_dump() for c in config.claims])
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    md, csv = out / "summary.md", out / "summary.csv"
+    md.write_text(render(config, claims, cells))
+    claims.to_csv(csv, index=False)
+    return md, csv
+
+
+__all__ = ["CrossClaim", "Figure", "SummaryConfig", "SummaryError", "load_config", "summary_tables",
+           "write_summary"]

@@ -1,0 +1,113 @@
+"""The summary page: claims of several figures and cross-figure claims, on hand-made cells
+tables, then end to end from two hand-made results stores (one with resizes, so the synchronisation
+delay reaches the cells and a claim on it)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from experiments.records import JobOutcome, StreamJob
+from experiments.report import analyse, render_markdown, report_blocks
+from experiments.store import ResultsStore
+from experiments.summary import Figure, SummaryError, load_config, summary_tables, write_summary
+from workloads.records import ResizeRecord
+
+RATES = [0.1, 0.2]
+
+
+def cells(resp: dict[tuple[str, float], float]) -> pd.DataFrame:
+    return pd.DataFrame([{"policy": p, "rate": r, "response": v, "response_ci": 1.0} for (p, r), v in resp.items()])
+
+
+def compared(errs: dict[tuple[str, float], float]) -> pd.DataFrame:
+    return pd.DataFrame([{"policy": p, "rate": r, "err_response": e, "err_median_execution": e / 4}
+                         for (p, r), e in errs.items()])
+
+
+CLAIM = {"text": "Folding below RA", "quote": "Folding gives a better response time", "paper_value": "17%",
+         "metric": "response", "lower": "FOLDING", "than": "RA", "up_to": 0.2}
+
+
+def figure(fold: tuple[float, float], err: float) -> Figure:
+    m = cells({("RA", 0.1): 100.0, ("RA", 0.2): 100.0, ("FOLDING", 0.1): fold[0], ("FOLDING", 0.2): fold[1]})
+    return Figure({"arrivals": {"rates": RATES}, "claim": [CLAIM]}, m, m,
+                  compared({("RA", 0.1): 0.02, ("RA", 0.2): err, ("FOLDING", 0.1): -0.03, ("FOLDING", 0.2): 0.04}))
+
+
+def test_summary_tables_on_hand_made_figures():
+    figs = {"fig4": figure((95.0, 85.0), 0.15), "fig5": figure((90.0, 78.0), 0.05), "fig9": None}
+    cross = [{"text": "fig5's gain above fig4's", "metric": "response", "lower": "FOLDING", "than": "RA",
+              "larger": "fig5", "smaller": "fig4"},
+             {"text": "fig4's gain above fig5's", "metric": "response", "lower": "FOLDING", "than": "RA",
+              "larger": "fig4", "smaller": "fig5"}]
+    claims, per_fig = summary_tables(figs, cross)
+    rows = {(r.figure, r.claim): r for r in claims.itertuples(index=False)}
+    r4 = rows["fig4", "Folding below RA"]
+    assert (r4.paper, r4.ours, r4.verdict) == ("17%", "largest gap 15% at 0.2/s", "yes")
+    errs = claims.set_index(["figure", "claim"]).loc[("fig4", "Folding below RA"), "prediction errors"]
+    assert errs == "response: up to 15%, 1 of 4 cells beyond 10%; median execution: up to 4%, 0 of 4 cells beyond 5%"
+    assert rows["fig9", "(not run)"].verdict == "no data"
+    assert rows["fig5 vs fig4", "fig5's gain above fig4's"].verdict == "yes"
+    assert rows["fig5 vs fig4", "fig5's gain above fig4's"].ours == "fig5 22% at 0.2/s vs fig4 15% at 0.2/s"
+    assert rows["fig4 vs fig5", "fig4's gain above fig5's"].verdict == "no"
+    fig4 = per_fig.set_index("figure").loc["fig4"]
+    assert (fig4["cells"], fig4["response misses"], fig4["worst response error"]) == (4, 1, "15% (RA at 0.2/s)")
+
+
+def test_summary_config_names_its_figures(tmp_path: Path):
+    path = tmp_path / "s.toml"
+    path.write_text('title = "t"\n[figures]\nfig4 = "a.sqlite"\n[[claim]]\ntext = "x"\nmetric = "response"\n'
+                    'lower = "FOLDING"\nthan = "RA"\nlarger = "fig5"\nsmaller = "fig4"\n')
+    with pytest.raises(SummaryError, match=r"claim\[0\]\.larger: no figure 'fig5'"):
+        load_config(path)
+
+
+def _store(path: Path, fold_wait: float, held: float) -> None:
+    config = {"name": path.stem, "title": path.stem, "policies": ["RA", "FOLDING"],
+              "arrivals": {"rates": RATES, "jobs": 3, "warmup": 0, "replications": 2},
+              "claim": [{**CLAIM, "up_to": 0.5},
+                        {"text": "Folding's synchronisation delay under 1 s", "kind": "bound",
+                         "metric": "sync_delay", "policy": "FOLDING", "under": 1.0}]}
+    with ResultsStore.create(path, config, "") as s:
+        for pol in ("RA", "FOLDING"):
+            for rate in RATES:
+                for rep in range(2):
+                    jobs = [StreamJob(j, "A", 10.0 * j) for j in range(3)]
+                    cid = s.ensure_cell(pol, rate, rep, jobs)
+                    seg = s.start_segment(cid, 0.0, ["ws1", "ws2"], None)
+                    wait = fold_wait if pol == "FOLDING" else 10.0
+                    outs = [JobOutcome(j.id, "A", 1.0, j.arrival, j.arrival + wait + rep, j.arrival + wait + rep + 20,
+                                       2.0, 2, 2, 1) for j in jobs]
+                    for o in outs:
+                        s.add_job(cid, o, seg)
+                    s.set_predictions(cid, outs)
+                    if pol == "FOLDING":
+                        s.add_resizes(cid, seg, 0.0, [ResizeRecord(1, 5.0, (0, 1), (0,), kind="loser", ack_at=6.0,
+                                                                   partition_at=6.0 + held + 0.1 * rep)])
+                    s.set_cell_status(cid, "done")
+
+
+def test_write_summary_from_stores(tmp_path: Path):
+    _store(tmp_path / "fig4.sqlite", fold_wait=4.0, held=0.5)
+    _store(tmp_path / "fig5.sqlite", fold_wait=2.0, held=1.5)
+    a = analyse(tmp_path / "fig4.sqlite")
+    fold = a.measured.set_index(["policy", "rate"]).loc[("FOLDING", 0.1)]
+    assert fold.sync_delay == pytest.approx(0.55)  # held 0.5 and 0.6 over the two replications
+    page = render_markdown(report_blocks(a, []))
+    assert "## Synchronisation delay" in page and "| FOLDING | 0.1/s | 0.55 ± " in page
+    assert "| RA | 0.1/s | n/a |" in page  # RA never resized: no delay, not zero
+    cfg = tmp_path / "summary.toml"
+    cfg.write_text('title = "Hand-made"\n[figures]\nfig4 = "fig4.sqlite"\nfig5 = "fig5.sqlite"\nfig9 = "none.sqlite"\n'
+                   '[[claim]]\ntext = "Fig. 5 above Fig. 4"\nquote = "maximum 25%"\npaper_value = "25% vs 17%"\n'
+                   'metric = "response"\nlower = "FOLDING"\nthan = "RA"\nlarger = "fig5"\nsmaller = "fig4"\n')
+    md, csv = write_summary(cfg, tmp_path / "out")
+    table = pd.read_csv(csv).fillna("")
+    got = {(r.figure, r.claim): r.verdict for r in table.itertuples(index=False)}
+    # response: RA 10 + rep + 20, Folding w + rep + 20; largest gap fig4 (6 / 30.5), fig5 (8 / 30.5)
+    assert got == {("fig4", "Folding below RA"): "yes", ("fig4", "Folding's synchronisation delay under 1 s"): "yes",
+                   ("fig5", "Folding below RA"): "yes", ("fig5", "Folding's synchronisation delay under 1 s"): "no",
+                   ("fig9", "(not run)"): "no data", ("fig5 vs fig4", "Fig. 5 above Fig. 4"): "yes"}
+    text = md.read_text()
+    assert "fig5 26% at 0.1/s vs fig4 20% at 0.1/s" in text and "- fig5 vs fig4, \"Fig. 5 above Fig. 4\": maximum 25%" in text
