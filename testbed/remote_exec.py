@@ -11,7 +11,6 @@ import os
 import shlex
 import signal
 import threading
-import time
 from dataclasses import dataclass, field
 from typing import Protocol, Sequence
 
