@@ -125,13 +125,17 @@ class SimResult:
           mean_partition and partition_sizes say what it held over time, the timeline when.
         - consumed_energy: -1 (energy is not modelled; Batsim writes -1 then). metadata: empty.
         """
+        import pandas as pd
+
+        return pd.DataFrame(self.job_columns(success))
+
+    def job_columns(self, success: list[bool] | None = None) -> dict[str, list]:
+        """to_dataframe's columns, in order, as plain lists: scheduler.csv_out writes them without pandas."""
         jobs = self.jobs
         ok = [True] * len(jobs) if success is None else list(success)
         if len(ok) != len(jobs):
             raise ValueError(f"success: {len(ok)} flags for {len(jobs)} jobs")
-        import pandas as pd
-
-        return pd.DataFrame({
+        return {
             "job_id": [r.id for r in jobs],
             "workload_name": [WORKLOAD_NAME] * len(jobs),
             "profile": [r.profile for r in jobs],
@@ -152,18 +156,24 @@ class SimResult:
             "preemptions": [r.preemptions for r in jobs],
             "mean_partition": [r.mean_partition for r in jobs],
             "partition_sizes": [" ".join(str(len(p)) for p in r.allocations) for r in jobs],
-        })
+        }
 
     def timeline_dataframe(self) -> pd.DataFrame:
         """One row per event; processors as a Batsim interval set."""
         import pandas as pd
 
-        return pd.DataFrame({
+        return pd.DataFrame(self.timeline_columns())
+
+    def timeline_columns(self) -> dict[str, list]:
+        """timeline_dataframe's columns, in order, as plain lists (for scheduler.csv_out)."""
+        texts: dict[tuple[int, ...], str] = {}  # a run holds few distinct sets: format each once
+        return {
             "time": [e.time for e in self.timeline],
             "job": [e.job for e in self.timeline],
             "event": [e.event for e in self.timeline],
-            "processors": [interval_set(e.procs) for e in self.timeline],
-        })
+            "processors": [texts.get(e.procs) or texts.setdefault(e.procs, interval_set(e.procs))
+                           for e in self.timeline],
+        }
 
     def summary(self) -> dict[str, float]:
         """Means over jobs, in seconds (mean_partition in processors)."""
