@@ -22,6 +22,7 @@ def simulate_command(
     from rich.console import Console
     from rich.table import Table
 
+    from scheduler.csv_out import write_jobs, write_timeline
     from scheduler.engine import simulate
     from scheduler.jobs_csv import read_jobs
     from scheduler.registry import get_policy
@@ -35,8 +36,12 @@ def simulate_command(
     except ValueError as exc:
         fail(str(exc))
         return
-    result.timeline_dataframe().to_csv(timeline_out, index=False)
-    result.to_dataframe().to_csv(jobs_out, index=False)
+    try:  # the stdlib csv writer, byte for byte pandas' to_csv: this command never loads pandas
+        write_timeline(result, timeline_out)
+        write_jobs(result, jobs_out)
+    except OSError as exc:
+        fail(f"cannot write {exc.filename}: {exc.strerror}")
+        return
     s = result.summary()
     table = Table(title=f"{result.policy} on P={processors}: {s['jobs']} jobs")
     table.add_column("metric")
