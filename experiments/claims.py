@@ -99,13 +99,20 @@ def value_at(cells: pd.DataFrame, policy: str, rate: float, stat: str) -> Estima
 
 
 def gap_at(cells: pd.DataFrame, claim: Mapping[str, Any], rate: float) -> Estimate:
-    """How far `lower` is below `than` at `rate`: (than - lower)/than, or than - lower (gap = absolute)."""
+    """How far `lower` is below `than` at `rate`: (than - lower)/than (gap = relative), than/lower - 1
+    (gap = increase: how much higher `than` is, as the paper's "increase in the execution time"), or
+    than - lower in the metric's unit (gap = absolute)."""
     stat = CLAIM_STAT[claim["metric"]]
     lo, hi = value_at(cells, claim["lower"], rate, stat), value_at(cells, claim["than"], rate, stat)
     if not (lo.known and hi.known):
         return Estimate(math.nan)
     if claim.get("gap", "relative") == "absolute":
         return Estimate(hi.value - lo.value, math.hypot(lo.hw, hi.hw))
+    if claim.get("gap") == "increase":
+        if lo.value == 0:
+            return Estimate(math.nan)
+        ratio = hi.value / lo.value
+        return Estimate(ratio - 1.0, abs(ratio) * math.hypot(lo.hw / lo.value, hi.hw / hi.value if hi.value else math.nan))
     if hi.value == 0:
         return Estimate(math.nan)
     ratio = lo.value / hi.value
@@ -123,7 +130,7 @@ def _diff(a: Estimate, b: Estimate) -> Estimate:
 def _fmt(x: float, claim: Mapping[str, Any], *, gap: bool = True) -> str:
     if not math.isfinite(x):
         return "n/a"
-    if gap and claim.get("gap", "relative") == "relative":
+    if gap and claim.get("gap", "relative") != "absolute":
         return f"{x:.0%}"
     return f"{x:.3g}"
 
@@ -230,12 +237,12 @@ def _below(claim: Mapping[str, Any], cells: pd.DataFrame, rates: Sequence[float]
         ours = largest
     else:
         pos = [g.value for g in known.values() if g.value > 0]
-        ours = (f"by {_span(pos)}" if claim.get("gap", "relative") == "relative" and pos
+        ours = (f"by {_span(pos)}" if claim.get("gap", "relative") != "absolute" and pos
                 else largest if pos else f"{claim['lower']} is higher")
     v = _verdict(checks, ours, detail, "conditions" if len(checks) > len(rates) else "rates")
     if v.verdict == "no" and not claim.get("at_least") and all(not g.value > 0 for g in known.values()):
         words = f"no: {claim['lower']} is higher by {_span([-g.value for g in known.values()])}" \
-            if claim.get("gap", "relative") == "relative" else f"no: {claim['lower']} is higher"
+            if claim.get("gap", "relative") != "absolute" else f"no: {claim['lower']} is higher"
         v = Verdict(v.verdict, v.ours, words, v.detail, v.interval, v.checks)
     elif v.verdict == "yes":
         v = Verdict("yes", v.ours, f"yes, {ours}", v.detail, v.interval, v.checks)

@@ -241,7 +241,7 @@ class Claim(_Strict):
     than: str | None = None
     policy: str | None = None
     rates: list[float] | None = None
-    gap: Literal["relative", "absolute"] = "relative"
+    gap: Literal["relative", "increase", "absolute"] = "relative"
     at_least: float | None = Field(None, gt=0, allow_inf_nan=False)
     up_to: float | None = Field(None, gt=0, allow_inf_nan=False)
     about: float | None = Field(None, gt=0, allow_inf_nan=False)

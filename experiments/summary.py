@@ -51,7 +51,7 @@ class CrossClaim(BaseModel):
     metric: Literal["response", "wait", "execution", "mean_procs", "preemptions", "sync_delay"]
     lower: str
     than: str
-    gap: Literal["relative", "absolute"] = "relative"
+    gap: Literal["relative", "increase", "absolute"] = "relative"
     larger: str
     smaller: str
 

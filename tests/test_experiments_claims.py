@@ -32,6 +32,9 @@ def test_gap_and_its_half_width():
     assert g.value == pytest.approx(0.17)
     # (83/100)·sqrt((1/83)² + (1/100)²)
     assert g.hw == pytest.approx(0.83 * math.hypot(1 / 83, 1 / 100))
+    inc = gap_at(FIG4, {**BELOW, "gap": "increase"}, 0.11)  # RA's 100 is 20.5% above Folding's 83
+    assert inc.value == pytest.approx(100 / 83 - 1)
+    assert judge({**BELOW, "gap": "increase", "about": 0.20}, FIG4, RATES).verdict == "yes"
     a = gap_at(FIG4, {**BELOW, "gap": "absolute"}, 0.11)
     assert (a.value, a.hw) == pytest.approx((17.0, math.sqrt(2)))
 
