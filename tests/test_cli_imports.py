@@ -58,16 +58,16 @@ def test_help_lists_the_commands() -> None:
 def test_simulate_command_run_whole_loads_none_of_them_and_writes_pandas_files(tmp_path) -> None:
     """The whole `nowlab simulate`, run in a fresh interpreter: no pandas (nor docker, nor testbed), and
     its two CSVs are what the frames' to_csv writes."""
-    import pandas as pd  # noqa: F401  (this process may; the command's may not)
-
     from scheduler.engine import simulate
     from scheduler.jobs_csv import read_jobs
 
     jobs = tmp_path / "jobs.csv"
-    jobs.write_text("id,arrival,W,alpha,beta,pmax,phases\n1,0,8,0,0,4,4\n2,0.6,2,0,0,4,1\nj3,0.6,4,0.5,0.1,,2\n")
+    jobs.write_text("id,arrival,W,alpha,beta,pmax,phases\n"
+                    "1,0,8,0,0,4,4\n2,0.6,2,0,0,4,1\nj3,0.6,4,0.5,0.1,,2\n")
     tl, out = tmp_path / "tl.csv", tmp_path / "out.csv"
     argv = ["simulate", str(jobs), "-p", "FOLDING", "-P", "4", "--timeline", str(tl), "--jobs-out", str(out)]
-    code = f"from nowlab.cli import app\ntry:\n    app({argv!r})\nexcept SystemExit as exc:\n    assert not exc.code, exc"
+    code = (f"from nowlab.cli import app\ntry:\n    app({argv!r})\n"
+            "except SystemExit as exc:\n    assert not exc.code, exc")
     assert loaded_after(code) == []
     result = simulate(read_jobs(jobs), "FOLDING", 4)
     result.timeline_dataframe().to_csv(tmp_path / "pd_tl.csv", index=False)
