@@ -5,9 +5,9 @@ A summary config (TOML) names each figure's results store and states the
 cross-figure claims, which no single figure's config can judge:
 
     title = "Padhye & Dowdy (1996): the claims of §3 and §4"
-    [figures]                      # name -> results store, relative to this file
-    fig4 = "../results/padhye-dowdy/fig4.sqlite"
-    fig5 = "../results/padhye-dowdy/fig5.sqlite"
+    [figures]                      # name -> its config and results store, relative to this file
+    fig4 = { config = "../fig4.toml", results = "../../results/fig4.sqlite" }
+    fig5 = { config = "../fig5.toml", results = "../../results/fig5.sqlite" }
     [[claim]]                      # judged by experiments.claims.judge_across
     text = "Folding's gain over RA is larger with exponential demand"
     quote = "..."
@@ -19,7 +19,8 @@ cross-figure claims, which no single figure's config can judge:
 
 `summary_tables` is pure (cells tables in, tables out) so it is tested on
 hand-made numbers; `write_summary` reads the stores and writes summary.md and
-summary.csv. A figure whose store does not exist yet is listed as not run.
+summary.csv. A figure whose store does not exist yet has its claims listed
+from its config, as not run, so the page always lists every claim.
 """
 from __future__ import annotations
 
@@ -56,11 +57,19 @@ class CrossClaim(BaseModel):
     smaller: str
 
 
+class FigureRef(BaseModel):
+    """Where a figure's experiment config and its results store are."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    config: Path
+    results: Path
+
+
 class SummaryConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
     title: str
     paper: str = ""
-    figures: dict[str, Path] = Field(min_length=1, description="figure name -> results store")
+    figures: dict[str, FigureRef] = Field(min_length=1, description="figure name -> its config and results store")
     claims: list[CrossClaim] = Field(default_factory=list, alias="claim")
 
     @model_validator(mode="after")
@@ -79,7 +88,10 @@ def load_config(path: str | Path) -> SummaryConfig:
 
     path = Path(path)
     config = load_toml(path, SummaryConfig, SummaryError)
-    figures = {k: v if v.is_absolute() else (path.parent / v).resolve() for k, v in config.figures.items()}
+    def absolute(p: Path) -> Path:
+        return p if p.is_absolute() else (path.parent / p).resolve()
+
+    figures = {k: FigureRef(config=absolute(v.config), results=absolute(v.results)) for k, v in config.figures.items()}
     return config.model_copy(update={"figures": figures})
 
 
@@ -91,6 +103,11 @@ class Figure:
     measured: pd.DataFrame  # report_stats.cell_table's columns
     predicted: pd.DataFrame
     compared: pd.DataFrame  # report_stats.compare's columns (err_* per statistic)
+
+    @property
+    def run(self) -> bool:
+        """Whether any measured cell exists (a store not written yet, or still empty: no)."""
+        return not self.measured.empty
 
     @property
     def rates(self) -> list[float]:
@@ -138,6 +155,10 @@ def summary_tables(figures: Mapping[str, Figure | None], cross: Sequence[Mapping
             cells.append({"figure": name, "cells": 0})
             continue
         for c in fig.config.get("claims", fig.config.get("claim", [])):
+            if not fig.run:
+                rows.append({"figure": name, "claim": c["text"], "quote": c.get("quote", ""),
+                             "paper": c.get("paper_value", ""), "verdict": "not run"})
+                continue
             m, p = judge(c, fig.measured, fig.rates), judge(c, fig.predicted, fig.rates)
             policies = [c[k] for k in ("lower", "than", "policy") if c.get(k)]
             rows.append({"figure": name, "claim": c["text"], "quote": c.get("quote", ""),
@@ -145,7 +166,7 @@ def summary_tables(figures: Mapping[str, Figure | None], cross: Sequence[Mapping
                          "outside the 95% interval": m.interval, "predicted": p.ours or p.verdict,
                          "prediction errors": prediction_errors(fig, policies, c.get("rates") or fig.rates)})
         cells.append(_cells_row(name, fig))
-    present = {k: f for k, f in figures.items() if f is not None}
+    present = {k: f for k, f in figures.items() if f is not None and f.run}
     for c in cross:
         m = judge_across(c, {k: f.measured for k, f in present.items()}, {k: f.rates for k, f in present.items()})
         p = judge_across(c, {k: f.predicted for k, f in present.items()}, {k: f.rates for k, f in present.items()})
@@ -203,8 +224,12 @@ def render(config: SummaryConfig, claims: pd.DataFrame, cells: pd.DataFrame) -> 
 
 def write_summary(config_path: str | Path, out_dir: str | Path) -> tuple[Path, Path]:
     """Write summary.md and summary.csv from the stores the summary config names."""
+    from experiments.config import load as load_experiment
+
     config = load_config(config_path)
-    figures = {name: figure_from_store(path) if path.is_file() else None for name, path in config.figures.items()}
+    figures = {name: figure_from_store(ref.results) if ref.results.is_file()
+               else Figure(load_experiment(ref.config).dump(), pd.DataFrame(), pd.DataFrame(), pd.DataFrame())
+               for name, ref in config.figures.items()}
     claims, cells = summary_tables(figures, [c.model_dump() for c in config.claims])
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -214,5 +239,5 @@ def write_summary(config_path: str | Path, out_dir: str | Path) -> tuple[Path, P
     return md, csv
 
 
-__all__ = ["CrossClaim", "Figure", "SummaryConfig", "SummaryError", "load_config", "summary_tables",
+__all__ = ["CrossClaim", "Figure", "FigureRef", "SummaryConfig", "SummaryError", "load_config", "summary_tables",
            "write_summary"]

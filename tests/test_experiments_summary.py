@@ -58,7 +58,7 @@ def test_summary_tables_on_hand_made_figures():
 
 def test_summary_config_names_its_figures(tmp_path: Path):
     path = tmp_path / "s.toml"
-    path.write_text('title = "t"\n[figures]\nfig4 = "a.sqlite"\n[[claim]]\ntext = "x"\nmetric = "response"\n'
+    path.write_text('title = "t"\n[figures]\nfig4 = { config = "a.toml", results = "a.sqlite" }\n[[claim]]\ntext = "x"\nmetric = "response"\n'
                     'lower = "FOLDING"\nthan = "RA"\nlarger = "fig5"\nsmaller = "fig4"\n')
     with pytest.raises(SummaryError, match=r"claim\[0\]\.larger: no figure 'fig5'"):
         load_config(path)
@@ -99,7 +99,10 @@ def test_write_summary_from_stores(tmp_path: Path):
     assert "## Synchronisation delay" in page and "| FOLDING | 0.1/s | 0.55 ± " in page
     assert "| RA | 0.1/s | n/a |" in page  # RA never resized: no delay, not zero
     cfg = tmp_path / "summary.toml"
-    cfg.write_text('title = "Hand-made"\n[figures]\nfig4 = "fig4.sqlite"\nfig5 = "fig5.sqlite"\nfig9 = "none.sqlite"\n'
+    fig9 = Path(__file__).resolve().parent.parent / "experiments" / "configs" / "fig9-multiclass-20-80.toml"
+    cfg.write_text('title = "Hand-made"\n[figures]\nfig4 = { config = "x.toml", results = "fig4.sqlite" }\n'
+                   'fig5 = { config = "x.toml", results = "fig5.sqlite" }\n'
+                   f'fig9 = {{ config = "{fig9}", results = "none.sqlite" }}\n'
                    '[[claim]]\ntext = "Fig. 5 above Fig. 4"\nquote = "maximum 25%"\npaper_value = "25% vs 17%"\n'
                    'metric = "response"\nlower = "FOLDING"\nthan = "RA"\nlarger = "fig5"\nsmaller = "fig4"\n')
     md, csv = write_summary(cfg, tmp_path / "out")
@@ -108,6 +111,21 @@ def test_write_summary_from_stores(tmp_path: Path):
     # response: RA 10 + rep + 20, Folding w + rep + 20; largest gap fig4 (6 / 30.5), fig5 (8 / 30.5)
     assert got == {("fig4", "Folding below RA"): "yes", ("fig4", "Folding's synchronisation delay under 1 s"): "yes",
                    ("fig5", "Folding below RA"): "yes", ("fig5", "Folding's synchronisation delay under 1 s"): "no",
-                   ("fig9", "(not run)"): "no data", ("fig5 vs fig4", "Fig. 5 above Fig. 4"): "yes"}
+                   ("fig9", "Folding's response time is below RA's at every arrival rate"): "not run",
+                   ("fig9", "Folding's largest response-time gain over RA is about 9%"): "not run",
+                   ("fig5 vs fig4", "Fig. 5 above Fig. 4"): "yes"}
+    assert "9% (maximum)" in set(table.paper)  # the paper's number even before the run
     text = md.read_text()
     assert "fig5 26% at 0.1/s vs fig4 20% at 0.1/s" in text and "- fig5 vs fig4, \"Fig. 5 above Fig. 4\": maximum 25%" in text
+
+
+def test_shipped_summary_config(tmp_path: Path):
+    """The Padhye & Dowdy summary names every figure from 3 to 11 and its cross-figure claims name
+    figures it lists; with no store yet, each figure is a 'not run' row."""
+    path = Path(__file__).resolve().parent.parent / "experiments" / "configs" / "summaries" / "padhye-dowdy.toml"
+    config = load_config(path)
+    assert list(config.figures) == [f"fig{i}" for i in range(3, 12)]
+    assert [(c.larger, c.smaller) for c in config.claims] == [("fig5", "fig4"), ("fig6", "fig7"), ("fig6", "fig7"),
+                                                              ("fig8", "fig9")]
+    claims, _ = summary_tables({name: None for name in config.figures}, [])
+    assert list(claims.verdict) == ["no data"] * 9
