@@ -22,25 +22,24 @@ def test_every_import_contract_is_kept():
     assert kept >= 5, proc.stdout  # every contract of pyproject.toml ran
 
 
+def lint_with(probe: Path, source: str) -> subprocess.CompletedProcess:
+    """lint-imports with one extra module written for the run and removed at once."""
+    probe.write_text(source)
+    try:
+        return subprocess.run([lint_imports(), "--no-cache"], cwd=ROOT, capture_output=True, text=True)
+    finally:
+        probe.unlink()
+
+
 def test_a_broken_layer_is_caught(tmp_path):
     # The check can fail: a workloads module importing the testbed breaks two contracts.
-    bad = ROOT / "workloads" / "_layer_probe.py"
-    bad.write_text("import testbed  # deliberately upward, removed at once\n")
-    try:
-        proc = subprocess.run([lint_imports(), "--no-cache"], cwd=ROOT, capture_output=True, text=True)
-    finally:
-        bad.unlink()
+    proc = lint_with(ROOT / "workloads" / "_layer_probe.py", "import testbed  # deliberately upward\n")
     assert proc.returncode != 0
     assert "workloads._layer_probe -> testbed" in proc.stdout
 
 
 def test_docker_outside_the_backends_is_caught():
     # The load package must go through testbed.backends: a module of it importing Docker breaks a contract.
-    bad = ROOT / "testbed" / "load" / "_backend_probe.py"
-    bad.write_text("import docker  # deliberately around the backend interface, removed at once\n")
-    try:
-        proc = subprocess.run([lint_imports(), "--no-cache"], cwd=ROOT, capture_output=True, text=True)
-    finally:
-        bad.unlink()
+    proc = lint_with(ROOT / "testbed" / "load" / "_backend_probe.py", "import docker  # around the backends\n")
     assert proc.returncode != 0
     assert "testbed.load._backend_probe -> docker" in proc.stdout
