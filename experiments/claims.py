@@ -9,7 +9,7 @@ Half-widths come from the cells' replication intervals (`{stat}_ci`, Student's
 t over replications). A margin built from two cells adds their half-widths in
 quadrature, as for a difference of independent means; a relative gap
 1 - lower/than uses the first-order (delta-method) propagation,
-(lower/than)·sqrt((h_lower/lower)² + (h_than/than)²). Policies run on the same
+sqrt((h_lower/than)² + (lower·h_than/than²)²). Policies run on the same
 seeded streams, so the cells are positively correlated and these half-widths
 are on the wide side: a verdict called clear is clear.
 
@@ -109,15 +109,17 @@ def gap_at(cells: pd.DataFrame, claim: Mapping[str, Any], rate: float) -> Estima
     if claim.get("gap", "relative") == "absolute":
         return Estimate(hi.value - lo.value, math.hypot(lo.hw, hi.hw))
     if claim.get("gap") == "increase":
-        if lo.value == 0:
-            return Estimate(math.nan)
-        ratio = hi.value / lo.value
-        return Estimate(ratio - 1.0, abs(ratio) * math.hypot(lo.hw / lo.value, hi.hw / hi.value if hi.value else math.nan))
-    if hi.value == 0:
+        return _ratio_gap(hi, lo, -1.0)
+    return _ratio_gap(lo, hi, 1.0)
+
+
+def _ratio_gap(num: Estimate, den: Estimate, sign: float) -> Estimate:
+    """sign·(1 - num/den) and its first-order half-width, sqrt((h_num/den)² + (num·h_den/den²)²)
+    (defined when num is 0 too: a policy that never waits or never resizes)."""
+    if den.value == 0:
         return Estimate(math.nan)
-    ratio = lo.value / hi.value
-    rel = math.hypot(lo.hw / lo.value if lo.value else math.nan, hi.hw / hi.value)
-    return Estimate(1.0 - ratio, abs(ratio) * rel)
+    hw = math.hypot(num.hw / den.value, num.value * den.hw / den.value ** 2)
+    return Estimate(sign * (1.0 - num.value / den.value), abs(hw))
 
 
 def _diff(a: Estimate, b: Estimate) -> Estimate:
@@ -148,7 +150,7 @@ def interval_text(checks: Sequence[Check]) -> str:
     unknown = [c.where for c in known if c.clear is None]
     inside = [c for c in known if c.clear is False]
     if unknown:
-        return f"not known: no 95% interval at {', '.join(unknown)} (one replication)"
+        return f"not known: no 95% interval at {', '.join(unknown)} (a single replication)"
     if inside:
         return "no: within the 95% interval at " + "; ".join(
             f"{c.where} (margin {c.margin.value:+.3g} ± {c.margin.hw:.2g})" for c in inside)

@@ -30,10 +30,13 @@ BELOW = {"text": "t", "metric": "response", "lower": "FOLDING", "than": "RA"}
 def test_gap_and_its_half_width():
     g = gap_at(FIG4, BELOW, 0.11)
     assert g.value == pytest.approx(0.17)
-    # (83/100)·sqrt((1/83)² + (1/100)²)
-    assert g.hw == pytest.approx(0.83 * math.hypot(1 / 83, 1 / 100))
+    # sqrt((1/100)² + (83·1/100²)²)
+    assert g.hw == pytest.approx(math.hypot(1 / 100, 83 / 100**2))
+    zero = cells({("RA", 0.1): 2.0, ("FOLDING", 0.1): 0.0}, "wait", ci=0.5)  # Folding never waits
+    z = gap_at(zero, {**BELOW, "metric": "wait"}, 0.1)
+    assert (z.value, z.hw) == pytest.approx((1.0, 0.25))
     inc = gap_at(FIG4, {**BELOW, "gap": "increase"}, 0.11)  # RA's 100 is 20.5% above Folding's 83
-    assert inc.value == pytest.approx(100 / 83 - 1)
+    assert (inc.value, inc.hw) == pytest.approx((100 / 83 - 1, math.hypot(1 / 83, 100 / 83**2)))
     assert judge({**BELOW, "gap": "increase", "about": 0.20}, FIG4, RATES).verdict == "yes"
     a = gap_at(FIG4, {**BELOW, "gap": "absolute"}, 0.11)
     assert (a.value, a.hw) == pytest.approx((17.0, math.sqrt(2)))

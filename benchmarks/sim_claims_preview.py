@@ -1,0 +1,100 @@
+"""The Padhye & Dowdy configs' claims judged on the simulator alone, before any live run.
+
+Each config's cells (its streams, policies, rates, replications) go through
+`scheduler.engine` with the classes measured on now8 (experiments/configs/MEASUREMENTS.md,
+22 Nov 2026: Sevcik W, alpha, beta, pmax, the mean of the 8->4 and 4->8 resize costs,
+launch ~1.1 s + 0.3 s per workstation), and every claim of the config is judged on those
+cells with experiments.claims, as a report judges the measured ones. It previews which claims
+the model expects to hold, and how many replications a verdict needs to stand outside its
+95% interval; it is not evidence for the paper (nothing here is measured live).
+
+Usage: .venv/bin/python benchmarks/sim_claims_preview.py [--replications N] [--equi] [--cost-scale F] CONFIG.toml...
+  --equi: also run Fig. 3 with EQUI (remainder handed out) beside EQUI-FLOOR (the paper's).
+  --cost-scale: multiply the launch and resize costs (0: free preemption, nearer the Paragon's
+  0.5-2 MB moves than now8's 50-128 MB ones), to see which claims turn on this difference.
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pandas as pd
+from rich.progress import track
+
+from experiments import sync_delay
+from experiments.config import ExperimentConfig, load
+from experiments.predict import ClassModel, engine_jobs, predict
+from experiments.report import md_table
+from experiments.report_stats import cell_table, claims_table, summarize
+from experiments.runner import cells, stream_for
+from scheduler.engine import simulate
+
+# MEASUREMENTS.md, "Recommendation": W, alpha, beta (s), pmax, resize cost loser / winner (s).
+FITS = {"syn50": (31.74, 0.0, 0.110, 8, (2.3, 3.5)), "syn15": (9.48, 0.0, 0.028, 8, (2.3, 3.5)),
+        "cg300": (16.45, 0.0, 0.469, 4, (3.3, 4.9)), "cg500": (46.56, 0.0, 0.497, 8, (3.8, 6.1))}
+LAUNCH_S, LAUNCH_PER_PROC_S = 1.1, 0.3  # "about 1.1 s at p=1, 1.7-2 s at p=2-4, 3.2-4.2 s at p=8"
+
+
+def models(config: ExperimentConfig, scale: float = 1.0) -> dict[str, ClassModel]:
+    out = {}
+    for name, cls in config.classes.items():
+        W, alpha, beta, pmax, (loser, winner) = FITS[name]
+        out[name] = ClassModel(name=name, W=W, alpha=alpha, beta=beta, pmax=cls.pmax or pmax,
+                               phases=cls.base_demand, reconfig_s=scale * (loser + winner) / 2,
+                               launch_s=scale * LAUNCH_S, launch_per_proc_s=scale * LAUNCH_PER_PROC_S)
+    return out
+
+
+def simulated_cells(config: ExperimentConfig, P: int, scale: float = 1.0) -> pd.DataFrame:
+    """cell_table of every (policy, rate, replication) simulated, sync delay included."""
+    ms = models(config, scale)
+    rows, delays = [], []
+    for policy, rate, rep in track(cells(config), description=config.name, transient=True):
+        stream = stream_for(config, rate, rep)
+        for o in predict(stream, ms, policy, P):
+            rows.append({"policy": policy, "rate": rate, "replication": rep, "job_id": o.job_id, "status": o.status,
+                         "wait": o.start - o.arrival, "execution": o.finish - o.start,
+                         "response": o.finish - o.arrival, "mean_procs": o.mean_procs,
+                         "preemptions": float(o.preemptions)})
+        timeline = simulate(engine_jobs(stream, ms), policy, P).timeline
+        mean, n = sync_delay.cell_mean(sync_delay.timeline_delays(timeline), config.arrivals.warmup)
+        delays.append({"policy": policy, "rate": rate, "replication": rep, "sync_delay": mean, "resizes": n})
+    reps = summarize(pd.DataFrame(rows), config.arrivals.warmup)
+    return cell_table(sync_delay.merge(reps, pd.DataFrame(delays)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("configs", nargs="+", type=Path)
+    parser.add_argument("--replications", type=int, default=None, help="override the config's replications")
+    parser.add_argument("--equi", action="store_true", help="Fig. 3: EQUI beside EQUI-FLOOR")
+    parser.add_argument("--cost-scale", type=float, default=1.0, help="factor on launch and resize costs")
+    args = parser.parse_args(argv)
+    for path in args.configs:
+        config = load(path)
+        if args.replications:
+            config = config.model_copy(update={"arrivals": config.arrivals.model_copy(
+                update={"replications": args.replications})})
+        if args.equi and "EQUI-FLOOR" in config.policies:
+            config = config.model_copy(update={"policies": [*config.policies, "EQUI"]})
+        P = 16 if "16" in config.cluster.stem else 8
+        table = simulated_cells(config, P, args.cost_scale)
+        print(f"\n## {config.name} (simulated, P={P}, {config.arrivals.replications} replications, "
+              f"costs x{args.cost_scale:g})\n")
+        show = table[["policy", "rate", "response", "response_ci", "wait", "execution", "mean_procs", "preemptions",
+                      "sync_delay"]].round(2)
+        print(md_table(show))
+        claims = claims_table(config.dump()["claim"], table, table, config.arrivals.rates)
+        print()
+        print(md_table(claims[["claim", "paper", "verdict", "ours", "outside the 95% interval"]]))
+        if args.equi and "EQUI" in config.policies:
+            swapped = [{**c, **{k: "EQUI" for k in ("lower", "than") if c.get(k) == "EQUI-FLOOR"}}
+                       for c in config.dump()["claim"]]
+            print("\nThe same claims with EQUI (remainder handed out) in place of EQUI-FLOOR:\n")
+            print(md_table(claims_table(swapped, table, table, config.arrivals.rates)[
+                ["claim", "verdict", "ours", "outside the 95% interval"]]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
