@@ -23,8 +23,11 @@ def anastasiadis(
     seed: Annotated[int, typer.Option("--seed", help="Seed of every job stream.")] = 1996,
     max_replications: Annotated[int | None, typer.Option("--max-replications",
                                                          help="Cap on replications per cell.")] = None,
+    dif_variants: Annotated[str | None, typer.Option(
+        "--dif-variants", help="Other readings of DIF to run beside the default, comma-separated "
+        "(all-free, share; 'none' for none). Default: all of them.")] = None,
 ) -> None:
-    """Anastasiadis & Sevcik (1996): 4 workloads x 5 loads x 14 policies, report and claims."""
+    """Anastasiadis & Sevcik (1996): 4 workloads x 5 loads x 14 policies (+ DIF variants), report and claims."""
     # Imported here so `nowlab --help` does not pay for numpy/scipy/matplotlib.
     from experiments.studies.anastasiadis.report import print_claims, write_outputs
     from experiments.studies.anastasiadis.spec import SpecError, full_spec, quick_spec
@@ -33,6 +36,8 @@ def anastasiadis(
     overrides: dict[str, object] = {"workers": workers, "seed": seed}
     if max_replications is not None:
         overrides["max_replications"] = max_replications
+    if dif_variants is not None:
+        overrides["dif_variants"] = tuple(v.strip() for v in dif_variants.split(",") if v.strip() not in ("", "none"))
     try:
         spec = (quick_spec if quick else full_spec)(**overrides)
     except SpecError as exc:

@@ -15,7 +15,17 @@ from rich.console import Console
 from rich.table import Table
 
 from experiments.studies.anastasiadis import paper
-from experiments.studies.anastasiadis.claims import Claim, Thresholds, evaluate, to_frame
+from experiments.studies.anastasiadis.claims import (
+    SECTION_7,
+    SECTION_64,
+    Claim,
+    Thresholds,
+    dif_variant_table,
+    evaluate,
+    readings_run,
+    reproduces,
+    to_frame,
+)
 from experiments.studies.anastasiadis.plots import all_figures
 from experiments.studies.anastasiadis.spec import WORKLOADS, GeneratorSpec
 from experiments.studies.anastasiadis.study import StudyResult
@@ -33,6 +43,7 @@ class Outputs:
     cells_csv: Path
     replications_csv: Path
     claims_csv: Path
+    dif_variants_csv: Path
     report_md: Path
     figures: list[Path]
     claims: list[Claim]
@@ -75,21 +86,25 @@ def _moment_differences(mom: pd.DataFrame) -> list[str]:
 def write_outputs(result: StudyResult, out_dir: Path, th: Thresholds | None = None) -> Outputs:
     out_dir.mkdir(parents=True, exist_ok=True)
     cells = result.cells
-    claims = evaluate(cells, th or Thresholds())
+    th = th or Thresholds()
+    claims = evaluate(cells, th)
+    variants = dif_variant_table(cells, th)
     cells_csv, reps_csv, claims_csv = out_dir / "cells.csv", out_dir / "replications.csv", out_dir / "claims.csv"
+    variants_csv = out_dir / "dif_variants.csv"
     cells.to_csv(cells_csv, index=False)
     result.replications.to_csv(reps_csv, index=False)
     to_frame(claims).to_csv(claims_csv, index=False)
+    variants.to_csv(variants_csv, index=False)
     figures = all_figures(cells, out_dir)
     mom = moments_table(result.spec.generator, result.spec.seed)
     mom.to_csv(out_dir / "moments.csv", index=False)
     report = out_dir / "report.md"
-    report.write_text(render_markdown(result, cells, claims, mom, figures))
-    return Outputs(out_dir, cells_csv, reps_csv, claims_csv, report, figures, claims)
+    report.write_text(render_markdown(result, cells, claims, mom, figures, variants))
+    return Outputs(out_dir, cells_csv, reps_csv, claims_csv, variants_csv, report, figures, claims)
 
 
 def render_markdown(result: StudyResult, cells: pd.DataFrame, claims: list[Claim], mom: pd.DataFrame,
-                    figures: list[Path]) -> str:
+                    figures: list[Path], variants: pd.DataFrame | None = None) -> str:
     spec = result.spec
     reps = result.replications
     sat = int(cells.saturated.sum())
@@ -100,8 +115,9 @@ def render_markdown(result: StudyResult, cells: pd.DataFrame, claims: list[Claim
         "",
         "## Run",
         "",
-        (f"- Cells: {len(spec.workloads)} workloads x {len(spec.loads)} loads x {len(spec.policies)} policies "
-        f"= {len(cells)}; P = {spec.generator.processors}."),
+        (f"- Cells: {len(spec.workloads)} workloads x {len(spec.loads)} loads x {len(spec.cell_policies)} policies "
+        f"= {len(cells)}; P = {spec.generator.processors}. DIF readings: greedy-total (ASP(2), AP1(2), AEP(2))"
+        + "".join(f", {r}" for r in spec.dif_variants) + "."),
         (f"- Per replication: {spec.jobs_per_replication:,} jobs, first {spec.warmup_jobs:,} dropped, "
         f"{spec.measured_jobs:,} measured; saturated if {spec.saturation_extra_jobs:,} further jobs arrive "
         "before the measured jobs have all finished."),
@@ -124,11 +140,15 @@ def render_markdown(result: StudyResult, cells: pd.DataFrame, claims: list[Claim
         "",
         "## Claims",
         "",
-        "| # | Paper's claim | Measured answer | Verdict |",
-        "|---|---|---|---|",
+        "| # | § | Paper's claim | Measured answer | Verdict |",
+        "|---|---|---|---|---|",
     ]
     for i, c in enumerate(claims, 1):
-        lines.append(f"| {i} | {_md(c.statement)} | {_md(c.answer)} | **{c.verdict}** |")
+        lines.append(f"| {i} | {c.section} | {_md(c.statement)} | {_md(c.answer)} | **{c.verdict}** |")
+    counts = pd.Series([c.verdict for c in claims]).value_counts()
+    lines += ["", "Verdicts: " + ", ".join(f"{n} {v}" for v, n in counts.items()) + ".", ""]
+    lines += _sources(claims)
+    lines += _variants_section(variants if variants is not None else pd.DataFrame())
     lines += ["", "## Figures", ""]
     for f in figures:
         lines += [f"![{f.stem}]({f.name})", ""]
@@ -179,6 +199,41 @@ def render_markdown(result: StudyResult, cells: pd.DataFrame, claims: list[Claim
                      f"half-width {r.rel_half_width:.1%}")
     lines.append("")
     return "\n".join(lines)
+
+
+def _sources(claims: list[Claim]) -> list[str]:
+    """Each claim's sentence in the paper and how its threshold follows from it."""
+    lines = ["### Where each claim comes from", ""]
+    for i, c in enumerate(claims, 1):
+        lines += [f"{i}. **{c.section}** \"{_md(c.quote)}\"  ", f"   *Reading:* {_md(c.reading)}", ""]
+    return lines
+
+
+def _variants_section(table: pd.DataFrame) -> list[str]:
+    """The DIF-dependent claims under each reading of DIF that was run, and which reading reproduces §6.4, §7."""
+    lines = ["## DIF read three ways", "",
+             ("The paper leaves open how many processors DIF distributes among the jobs the base rule starts "
+              "(`scheduler/policies/dif.py`): **greedy-total** (the default: what greedy would give them in "
+              "all), **all-free** (every free processor) or **share** (the jobs' unrounded target share, "
+              "k x P/(waiting+running) for AEP). The claims that depend on DIF, under each reading run:"), ""]
+    if table.empty:
+        return lines + ["- only the default reading was run", ""]
+    readings = list(dict.fromkeys(table.reading))
+    lines += ["| claim | § | " + " | ".join(readings) + " |", "|---|---|" + "---|" * len(readings)]
+    for key, g in table.groupby("key", sort=False):
+        by = g.set_index("reading")
+        lines.append(f"| {_md(g.statement.iloc[0])} | {g.section.iloc[0]} | "
+                     + " | ".join(f"{by.loc[r].verdict} ({by.loc[r].value:.3g})" for r in readings) + " |")
+    lines.append("")
+    for label, keys in (("§6.4", SECTION_64), ("§7", SECTION_7)):
+        scores = {r: reproduces(table, r, keys) for r in readings}
+        best = max(scores.values())
+        winners = [r for r, v in scores.items() if v == best]
+        lines.append(f"- {label} ({len(keys)} claims): " + ", ".join(f"{r} {k}/{n}" for r, (k, n) in scores.items())
+                     + (f"; all reproduced only under {', '.join(winners)}" if best[0] == best[1]
+                        else f"; no reading reproduces all of them (best: {', '.join(winners)})"))
+    lines += ["", "Every reading's answers in full are in `dif_variants.csv`.", ""]
+    return lines
 
 
 def print_claims(claims: list[Claim], console: Console | None = None) -> None:

@@ -77,7 +77,7 @@ def run_study(spec: StudySpec, runner: Runner = run_replication, show_progress: 
     start = time.perf_counter()
     # High loads first: they take longest, and starting them early shortens the tail.
     keys: list[CellKey] = [(w, l, p) for l in sorted(spec.loads, reverse=True)
-                           for w in spec.workloads for p in spec.policies]
+                           for w in spec.workloads for p in spec.cell_policies]
     state = {k: _CellState() for k in keys}
     pending: dict[Future | int, tuple[CellKey, ReplicationTask]] = {}
 
@@ -195,7 +195,7 @@ def summarise(reps: pd.DataFrame, spec: StudySpec) -> pd.DataFrame:
               for w, l, p in zip(cells.workload, cells.load, cells.policy)]
     cells["vs_dyn_rel"] = [m for m, _ in paired]
     cells["vs_dyn_rel_hw"] = [h for _, h in paired]
-    order = {p: i for i, p in enumerate(spec.policies)}
+    order = {p: i for i, p in enumerate(spec.cell_policies)}
     cells["_order"] = cells.policy.map(order)
     return cells.sort_values(["workload", "load", "_order"]).drop(columns="_order").reset_index(drop=True)
 

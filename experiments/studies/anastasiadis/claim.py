@@ -1,0 +1,138 @@
+"""What a claim is, how strictly the paper's words are read, and lookups in the cells table.
+
+The claims themselves are in ``claims_sdf`` (§6.1), ``claims_adaptive``
+(§6.2, §6.3) and ``claims_dif`` (§6.4, §6.5, §7); ``claims`` runs them all.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+REPRODUCED, PARTLY, NOT_REPRODUCED, NO_DATA = "reproduced", "partly", "not reproduced", "no data"
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """How the paper's words are read; each claim's ``reading`` says which one it uses and why."""
+
+    #: "the same": within the precision every cell is run to (the 5% half-width).
+    same_rel: float = 0.05
+    #: "almost the same": within twice that.
+    almost_same_rel: float = 0.10
+    #: "considerable" gain, "no improvement", "negligible": a gain of at least / at most the
+    #: study's 5% precision, the smallest difference the study can tell from noise.
+    considerable: float = 0.05
+    #: "almost all the cases", "tends to": at least three quarters.
+    almost_all: float = 0.75
+    #: "most cases": more than half.
+    most: float = 0.5
+    #: "considerably reduced": to at most half of what it was.
+    considerably_reduced: float = 0.5
+    #: "less than half the response time".
+    less_than_half: float = 0.5
+    #: "not significantly less than four": above 3, closer to four than to SDF-Max 2's two.
+    near_four_min: float = 3.0
+    #: "very close" partition sizes: within half a processor (jobs get whole processors).
+    very_close_procs: float = 0.5
+    #: "within 30%" / "typically about 30%": the median over loads at most 1.30 + 0.05 for "about".
+    aep2_typical_over_dyn: float = 1.35
+    #: "more than 75% worse at medium load (50%)".
+    asp2_over_dyn_medium: float = 1.75
+    #: DYN-EQUI "fails to make the waiting time zero": waiting at least 5% of its response.
+    nonzero_wait_share: float = 0.05
+    #: Loads the paper calls "high", "very high", "very low" and "medium".
+    high_loads: tuple[float, ...] = (0.7, 0.9)
+    very_high: float = 0.9
+    very_low: float = 0.1
+    medium: float = 0.5
+    #: "the general case as is captured by workload WK4" (§6.5); Figures 4-6 show WK4.
+    general: str = "WK4"
+    #: The workload with poor speedup, and the load from which the paper saw SDF and
+    #: SDF-Max 6 saturate on it.
+    poor_speedup: str = "WK3"
+    paper_saturation_load: float = 0.5
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One row of the claims table."""
+
+    key: str
+    section: str  # "§6.4" ...
+    quote: str  # the paper's sentence(s), verbatim
+    reading: str  # how the threshold follows from the sentence
+    statement: str  # the claim, paraphrased
+    value: float  # the single number the verdict rests on
+    value_label: str  # what ``value`` is
+    answer: str  # the measured answer in words, with the supporting numbers
+    verdict: str  # REPRODUCED, PARTLY, NOT_REPRODUCED or NO_DATA
+    details: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a claim comes from and how it is read; the measured half is added by ``result``."""
+
+    key: str
+    section: str
+    quote: str
+    reading: str
+    statement: str
+
+    def result(self, value: float, value_label: str, answer: str, verdict: str,
+               details: dict[str, float] | None = None) -> Claim:
+        return Claim(self.key, self.section, self.quote, self.reading, self.statement, value, value_label,
+                     answer, verdict, details or {})
+
+    def no_data(self, why: str) -> Claim:
+        return self.result(math.nan, "", why, NO_DATA)
+
+
+def cell(cells: pd.DataFrame, workload: str, load: float, policy: str) -> pd.Series | None:
+    """The row of one cell, or None if it was not run."""
+    rows = cells[(cells.workload == workload) & (cells.policy == policy) & (abs(cells.load - load) < 1e-9)]
+    return None if rows.empty else rows.iloc[0]
+
+
+def missing(cells: pd.DataFrame, *policies: str, workloads: tuple[str, ...] = (),
+            loads: tuple[float, ...] = ()) -> str | None:
+    """Why a claim cannot be evaluated ('not run (needs ...)'), or None if everything is there."""
+    need = [p for p in policies if p not in set(cells.policy)]
+    need += [w for w in workloads if w not in set(cells.workload)]
+    need += [pct(x) for x in loads if not any(abs(x - l) < 1e-9 for l in set(cells.load))]
+    return f"not run (needs {', '.join(need)})" if need else None
+
+
+def response(row: pd.Series | None) -> float:
+    """Mean response (ks); inf when saturated, NaN when the cell was not run."""
+    if row is None:
+        return math.nan
+    return math.inf if bool(row.saturated) else float(row.response_ks)
+
+
+def ratio(cells: pd.DataFrame, wk: str, load: float, pol: str, base: str) -> float:
+    """R_pol / R_base in one (workload, load); inf if pol saturated, NaN if either is missing."""
+    a, b = response(cell(cells, wk, load, pol)), response(cell(cells, wk, load, base))
+    if math.isnan(a) or math.isnan(b):
+        return math.nan
+    if math.isinf(a):
+        return math.inf
+    return a / b
+
+
+def workloads(cells: pd.DataFrame) -> list[str]:
+    return sorted(set(cells.workload))
+
+
+def loads(cells: pd.DataFrame) -> list[float]:
+    return sorted(set(cells.load))
+
+
+def pct(load: float) -> str:
+    return f"{round(load * 100)}%"
+
+
+def share(hits: int, total: int) -> float:
+    return hits / total if total else math.nan

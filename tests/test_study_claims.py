@@ -1,0 +1,247 @@
+"""Each claim of the Anastasiadis & Sevcik table on hand-made cells tables, both verdicts.
+
+Every table starts from one where all cells are alike (response 10 ks, waiting 1,
+running 9, partition 4, 3% half-width) and sets only what the claim reads.
+"""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from experiments.studies.anastasiadis import claims_adaptive as ca
+from experiments.studies.anastasiadis import claims_dif as cd
+from experiments.studies.anastasiadis import claims_sdf as cs
+from experiments.studies.anastasiadis import paper
+from experiments.studies.anastasiadis.claim import NOT_REPRODUCED, PARTLY, REPRODUCED, Thresholds
+from experiments.studies.anastasiadis.claims import dif_variant_table, evaluate, reproduces, to_frame
+
+WKS = ("WK1", "WK2", "WK3", "WK4")
+TH = Thresholds()
+
+
+class Cells:
+    """A cells table under construction: set(workload(s), load(s), policy, field=value, ...)."""
+
+    def __init__(self, policies=paper.POLICIES) -> None:
+        self.rows = {(w, l, p): {"saturated": False, "response_ks": 10.0, "wait_ks": 1.0, "run_ks": 9.0,
+                                 "partition": 4.0, "rel_half_width": 0.03, "vs_dyn_rel": 0.0,
+                                 "vs_dyn_rel_hw": 0.05}
+                     for w in WKS for l in paper.LOADS for p in policies}
+
+    def set(self, wks, lds, pol, **fields) -> Cells:
+        for w in (wks,) if isinstance(wks, str) else wks:
+            for l in (lds,) if isinstance(lds, float) else lds:
+                self.rows[(w, l, pol)].update(fields)
+        return self
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame([{"workload": w, "load": l, "policy": p, **v} for (w, l, p), v in self.rows.items()])
+
+
+ALL = paper.LOADS
+BELOW_90 = (0.1, 0.3, 0.5, 0.7)
+HIGH = (0.7, 0.9)
+
+
+def verdict(claim, cells: Cells) -> str:
+    return claim(cells.frame(), TH).verdict
+
+
+def test_the_table_has_26_claims_each_with_its_sentence():
+    claims = evaluate(Cells().frame())
+    assert len(claims) >= 16
+    assert len({c.key for c in claims}) == len(claims)
+    for c in claims:
+        assert c.quote and c.reading and c.section.startswith("§"), c.key
+    frame = to_frame(claims)
+    assert {"quote", "reading", "section"} <= set(frame.columns)
+
+
+def test_missing_policies_give_no_data():
+    cells = Cells(policies=("DYN-EQUI", "ASP", "AP1")).frame()
+    c = cd.aep2_beats_asp2_ap1_2(cells, TH)
+    assert c.verdict == "no data" and "AEP(2)" in c.answer
+
+
+def test_sdf_max1_bad_except_at_90():
+    ok = Cells().set(WKS, BELOW_90, "SDF-MAX1", response_ks=20.0).set(WKS, 0.9, "SDF-MAX1", response_ks=5.0)
+    assert verdict(cs.sdf_max1_bad_except_90, ok) == REPRODUCED
+    bad = Cells().set(WKS, BELOW_90, "SDF-MAX1", response_ks=5.0).set(WKS, 0.9, "SDF-MAX1", response_ks=20.0)
+    assert verdict(cs.sdf_max1_bad_except_90, bad) == NOT_REPRODUCED
+    half = Cells().set(WKS, BELOW_90, "SDF-MAX1", response_ks=20.0).set(WKS, 0.9, "SDF-MAX1", response_ks=20.0)
+    assert verdict(cs.sdf_max1_bad_except_90, half) == PARTLY
+
+
+def _best_at(cells: Cells, wks, best_by_load: dict[float, str]) -> Cells:
+    for load, pol in best_by_load.items():
+        cells.set(wks, load, pol, response_ks=5.0)
+    return cells
+
+
+def test_best_limit_shrinks_with_load():
+    shrinking = {0.1: "SDF", 0.3: "SDF-MAX6", 0.5: "SDF-MAX6", 0.7: "SDF-MAX2", 0.9: "SDF-MAX1"}
+    assert verdict(cs.best_limit_shrinks, _best_at(Cells(), WKS, shrinking)) == REPRODUCED
+    growing = {0.1: "SDF-MAX1", 0.3: "SDF-MAX2", 0.5: "SDF-MAX6", 0.7: "SDF", 0.9: "SDF"}
+    assert verdict(cs.best_limit_shrinks, _best_at(Cells(), WKS, growing)) == NOT_REPRODUCED
+    mixed = _best_at(_best_at(Cells(), WKS[:3], shrinking), "WK4", growing)
+    assert verdict(cs.best_limit_shrinks, mixed) == PARTLY  # 3 of 4 workloads
+
+
+def test_sdf_partitions_stay_near_four():
+    base = Cells().set(WKS, ALL, "SDF-MAX1", partition=1.0).set(WKS, ALL, "SDF-MAX2", partition=2.0)
+    assert verdict(cs.sdf_partitions_near_four, base.set("WK3", 0.9, "SDF-MAX6", partition=3.4)) == REPRODUCED
+    # A saturated cell's partition is not a reported one; an unsaturated 2.5 is.
+    base.set("WK3", 0.9, "SDF-MAX6", partition=2.5, saturated=True)
+    assert verdict(cs.sdf_partitions_near_four, base) == REPRODUCED
+    assert verdict(cs.sdf_partitions_near_four, base.set("WK3", 0.9, "SDF-MAX6", saturated=False)) == NOT_REPRODUCED
+
+
+def test_asp_and_ap1_partitions_the_same():
+    assert verdict(ca.asp_ap1_same_partitions, Cells().set("WK2", 0.5, "AP1", partition=4.15)) == REPRODUCED
+    assert verdict(ca.asp_ap1_same_partitions, Cells().set("WK2", 0.5, "AP1", partition=4.4)) == NOT_REPRODUCED
+
+
+def test_aep_smaller_partitions_is_about_partitions_not_response():
+    smaller = Cells().set(WKS, ALL, "AEP", partition=2.0, response_ks=50.0)  # slower, yet smaller partitions
+    assert verdict(ca.aep_smaller_partitions, smaller) == REPRODUCED
+    assert verdict(ca.aep_smaller_partitions, Cells().set(WKS, ALL, "AEP", response_ks=5.0)) == NOT_REPRODUCED
+
+
+def test_aep_waits_less_at_high_load():
+    assert verdict(ca.aep_less_waiting, Cells().set(WKS, HIGH, "AEP", wait_ks=0.5)) == REPRODUCED
+    assert verdict(ca.aep_less_waiting, Cells().set(WKS, HIGH, "AEP", wait_ks=2.0)) == NOT_REPRODUCED
+
+
+def test_aep_beats_is_judged_on_wk4():
+    wk4 = Cells().set(WKS, ALL, "AEP", response_ks=8.0).set("WK1", ALL, "AEP", response_ks=12.0)
+    assert verdict(ca.aep_beats_asp_ap1, wk4) == REPRODUCED  # WK1's losses are reported, not judged
+    assert verdict(ca.aep_beats_asp_ap1, wk4.set("WK4", 0.7, "AEP", response_ks=11.0)) == PARTLY
+    assert verdict(ca.aep_beats_asp_ap1, wk4.set("WK4", 0.9, "AEP", response_ks=11.0)) == NOT_REPRODUCED
+
+
+def test_sdf_helps_needs_some_ratio_below_half():
+    cells = Cells()
+    for b in ("ASP", "AP1", "AEP"):
+        cells.set(WKS, HIGH, f"{b}(1)", response_ks=8.0)
+    assert verdict(ca.sdf_helps_adaptive, cells) == PARTLY  # lower everywhere, never below half
+    assert verdict(ca.sdf_helps_adaptive, cells.set("WK2", 0.9, "ASP(1)", response_ks=4.0)) == REPRODUCED
+
+
+def test_sdf_gives_no_gain_at_very_low_load():
+    assert verdict(ca.sdf_no_gain_low_load, Cells().set(WKS, 0.1, "AP1(1)", response_ks=9.7)) == REPRODUCED
+    assert verdict(ca.sdf_no_gain_low_load, Cells().set(WKS, 0.1, "AP1(1)", response_ks=8.0)) == NOT_REPRODUCED
+
+
+def test_sdf_keeps_partitions():
+    assert verdict(ca.sdf_keeps_partitions, Cells().set("WK1", 0.7, "ASP(1)", partition=3.7)) == REPRODUCED
+    assert verdict(ca.sdf_keeps_partitions, Cells().set("WK1", 0.7, "ASP(1)", partition=3.0)) == NOT_REPRODUCED
+
+
+def test_aep1_advantage_considerably_reduced():
+    cells = Cells().set("WK4", ALL, "AEP", response_ks=8.0)  # advantage 20% without SDF
+    assert verdict(ca.aep1_advantage_reduced, cells.set("WK4", ALL, "AEP(1)", response_ks=9.5)) == REPRODUCED
+    assert verdict(ca.aep1_advantage_reduced, cells.set("WK4", ALL, "AEP(1)", response_ks=8.5)) == NOT_REPRODUCED
+
+
+def test_aep2_beats_asp2_and_ap1_2_always():
+    cells = Cells().set(WKS, ALL, "AEP(2)", response_ks=9.0)
+    assert verdict(cd.aep2_beats_asp2_ap1_2, cells) == REPRODUCED
+    # A 2% loss with 3% half-widths cannot be told from noise: partly.
+    assert verdict(cd.aep2_beats_asp2_ap1_2, cells.set("WK1", 0.7, "AEP(2)", response_ks=10.2)) == PARTLY
+    assert verdict(cd.aep2_beats_asp2_ap1_2, cells.set("WK1", 0.9, "AEP(2)", response_ks=13.0)) == NOT_REPRODUCED
+
+
+def test_dif_negligible_for_asp_and_ap1():
+    assert verdict(cd.dif_negligible_for_asp_ap1, Cells().set(WKS, ALL, "AP1(2)", response_ks=9.8)) == REPRODUCED
+    assert verdict(cd.dif_negligible_for_asp_ap1, Cells().set("WK3", 0.9, "AP1(2)", response_ks=8.0)) == NOT_REPRODUCED
+
+
+def test_dif_changes_only_aeps_execution_time():
+    faster = Cells().set(WKS, ALL, "AEP(2)", run_ks=8.0, response_ks=9.0)
+    assert verdict(cd.dif_only_execution_time, faster) == REPRODUCED
+    assert verdict(cd.dif_only_execution_time, Cells()) == PARTLY  # DIF changed nothing at all
+    assert verdict(cd.dif_only_execution_time, faster.set("WK2", 0.5, "AEP(2)", partition=5.0)) == NOT_REPRODUCED
+    waits = Cells().set(WKS, ALL, "AEP(2)", run_ks=8.0).set("WK4", 0.9, "AEP(2)", wait_ks=2.0)
+    assert verdict(cd.dif_only_execution_time, waits) == NOT_REPRODUCED  # 1 ks more waiting = 10% of R
+
+
+def test_dif_beats_dyn_at_90_is_about_wk4():
+    cells = Cells()
+    for p in cd.DIF:
+        cells.set(("WK2", "WK3", "WK4"), 0.9, p, response_ks=9.0).set("WK1", 0.9, p, response_ks=12.0)
+    c = cd.dif_beats_dyn_at_90(cells.frame(), TH)
+    assert c.verdict == REPRODUCED and c.value == 1.0  # WK1's losses reported, not judged
+    assert verdict(cd.dif_beats_dyn_at_90, cells.set("WK4", 0.9, "AP1(2)", response_ks=11.0)) == PARTLY
+    for p in cd.DIF:
+        cells.set("WK4", 0.9, p, response_ks=11.0)
+    assert verdict(cd.dif_beats_dyn_at_90, cells) == NOT_REPRODUCED
+
+
+def test_partitions_near_dyn_at_90():
+    cells = Cells().set(WKS, 0.9, "DYN-EQUI", partition=1.3).set(WKS, 0.9, "AEP(2)", partition=1.0)
+    for p in ("ASP(2)", "AP1(2)"):
+        cells.set(WKS, 0.9, p, partition=1.5)
+    assert verdict(cd.partitions_near_dyn_at_90, cells) == REPRODUCED
+    assert verdict(cd.partitions_near_dyn_at_90, cells.set("WK4", 0.9, "ASP(2)", partition=2.0)) == NOT_REPRODUCED
+
+
+def test_dyn_equi_waits_at_90():
+    assert verdict(cd.dyn_waits_at_90, Cells().set(WKS, 0.9, "DYN-EQUI", wait_ks=3.0)) == REPRODUCED
+    assert verdict(cd.dyn_waits_at_90, Cells().set("WK1", 0.9, "DYN-EQUI", wait_ks=0.01)) == NOT_REPRODUCED
+
+
+def test_aep2_near_dyn_is_typical_not_every_load():
+    cells = Cells()
+    for load, r in zip(ALL, (11.0, 12.0, 13.0, 19.0, 8.0)):  # median 1.2, worst 1.9
+        cells.set("WK4", load, "AEP(2)", response_ks=r)
+    c = cd.aep2_near_dyn(cells.frame(), TH)
+    assert c.verdict == REPRODUCED and c.value == pytest.approx(1.2)
+    assert verdict(cd.aep2_near_dyn, cells.set("WK4", ALL, "AEP(2)", response_ks=14.0)) == NOT_REPRODUCED
+
+
+def test_asp2_far_from_dyn_at_medium_load():
+    assert verdict(cd.asp2_far_from_dyn, Cells().set("WK4", 0.5, "ASP(2)", response_ks=18.0)) == REPRODUCED
+    assert verdict(cd.asp2_far_from_dyn, Cells().set("WK4", 0.5, "ASP(2)", response_ks=15.0)) == NOT_REPRODUCED
+
+
+def test_dif_helps_aep_on_the_mean_of_high_loads():
+    assert verdict(cd.dif_helps_aep, Cells().set(WKS, HIGH, "AEP(2)", response_ks=9.0)) == REPRODUCED
+    one_cell = Cells().set("WK1", 0.9, "AEP(2)", response_ks=7.0)  # best cell 30%, mean 3.75%
+    c = cd.dif_helps_aep(one_cell.frame(), TH)
+    assert c.verdict == NOT_REPRODUCED and c.value == pytest.approx(0.3 / 8)
+
+
+def test_dyn_better_below_90():
+    cells = Cells().set(WKS, BELOW_90, "DYN-EQUI", response_ks=8.0)
+    assert verdict(cd.dyn_better_below_90, cells) == REPRODUCED
+    assert verdict(cd.dyn_better_below_90, cells.set("WK1", 0.7, "AEP(2)", response_ks=7.0)) == PARTLY
+    assert verdict(cd.dyn_better_below_90, Cells().set(WKS, BELOW_90, "DYN-EQUI", response_ks=12.0)) == NOT_REPRODUCED
+
+
+def test_beat_dyn_at_very_high_load_everywhere():
+    cells = Cells().set(WKS, 0.9, "DYN-EQUI", response_ks=12.0)
+    assert verdict(cd.beat_dyn_very_high_everywhere, cells) == REPRODUCED
+    assert verdict(cd.beat_dyn_very_high_everywhere, cells.set("WK1", 0.9, "DYN-EQUI", response_ks=8.0)) == PARTLY
+    assert verdict(cd.beat_dyn_very_high_everywhere, cells.set("WK4", 0.9, "DYN-EQUI", response_ks=8.0)) == NOT_REPRODUCED
+
+
+def test_a_saturated_cell_counts_as_infinitely_slow():
+    cells = Cells().set(WKS, ALL, "AEP(2)", response_ks=9.0).set("WK3", 0.9, "AEP(2)", saturated=True)
+    c = cd.aep2_beats_asp2_ap1_2(cells.frame(), TH)
+    assert c.verdict == NOT_REPRODUCED and "WK3 90%" in c.answer and math.isclose(c.value, 19 / 20)
+
+
+def test_dif_variant_table_judges_each_reading_on_its_own_cells():
+    policies = (*paper.POLICIES, "ASP(2)-FREE", "AP1(2)-FREE", "AEP(2)-FREE")
+    cells = Cells(policies=policies)
+    cells.set(WKS, ALL, "AEP(2)", response_ks=11.0)  # default reading: AEP(2) loses everywhere
+    cells.set(WKS, ALL, "AEP(2)-FREE", response_ks=9.0)  # all-free reading: wins everywhere
+    table = dif_variant_table(cells.frame(), TH)
+    assert list(dict.fromkeys(table.reading)) == ["greedy-total", "all-free"]
+    by = table.set_index(["reading", "key"]).verdict
+    assert by[("greedy-total", "aep2_beats")] == NOT_REPRODUCED
+    assert by[("all-free", "aep2_beats")] == REPRODUCED
+    assert reproduces(table, "all-free", ("aep2_beats",)) == (1, 1)
+    assert "dyn_wait_positive_90" not in set(table.key)  # DYN-EQUI's waiting does not depend on DIF
