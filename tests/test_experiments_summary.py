@@ -129,3 +129,23 @@ def test_shipped_summary_config(tmp_path: Path):
                                                               ("fig8", "fig9")]
     claims, _ = summary_tables({name: None for name in config.figures}, [])
     assert list(claims.verdict) == ["no data"] * 9
+
+
+def test_nowlab_summary_command(tmp_path: Path):
+    """`nowlab summary` writes the page from the shipped config, and a bad config is one line naming the key."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    shipped = root / "experiments" / "configs" / "summaries" / "padhye-dowdy.toml"
+    done = subprocess.run([sys.executable, "-m", "nowlab", "summary", str(shipped), "--out", str(tmp_path / "out")],
+                          cwd=root, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "out" / "summary.md").read_text()
+    assert "| fig4 | Folding's largest response-time gain over RA is about 17% | 17% (maximum) |  | not run |" in page
+    bad = tmp_path / "bad.toml"
+    bad.write_text('title = "t"\n[figures]\nfig4 = { config = "a.toml", result = "a.sqlite" }\n')
+    done = subprocess.run([sys.executable, "-m", "nowlab", "summary", str(bad)], cwd=root, capture_output=True,
+                          text=True, check=False)
+    assert done.returncode != 0
+    assert "figures.fig4" in done.stderr and "result" in done.stderr and len(done.stderr.strip().splitlines()) == 1
