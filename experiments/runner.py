@@ -36,9 +36,10 @@ from experiments.records import JobOutcome, StreamJob
 from experiments.store import ResultsStore
 from scheduler.live import Arrival
 from scheduler.live.executor import LiveExecutor, Stopped
-from scheduler.live.result import LiveResult
+from scheduler.live.result import JobState, LiveResult
 from scheduler.live.stream import JobClass
 from scheduler.model import SevcikModel
+from scheduler.results import JobRecord
 from testbed import backends
 from testbed import lifecycle, meter, state
 from testbed.load import owners
@@ -116,6 +117,41 @@ def class_model(profile: dict, demand: float, pmax: int | None) -> SevcikModel:
     """What a policy is told about a job: the class's fit scaled to the job's demand."""
     return SevcikModel(W=profile["W"] * demand, alpha=profile["alpha"] * demand, beta=profile["beta"] * demand,
                        pmax=pmax)
+
+
+def live_arrivals(config: ExperimentConfig, profiles: dict[str, dict], jobs: list[StreamJob],
+                  offset: float) -> list[Arrival]:
+    """Stream jobs as the live executor takes them: each class's command line scaled to the job's
+    demand, its profiled model, and its arrival on the segment's clock (stream time - offset)."""
+    out = []
+    for j in sorted(jobs, key=lambda j: (max(0.0, j.arrival - offset), j.id)):
+        cls = config.classes[j.cls]
+        caps = [x for x in (cls.pmax, j.requested) if x is not None]
+        pmax = min(caps) if caps else None  # None: the fit's optimum (Sevcik eq. 6)
+        jc = JobClass(j.cls, tuple(cls.argv(j.demand)), class_model(profiles[j.cls], j.demand, pmax))
+        out.append(Arrival(j.id, jc, max(0.0, j.arrival - offset)))
+    return out
+
+
+@dataclasses.dataclass
+class _Segment:
+    """One segment of a cell as it runs: what its callbacks (a job leaving, the watch) share."""
+
+    cell: int
+    seg: int
+    offset: float  # stream time at which the segment's clock starts
+    hosts: list[str]
+    by_id: dict[int, StreamJob]
+    remaining: list[StreamJob]
+    finished: set[int]
+    label: str
+    stop: threading.Event = dataclasses.field(default_factory=threading.Event)
+    lost: list[str] = dataclasses.field(default_factory=list)
+    lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
+    executor: LiveExecutor | None = None
+
+    def outcome(self, record: JobRecord, status: str, error: str) -> JobOutcome:
+        return JobOutcome.of(self.by_id[record.id], record, offset=self.offset, status=status, error=error)
 
 
 @contextmanager
@@ -318,79 +354,69 @@ class Runner:
     def _segment(self, cell: int, seg: int, policy: str, rate: float, rep: int, remaining: list[StreamJob],
                  by_id: dict[int, StreamJob], offset: float, finished: set[int]) -> list[str]:
         """Run `remaining` from stream time `offset`; returns the workstations lost (empty: all done)."""
+        label = f"{policy} at {rate:g}/s, rep {rep}" + (f", segment {seg}" if seg > 1 else "")
+        run = _Segment(cell, seg, offset, list(self.hosts), by_id, remaining, finished, label)
         c = self.cluster
-        label = f"{policy} at {rate:g}/s, rep {rep}"
-        if seg > 1:
-            label += f", segment {seg}"
-        items = []
-        for j in sorted(remaining, key=lambda j: (max(0.0, j.arrival - offset), j.id)):
-            cls = self.config.classes[j.cls]
-            prof = self.profiles[j.cls]
-            caps = [x for x in (cls.pmax, j.requested) if x is not None]
-            pmax = min(caps) if caps else None  # None: the fit's optimum (Sevcik eq. 6)
-            jc = JobClass(j.cls, tuple(cls.argv(j.demand)), class_model(prof, j.demand, pmax))
-            items.append(Arrival(j.id, jc, max(0.0, j.arrival - offset)))
-        stop = threading.Event()
-        lost: list[str] = []
-        lock = threading.Lock()
-        hosts = list(self.hosts)
-
-        def outcome(record, status: str, error: str) -> JobOutcome:
-            return JobOutcome.of(by_id[record.id], record, offset=offset, status=status, error=error)
-
-        state_dir = meter_dir(c)
-
-        def on_finish(record, st) -> None:
-            error = st.error
-            if st.status != "done":
-                used = {hosts[p] for a in record.allocations for p in a}
-                dead = self._dead(used)
-                if dead:
-                    error = f"workstation {', '.join(dead)} stopped: {error}"
-                    with lock:
-                        lost.extend(h for h in dead if h not in lost)
-                    stop.set()
-            out = outcome(record, st.status, error)
-            used = [hosts[p] for a in record.allocations for p in a]
-            got = delivered.job_speed(state_dir, used, delivered.monotonic_to_epoch(executor.t0 + record.start),
-                                      delivered.monotonic_to_epoch(executor.t0 + record.finish))
-            ratio = delivered.relative(got.speed, self.profiles[out.cls].get("ref_speed"))
-            self.store.add_job(cell, dataclasses.replace(out, delivered_speed=ratio), seg)
-            finished.add(record.id)
-            self.update(label, len([j for j in remaining if j.id in finished]), len(remaining))
-
-        executor = LiveExecutor(items, policy, job_launcher(c), hosts, c.controller_address, on_finish=on_finish, stop=stop,
-                                tag=f"c{cell}s{seg}", launch_delay_s=self.config.overhead.launch_s,
-                                resize_delay_s=self.config.overhead.resize_s)
-        watch = threading.Thread(target=self._watch, args=(executor, cell, offset, hosts, stop, lost, lock),
-                                 daemon=True)
+        run.executor = LiveExecutor(
+            live_arrivals(self.config, self.profiles, remaining, offset), policy, job_launcher(c), run.hosts,
+            c.controller_address, on_finish=lambda record, st: self._job_left(run, record, st), stop=run.stop,
+            tag=f"c{cell}s{seg}", launch_delay_s=self.config.overhead.launch_s,
+            resize_delay_s=self.config.overhead.resize_s)
+        watch = threading.Thread(target=self._watch, args=(run.executor, cell, offset, run.hosts, run.stop,
+                                                            run.lost, run.lock), daemon=True)
         self.update(label, 0, len(remaining))
         t_monitor = self._monitor_time()
         watch.start()
         try:
-            result = executor.run()
+            result = run.executor.run()
         except Stopped:
-            now = time.monotonic() - executor.t0
-            holders = executor.holders()
-            for job in executor.jobs:  # its jobs: running there, or given it by the policy (relaunching)
-                if job.id in finished or not job.history:
-                    continue
-                held = {hosts[p] for p in job.procs} | {ws for ws, jid in holders.items() if jid == job.id}
-                dead = sorted(held & set(lost))
-                if not dead:
-                    continue
-                record = executor._record(job)[0]._replace(finish=now)
-                reason = f"workstation {', '.join(dead)} stopped during the run"
-                self.store.add_job(cell, outcome(record, "failed", reason), seg)
-                finished.add(job.id)
-            return lost
+            self._store_cut_short(run)
+            return run.lost
         finally:
-            stop.set()
+            run.stop.set()
             watch.join()
-            if executor.t0:  # 0: the executor never started its clock; keep the last heartbeat
-                self.store.heartbeat(cell, offset + time.monotonic() - executor.t0)
-        self._save_segment(cell, seg, offset, result, t_monitor, hosts)
+            if run.executor.t0:  # 0: the executor never started its clock; keep the last heartbeat
+                self.store.heartbeat(cell, offset + time.monotonic() - run.executor.t0)
+        self._save_segment(cell, seg, offset, result, t_monitor, run.hosts)
         return []
+
+    def _job_left(self, run: "_Segment", record: JobRecord, st: JobState) -> None:
+        """A job left the segment (done or failed): store it at once, with the speed it was delivered.
+        A failure on a workstation that stopped stops the segment (the cell goes on in a new one)."""
+        error = st.error
+        used = [run.hosts[p] for a in record.allocations for p in a]
+        if st.status != "done":
+            dead = self._dead(set(used))
+            if dead:
+                error = f"workstation {', '.join(dead)} stopped: {error}"
+                with run.lock:
+                    run.lost.extend(h for h in dead if h not in run.lost)
+                run.stop.set()
+        out = run.outcome(record, st.status, error)
+        t0 = run.executor.t0
+        got = delivered.job_speed(meter_dir(self.cluster), used, delivered.monotonic_to_epoch(t0 + record.start),
+                                  delivered.monotonic_to_epoch(t0 + record.finish))
+        ratio = delivered.relative(got.speed, self.profiles[out.cls].get("ref_speed"))
+        self.store.add_job(run.cell, dataclasses.replace(out, delivered_speed=ratio), run.seg)
+        run.finished.add(record.id)
+        self.update(run.label, len([j for j in run.remaining if j.id in run.finished]), len(run.remaining))
+
+    def _store_cut_short(self, run: "_Segment") -> None:
+        """The segment stopped for a lost workstation: each unfinished job that held one failed now."""
+        executor = run.executor
+        now = time.monotonic() - executor.t0
+        holders = executor.holders()
+        for job in executor.jobs:  # its jobs: running there, or given it by the policy (relaunching)
+            if job.id in run.finished or not job.history:
+                continue
+            held = {run.hosts[p] for p in job.procs} | {ws for ws, jid in holders.items() if jid == job.id}
+            dead = sorted(held & set(run.lost))
+            if not dead:
+                continue
+            record = executor.job_record(job)._replace(finish=now)
+            reason = f"workstation {', '.join(dead)} stopped during the run"
+            self.store.add_job(run.cell, run.outcome(record, "failed", reason), run.seg)
+            run.finished.add(job.id)
 
     def _dead(self, hosts: set[str], grace_s: float = 3.0) -> list[str]:
         """Which of `hosts` are gone. A job can fail a moment before Docker shows its container
