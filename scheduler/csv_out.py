@@ -31,8 +31,10 @@ def column_text(values: Sequence[Any]) -> tuple[Sequence[str], bool]:
     kinds = set(map(type, values))
     if kinds <= {str}:
         return values, True
-    if kinds <= {int, bool}:
-        return list(map(str, values)), False
+    if kinds <= {int} or kinds <= {bool}:  # (apart: 1 == True) ids repeat down a timeline: format each once
+        texts = dict.fromkeys(values)
+        texts.update(zip(texts, map(str, texts)))
+        return list(map(texts.__getitem__, values)), False
     if kinds <= {float}:
         return _float_text(values), False
     if kinds <= {int, float, type(None)} and kinds != {type(None)}:  # pandas: float64, NaN for None
@@ -73,9 +75,11 @@ def write_columns(path: str | Path, columns: dict[str, Sequence[Any]]) -> None:
             out.writerows(zip(*texts))
             return
         handle.write(",".join(header) + "\n")
-        rows = zip(*texts)  # nothing to quote: joining is the csv module's output, at twice its speed
-        while chunk := list(islice(rows, CHUNK_ROWS)):
-            handle.write("\n".join(map(",".join, chunk)) + "\n")
+        # Nothing to quote: joining is the csv module's output, at twice its speed. zip reuses its
+        # row tuple once join has let go of it, so the cyclic GC sees no new containers.
+        rows = zip(*texts)
+        for _ in range(0, len(texts[0]), CHUNK_ROWS):
+            handle.write("\n".join(map(",".join, islice(rows, CHUNK_ROWS))) + "\n")
 
 
 def write_jobs(result: SimResult, path: str | Path, success: list[bool] | None = None) -> None:

@@ -54,7 +54,7 @@ def test_the_columns_are_the_frames_columns():
 
 
 @pytest.mark.parametrize("columns", [
-    {"ints_and_floats": [1, 2.5, 3], "ints": [1, 2, 3], "bools": [True, False, True]},
+    {"ints_and_floats": [1, 2.5, 3], "ints": [1, 2, 1], "bools": [True, False, True], "mixed": [1, True, 0]},
     {"with_none": [1, None, 3], "all_none": [None, None, None], "floats_nan": [math.nan, 1.0, -0.0]},
     {"odd_floats": [math.inf, -math.inf, 1e16, 1e-5, 5e-324], "zeros": [0.0, -0.0, 0.0, -0.0, 0.0]},
     {"repeats": [0.1, 0.1, 0.1], "zero_runs": [-0.0, 0.0, -0.0]},

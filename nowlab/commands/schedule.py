@@ -19,6 +19,8 @@ def simulate_command(
     jobs_out: Path = typer.Option(Path("jobs_out.csv"), "--jobs-out", help="Per-job CSV (Batsim columns) to write."),
 ) -> None:
     """Replay a jobs CSV through a scheduling policy on P processors."""
+    import gc
+
     from rich.console import Console
     from rich.table import Table
 
@@ -29,6 +31,10 @@ def simulate_command(
 
     if processors < 1:
         fail(f"P must be >= 1, got {processors}")
+    # What exists now (modules) and the result live until the process ends: freezing them keeps the
+    # cyclic GC from walking them again, a million objects for 20,000 jobs (0.3-0.5 s of collections
+    # while writing, measured). Refcounting still frees them; simulate() itself runs with the GC off.
+    gc.freeze()
     try:
         chosen = get_policy(policy)
         jobs = read_jobs(jobs_csv)
@@ -36,6 +42,7 @@ def simulate_command(
     except ValueError as exc:
         fail(str(exc))
         return
+    gc.freeze()
     try:  # the stdlib csv writer, byte for byte pandas' to_csv: this command never loads pandas
         write_timeline(result, timeline_out)
         write_jobs(result, jobs_out)
