@@ -93,3 +93,29 @@ def test_each_reading_is_a_named_policy_for_all_three_bases(reading):
         p = get_policy(f"{base}(2){reading.suffix}")
         assert p.name == f"{base}(2){reading.suffix}"
         assert p.needs == {Knowledge.PMAX, Knowledge.T1, Knowledge.TP}
+
+
+def _stream(n: int, seed: int) -> list[Job]:
+    """A busy random stream: exponential gaps, hyperexponential-ish work, Sevcik models with alpha and beta."""
+    import random
+
+    rng = random.Random(seed)
+    t, jobs = 0.0, []
+    for i in range(n):
+        t += rng.expovariate(1.0)
+        W = rng.expovariate(1 / 40) if rng.random() < 0.2 else rng.expovariate(1 / 3)
+        pmax = rng.choice((4, 16, 64))
+        jobs.append(Job(i, t, SevcikModel(W, W * rng.choice((0.0, 0.01, 0.05)), W / pmax**2, pmax)))
+    return jobs
+
+
+@pytest.mark.parametrize("base", ["ASP", "AP1"])
+def test_share_reading_repeats_all_free_for_asp_and_ap1(base):
+    """dif.same_as: under the share reading ASP and AP1 hand out every free processor, round for round."""
+    jobs = _stream(400, seed=7)
+    share, free = simulate(jobs, f"{base}(2)-SHARE", 32), simulate(jobs, f"{base}(2)-FREE", 32)
+    assert [(r.id, r.start, r.finish, r.mean_partition) for r in share.jobs] == \
+           [(r.id, r.start, r.finish, r.mean_partition) for r in free.jobs]
+    # ... while AEP's share reading is its own policy on the same stream.
+    aep = [(r.start, r.finish) for r in simulate(jobs, "AEP(2)-SHARE", 32).jobs]
+    assert aep != [(r.start, r.finish) for r in simulate(jobs, "AEP(2)-FREE", 32).jobs]

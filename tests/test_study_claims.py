@@ -245,3 +245,14 @@ def test_dif_variant_table_judges_each_reading_on_its_own_cells():
     assert by[("all-free", "aep2_beats")] == REPRODUCED
     assert reproduces(table, "all-free", ("aep2_beats",)) == (1, 1)
     assert "dyn_wait_positive_90" not in set(table.key)  # DYN-EQUI's waiting does not depend on DIF
+
+
+def test_share_reading_borrows_asp_and_ap1_from_all_free():
+    """ASP(2)-SHARE and AP1(2)-SHARE repeat the -FREE rounds exactly (dif.same_as), so only AEP(2)-SHARE is run."""
+    policies = (*paper.POLICIES, "ASP(2)-FREE", "AP1(2)-FREE", "AEP(2)-FREE", "AEP(2)-SHARE")
+    cells = Cells(policies=policies).set(WKS, ALL, "AEP(2)-SHARE", response_ks=9.0)
+    cells.set(WKS, ALL, "AEP(2)-FREE", response_ks=12.0)
+    table = dif_variant_table(cells.frame(), TH)
+    assert list(dict.fromkeys(table.reading)) == ["greedy-total", "all-free", "share"]
+    by = table.set_index(["reading", "key"]).verdict
+    assert by[("share", "aep2_beats")] == REPRODUCED and by[("all-free", "aep2_beats")] == NOT_REPRODUCED

@@ -64,6 +64,21 @@ _SUFFIX = {DifReading.GREEDY_TOTAL: "", DifReading.ALL_FREE: "-FREE", DifReading
 VARIANTS: tuple[DifReading, ...] = (DifReading.ALL_FREE, DifReading.SHARE)
 
 
+def same_as(base: str, reading: DifReading) -> DifReading:
+    """The reading whose rounds ``base`` ('ASP', 'AP1', 'AEP') under ``reading`` repeats exactly.
+
+    Under SHARE, ASP and AP1 hand out every free processor, as under ALL_FREE:
+    greedy stops either when the free processors are used up (its total is
+    then all of them) or when every waiting job has started (k = waiting, so
+    k x share is free for ASP and P >= free for AP1). Only AEP's share,
+    P/(waiting + running), can fall short of the free processors. A study
+    need not simulate ASP(2)-SHARE and AP1(2)-SHARE.
+    """
+    if reading is DifReading.SHARE and base in ("ASP", "AP1"):
+        return DifReading.ALL_FREE
+    return reading
+
+
 def pool(reading: DifReading, chosen: list[tuple[JobView, int]], free: int, share: tuple[int, int]) -> int:
     """Processors DIF distributes among the ``chosen`` (job, greedy size) pairs.
 

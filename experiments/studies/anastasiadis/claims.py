@@ -15,7 +15,7 @@ import pandas as pd
 
 from experiments.studies.anastasiadis import claims_adaptive, claims_dif, claims_sdf
 from experiments.studies.anastasiadis.claim import REPRODUCED, Claim, Thresholds, cell
-from scheduler.policies.dif import DifReading
+from scheduler.policies.dif import DifReading, same_as
 
 __all__ = ["Claim", "Thresholds", "cell", "evaluate", "to_frame", "dif_variant_table", "readings_run",
            "SECTION_64", "SECTION_7"]
@@ -32,15 +32,20 @@ def evaluate(cells: pd.DataFrame, th: Thresholds | None = None) -> list[Claim]:
     return [f(cells, th) for f in (*claims_sdf.CLAIMS, *claims_adaptive.CLAIMS, *claims_dif.CLAIMS)]
 
 
+def _name(base: str, reading: DifReading) -> str:
+    """The policy whose cells stand for ``base``(2) under ``reading`` (ASP(2)-SHARE's are ASP(2)-FREE's)."""
+    return f"{base}(2){same_as(base, reading).suffix}"
+
+
 def readings_run(cells: pd.DataFrame) -> list[DifReading]:
     """The DIF readings whose ASP(2), AP1(2) and AEP(2) are all in ``cells``."""
     have = set(cells.policy)
-    return [r for r in DifReading if all(f"{b}(2){r.suffix}" in have for b in ("ASP", "AP1", "AEP"))]
+    return [r for r in DifReading if all(_name(b, r) in have for b in ("ASP", "AP1", "AEP"))]
 
 
 def as_reading(cells: pd.DataFrame, reading: DifReading) -> pd.DataFrame:
     """The cells with ``reading``'s (2) policies under the plain names ASP(2), AP1(2), AEP(2)."""
-    names = {f"{b}(2){reading.suffix}": f"{b}(2)" for b in ("ASP", "AP1", "AEP")}
+    names = {_name(b, reading): f"{b}(2)" for b in ("ASP", "AP1", "AEP")}
     plain = set(names.values())
     other = {f"{b}(2){r.suffix}" for r in DifReading for b in ("ASP", "AP1", "AEP")} - set(names) - plain
     kept = cells[~cells.policy.isin(plain | other) | cells.policy.isin(set(names))]

@@ -22,7 +22,7 @@ from pydantic import (
 )
 
 from experiments.studies.anastasiadis import paper
-from scheduler.policies.dif import VARIANTS, DifReading
+from scheduler.policies.dif import VARIANTS, DifReading, same_as
 from testbed.config_loader import one_line
 
 #: The DIF readings run beside the default one unless told otherwise (``scheduler.policies.dif``).
@@ -83,7 +83,8 @@ class StudySpec(BaseModel):
     other readings of DIF whose ASP(2), AP1(2), AEP(2) run beside the
     policies (as ASP(2)-FREE ...).  ``max_replications`` is a cap high enough
     that the heavy-tailed 90% cells reach the 5% target (a few hundred
-    replications for DYN-EQUI on WK2); it only bounds a run that goes wrong.
+    replications for DYN-EQUI on WK2, perhaps a thousand); it only bounds a run
+    that goes wrong.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -98,7 +99,7 @@ class StudySpec(BaseModel):
     confidence: float = Field(0.95, gt=0, lt=1)
     target_rel_halfwidth: float = Field(0.05, gt=0)
     min_replications: int = Field(3, ge=2)
-    max_replications: int = Field(1000, ge=2)
+    max_replications: int = Field(2000, ge=2)
     seed: int = Field(1996, ge=0)
     workers: int = Field(2, ge=1)
     dif_variants: tuple[str, ...] = DIF_VARIANTS
@@ -141,8 +142,9 @@ class StudySpec(BaseModel):
 
     @property
     def cell_policies(self) -> tuple[str, ...]:
-        """Every policy run: ``policies``, then ASP(2), AP1(2), AEP(2) under each DIF variant."""
-        extra = [f"{b}(2){DifReading(r).suffix}" for r in self.dif_variants for b in ("ASP", "AP1", "AEP")]
+        """Every policy run: ``policies``, then ASP(2), AP1(2), AEP(2) under each DIF variant (a variant that
+        repeats another's rounds exactly, ASP(2)-SHARE and AP1(2)-SHARE, is run once under that other's name)."""
+        extra = [f"{b}(2){same_as(b, DifReading(r)).suffix}" for r in self.dif_variants for b in ("ASP", "AP1", "AEP")]
         return tuple(dict.fromkeys([*self.policies, *extra]))
 
     @property
