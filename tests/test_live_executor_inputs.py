@@ -100,7 +100,7 @@ def test_executor_refuses_a_policy_the_models_cannot_serve():
     demand = job_class("d", {"argv": ARGV, "t1": 2.0})
     with pytest.raises(ValueError, match="policy AEP\\(2\\) needs T\\(p\\)"):
         LiveExecutor([Arrival(0, demand, 0.0)], "AEP(2)", LocalLauncher(), ["ws1", "ws2"], "127.0.0.1")
-    with pytest.raises(ValueError, match="unknown policy 'LIFO'; known: RA, EQUI, FOLDING"):
+    with pytest.raises(ValueError, match="unknown policy 'LIFO'; known: RA, EQUI, EQUI-FLOOR, FOLDING"):
         LiveExecutor([Arrival(0, demand, 0.0)], "LIFO", LocalLauncher(), ["ws1"], "127.0.0.1")
 
 
