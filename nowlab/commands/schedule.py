@@ -24,11 +24,6 @@ def simulate_command(
     from rich.console import Console
     from rich.table import Table
 
-    from scheduler.csv_out import write_jobs, write_timeline
-    from scheduler.engine import simulate
-    from scheduler.jobs_csv import read_jobs
-    from scheduler.registry import get_policy
-
     if processors < 1:
         fail(f"P must be >= 1, got {processors}")
     # What exists now (modules) and the result live until the process ends: freezing them keeps the
@@ -36,19 +31,9 @@ def simulate_command(
     # while writing, measured). Refcounting still frees them; simulate() itself runs with the GC off.
     gc.freeze()
     try:
-        chosen = get_policy(policy)
-        jobs = read_jobs(jobs_csv)
-        result = simulate(jobs, chosen, processors)
-    except ValueError as exc:
-        fail(str(exc))
-        return
-    gc.freeze()
-    try:  # the stdlib csv writer, byte for byte pandas' to_csv: this command never loads pandas
-        write_timeline(result, timeline_out)
-        write_jobs(result, jobs_out)
-    except OSError as exc:
-        fail(f"cannot write {exc.filename}: {exc.strerror}")
-        return
+        result = _simulate_and_write(jobs_csv, policy, processors, timeline_out, jobs_out)
+    finally:
+        gc.unfreeze()  # run in-process (tests), the caller's objects are collectable again
     s = result.summary()
     table = Table(title=f"{result.policy} on P={processors}: {s['jobs']} jobs")
     table.add_column("metric")
@@ -61,6 +46,30 @@ def simulate_command(
     console = Console()
     console.print(table)
     console.print(f"wrote {timeline_out} and {jobs_out}")
+
+
+def _simulate_and_write(jobs_csv: Path, policy: str, processors: int, timeline_out: Path, jobs_out: Path):
+    """Read, simulate and write, with what exists frozen out of the cyclic GC (simulate_command)."""
+    import gc
+
+    from scheduler.csv_out import write_jobs, write_timeline
+    from scheduler.engine import simulate
+    from scheduler.jobs_csv import read_jobs
+    from scheduler.registry import get_policy
+
+    try:
+        chosen = get_policy(policy)
+        jobs = read_jobs(jobs_csv)
+        result = simulate(jobs, chosen, processors)
+    except ValueError as exc:
+        fail(str(exc))
+    gc.freeze()
+    try:  # the stdlib csv writer, byte for byte pandas' to_csv: this command never loads pandas
+        write_timeline(result, timeline_out)
+        write_jobs(result, jobs_out)
+    except OSError as exc:
+        fail(f"cannot write {exc.filename}: {exc.strerror}")
+    return result
 
 
 def execute_command(
