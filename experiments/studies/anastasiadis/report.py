@@ -230,8 +230,9 @@ def _variants_section(table: pd.DataFrame) -> list[str]:
         best = max(scores.values())
         winners = [r for r, v in scores.items() if v == best]
         lines.append(f"- {label} ({len(keys)} claims): " + ", ".join(f"{r} {k}/{n}" for r, (k, n) in scores.items())
-                     + (f"; all reproduced only under {', '.join(winners)}" if best[0] == best[1]
-                        else f"; no reading reproduces all of them (best: {', '.join(winners)})"))
+                     + (f"; all reproduced under {', '.join(winners)}" if best[0] == best[1]
+                        else "; no reading reproduces any of them" if best[0] == 0
+                        else f"; no reading reproduces all of them (most: {', '.join(winners)})"))
     lines += ["", "Every reading's answers in full are in `dif_variants.csv`.", ""]
     return lines
 
