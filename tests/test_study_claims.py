@@ -256,3 +256,41 @@ def test_share_reading_borrows_asp_and_ap1_from_all_free():
     assert list(dict.fromkeys(table.reading)) == ["greedy-total", "all-free", "share"]
     by = table.set_index(["reading", "key"]).verdict
     assert by[("share", "aep2_beats")] == REPRODUCED and by[("all-free", "aep2_beats")] == NOT_REPRODUCED
+
+
+PAPER = "/work/shared/papers/anastasiadis-sevcik-parallel-application-scheduling-on-NOWs.txt"
+
+
+def test_every_quote_is_the_papers_own_words():
+    """Each fragment of each quote (split at '[§x:]' and '[...]') occurs verbatim in the paper's text."""
+    import os
+    import re
+
+    if not os.path.exists(PAPER):
+        pytest.skip("the paper's text is not on this machine")
+    def norm(t: str) -> str:  # one space for any run of white space; footnote marks (¹ ²) dropped
+        return re.sub(r"\s+([.,;])", r"\1", re.sub(r"\s+", " ", re.sub("[¹²]", "", t)))
+
+    def found(fragment: str, text: str) -> bool:
+        """Verbatim, or in two pieces split by the page layout: a figure or a footnote set between
+        them (within 1,500 characters), the first piece ending at a space or at a hyphenated break."""
+        if fragment in text:
+            return True
+        for k in range(1, len(fragment)):
+            head, tail = fragment[:k], fragment[k:]
+            if head.endswith(" "):
+                head, tail = head.rstrip(), tail
+            elif not (head[-1].isalpha() and tail[0].isalpha()):
+                continue
+            else:
+                head += "-"
+            at = text.find(head + " ")
+            if at >= 0 and tail.strip() in text[at + len(head): at + len(head) + 1500]:
+                return True
+        return False
+
+    text = norm(open(PAPER, encoding="utf-8").read())
+    absent = [(c.key, f) for c in evaluate(Cells().frame())
+              for f in (norm(x).strip() for x in re.split(r"\[§[\d.]+:\]|\[\.\.\.\]", c.quote))
+              if f and not found(f, text)]
+    assert not absent, absent
