@@ -10,7 +10,9 @@ The package is split so that each module has one job:
 - ``saturation``  the paper's saturation rule and the measurement window;
 - ``replication`` one replication of one cell, on the real scheduler engine;
 - ``study``       the sequential-replication procedure, run in parallel processes;
-- ``claims``      the paper's claims, each answered from the measured cells;
+- ``claim``       what a claim is, the thresholds (the paper's words made precise), cell lookups;
+- ``claims_sdf``, ``claims_adaptive``, ``claims_dif``  the claims of §6.1, §6.2-6.3, §6.4-7;
+- ``claims``      runs them all, and again under each reading of DIF;
 - ``analytic``    the Section 4 waiting/running ratios (Figure 1);
 - ``plots``       the figures; ``report`` the CSV, Markdown report and rich table.
 """
