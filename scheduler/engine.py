@@ -164,6 +164,7 @@ class _Engine(SchedulerState):
         self.tick = 0
         self.now = 0.0
         self.zero = policy.zero_overhead
+        self.rtc = policy.run_to_completion
         self.decide = policy.decide
         self.snap = Snapshot(0.0, P, _ARRIVAL, None, self.free, self.running, self.preempting,
                              self.preempted, self.queue)
@@ -187,7 +188,7 @@ class _Engine(SchedulerState):
 
     # -- the policy call ---------------------------------------------------
     def _call(self, reason: Reason, subject: _Run | None) -> None:
-        if self.idle_for_policy():
+        if self.rtc and not (self.queue and self.free):  # idle_for_policy(), inlined: every event comes here
             return
         snap = self.snap  # one object, refreshed per call: policies must not keep it
         snap.time = self.now
@@ -209,8 +210,9 @@ class _Engine(SchedulerState):
 
     def _apply(self, actions) -> list[_Run]:
         acked: list[_Run] = []
+        by_id = self.by_id
         for action in actions:
-            job = self.job_of(action)
+            job = by_id.get(action.job) or self.job_of(action)  # job_of names an unknown job
             if type(action) is Start:
                 self._start(job, action.procs)
             elif type(action) is Preempt:

@@ -155,7 +155,14 @@ class SchedulerState:
         """Queued -> running on `procs` (which must be free). Returns the set as a sorted tuple."""
         if job.status is not _QUEUED:
             raise self._refuse("start", job)
-        m = self._mask(job, procs)
+        m = 0
+        try:  # _mask's fast path, inlined: the engine starts every job here
+            for p in procs:
+                m |= 1 << p
+        except (TypeError, ValueError):
+            m = -1
+        if m < 0 or not 1 <= len(procs) <= job.pmax or m.bit_count() != len(procs) or m >> self.P:
+            m = self._mask(job, procs)  # raises, naming the rule
         if self.free & m != m:
             raise PolicyError(f"{self.policy.name}: job {job.id} started on busy processors {tuple(procs)}")
         self.free ^= m
