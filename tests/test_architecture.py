@@ -43,3 +43,13 @@ def test_docker_outside_the_backends_is_caught():
     proc = lint_with(ROOT / "testbed" / "load" / "_backend_probe.py", "import docker  # around the backends\n")
     assert proc.returncode != 0
     assert "testbed.load._backend_probe -> docker" in proc.stdout
+
+
+def test_test_files_are_named_after_the_folder_they_test():
+    """tests/test_<package>[_<subfolder>]_<subject>.py, so a package's tests are found by its name
+    (`pytest tests/test_scheduler_*.py`); this file checks the whole tree and is the exception."""
+    packages = {"nowlab", "experiments", "scheduler", "testbed", "workloads", "containers", "compose"}
+    here = Path(__file__).resolve().parent
+    wrong = [p.name for p in here.glob("test_*.py")
+             if p.name != Path(__file__).name and p.name.removeprefix("test_").split("_")[0] not in packages]
+    assert wrong == []

@@ -102,7 +102,7 @@ def test_dataframes_use_batsim_columns():
     jobs = [Job(1, 0.0, SevcikModel(4, 0, 0, 2)), Job(2, 1.0, SevcikModel(2, 0, 0, 1))]
     r = simulate(jobs, "AP1", 4)
     df = r.to_dataframe()
-    assert list(df.columns[:4]) == ["job_id", "workload_name", "profile", "submission_time"]  # all: test_batsim_columns
+    assert list(df.columns[:4]) == ["job_id", "workload_name", "profile", "submission_time"]  # all: test_scheduler_batsim_columns
     assert {"preemptions", "mean_partition"} <= set(df.columns)
     assert df.allocated_resources.tolist() == ["0-1", "2"]
     assert list(r.timeline_dataframe().columns) == ["time", "job", "event", "processors"]

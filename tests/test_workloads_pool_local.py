@@ -1,6 +1,6 @@
 """The resident pool (workloads/pool.py) with the host's own Open MPI: real ranks, real sub-communicators.
 
-Quick checks of what the cluster test (test_pool_live.py) exercises on containers: jobs
+Quick checks of what the cluster test (test_testbed_pool_live.py) exercises on containers: jobs
 start as `run` lines, a failed rank cancels its peers and leaves the pool usable, and a
 malleable job resized through the pool gives the unpreempted answer.
 """

@@ -1,6 +1,6 @@
 """The live executor with the host's own Open MPI (workloads.launch.LocalLauncher): real malleable
 MPI jobs and the real control channel, no containers. Quick checks of the event handling that the
-cluster test (test_live_executor_live.py) exercises more slowly."""
+cluster test (test_scheduler_live_executor_live.py) exercises more slowly."""
 from __future__ import annotations
 
 import pytest

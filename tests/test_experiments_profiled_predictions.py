@@ -3,7 +3,7 @@
 The resize-cost fit, the engine's per-resize cost, start-up and work-first
 safe points, the overhead knob in config and replay, and the report's raw
 and speed-normalised errors. The live halves are in
-test_profiled_predictions_live.py.
+test_experiments_profiled_predictions_live.py.
 """
 from __future__ import annotations
 
