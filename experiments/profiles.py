@@ -23,7 +23,7 @@ import numpy as np
 
 from experiments import delivered
 from experiments.config import ClassSpec, Profiling
-from experiments.models.launch import fit_launch
+from experiments.models.launch import fit_samples
 from experiments.models.resize import ResizeFit, ResizeSample
 from scheduler.actions import Action, Preempt, Resize, Start
 from scheduler.live import Arrival
@@ -139,9 +139,10 @@ def link_rate(cluster, workstations: list[str]) -> float:
     return float(min(spec.link_rate(a, b) for a in workstations for b in workstations if a != b))
 
 
-def launch_fit(samples) -> dict[str, float]:
-    """launch_s + launch_per_proc_s·p + setup_work_s/p (experiments/models/launch.py)."""
-    return fit_launch([s.p for s in samples], [s.done_s - s.time_s for s in samples])
+def launch_fit(samples, startup_s: float | None) -> dict[str, float]:
+    """launch_s + launch_per_proc_s·p + setup_work_s/p (experiments/models/launch.py), as the
+    predictions read it back from the stored samples."""
+    return fit_samples([{"p": s.p, "time_s": s.time_s, "done_s": s.done_s} for s in samples], startup_s)
 
 
 def teardown(samples) -> float:
@@ -187,6 +188,7 @@ def measure(cluster, workstations: list[str], name: str, cls: ClassSpec, prof: P
         resize = ResizeFit.fit(resized, link_rate(cluster, list(workstations[:max(resize_sizes(prof.procs))])))
     else:  # the replay falls back to the config's reconfig_default_s and says so
         log(f"{name}: no resize measured (too few phases to reach a safe point before the end?)")
+    startup = float(np.median(startups)) if startups else None
     fit = sevcik.fit([s.p for s in samples], [s.time_s for s in samples])
     means = {p: float(np.mean([s.time_s for s in samples if s.p == p])) for p in prof.procs}
     points = sevcik.errors(fit, list(means), list(means.values()))
@@ -195,9 +197,9 @@ def measure(cluster, workstations: list[str], name: str, cls: ClassSpec, prof: P
         # per unit of demand (demand 1 = the class mean), so a job of demand f has T = f * T(p)
         "W": fit.work_s / prof.demand, "alpha": fit.alpha_s / prof.demand, "beta": fit.beta_s / prof.demand,
         "pmax": cls.pmax, "best_p": fit.best_p(), "phases": cls.base_demand, "units_profiled": cls.units(prof.demand),
-        **launch_fit(samples),
+        **launch_fit(samples, startup),
         "teardown_s": teardown(samples),
-        "startup_s": float(np.median(startups)) if startups else None,  # launch to hello, at the largest p
+        "startup_s": startup,  # launch to hello, at the largest p
         "resize": resize.to_dict() if resize is not None else None,
         **{f"resize_{k}": v for k, v in (resize.to_dict() if resize is not None else {}).items()},  # for the report
         "resize_samples": [{"from": len(s.old), "to": len(s.new), "reconfig_s": s.reconfig_s,
