@@ -141,6 +141,11 @@ def start(name: str, cores: list[int]) -> int:
                                 cwd=Path(__file__).resolve().parent.parent,
                                 env={**os.environ, "NOWLAB_HOME": str(state.home())})
     (d / PID_FILE).write_text(str(proc.pid))
+    # Popen returns once the child has called exec (vfork), not once exec is done: for a moment
+    # its /proc cmdline is empty and pid() would call it dead (a test saw that 1 time in 2).
+    deadline = time.monotonic() + 2.0
+    while pid(name) is None and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
     return proc.pid
 
 
