@@ -6,6 +6,7 @@ The claims themselves are in ``claims_sdf`` (§6.1), ``claims_adaptive``
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -103,6 +104,16 @@ def missing(cells: pd.DataFrame, *policies: str, workloads: tuple[str, ...] = ()
     need += [w for w in workloads if w not in set(cells.workload)]
     need += [pct(x) for x in loads if not any(abs(x - l) < 1e-9 for l in set(cells.load))]
     return f"not run (needs {', '.join(need)})" if need else None
+
+
+def pairs(cells: pd.DataFrame, a: str, b: str, load_set: Sequence[float] | None = None):
+    """(workload, load, row a, row b) for every cell where both policies were run, workload by
+    workload, loads in order (`load_set`: only those loads)."""
+    for wk in workloads(cells):
+        for load in load_set if load_set is not None else loads(cells):
+            ra, rb = cell(cells, wk, load, a), cell(cells, wk, load, b)
+            if ra is not None and rb is not None:
+                yield wk, load, ra, rb
 
 
 def response(row: pd.Series | None) -> float:

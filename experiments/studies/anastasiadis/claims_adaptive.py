@@ -16,6 +16,7 @@ from experiments.studies.anastasiadis.claim import (
     cell,
     loads,
     missing,
+    pairs,
     pct,
     response,
     share,
@@ -23,15 +24,6 @@ from experiments.studies.anastasiadis.claim import (
 )
 
 BASES = ("ASP", "AP1", "AEP")
-
-
-def _pairs(cells: pd.DataFrame, a: str, b: str, load_set: list[float] | None = None):
-    """(workload, load, row a, row b) for every cell where both were run."""
-    for wk in workloads(cells):
-        for load in load_set if load_set is not None else loads(cells):
-            ra, rb = cell(cells, wk, load, a), cell(cells, wk, load, b)
-            if ra is not None and rb is not None:
-                yield wk, load, ra, rb
 
 
 def asp_equals_ap1(cells: pd.DataFrame, th: Thresholds) -> Claim:
@@ -44,7 +36,7 @@ def asp_equals_ap1(cells: pd.DataFrame, th: Thresholds) -> Claim:
         "ASP and AP1 have almost the same response time on every workload")
     if why := missing(cells, "ASP", "AP1"):
         return src.no_data(why)
-    diffs = [(abs(a.response_ks / b.response_ks - 1.0), wk, load) for wk, load, a, b in _pairs(cells, "ASP", "AP1")
+    diffs = [(abs(a.response_ks / b.response_ks - 1.0), wk, load) for wk, load, a, b in pairs(cells, "ASP", "AP1")
              if not (a.saturated or b.saturated)]
     if not diffs:
         return src.no_data("no unsaturated cell pair")
@@ -64,7 +56,7 @@ def asp_ap1_same_partitions(cells: pd.DataFrame, th: Thresholds) -> Claim:
         "ASP and AP1 have the same mean partition sizes")
     if why := missing(cells, "ASP", "AP1"):
         return src.no_data(why)
-    diffs = [(abs(a.partition / b.partition - 1.0), wk, load) for wk, load, a, b in _pairs(cells, "ASP", "AP1")]
+    diffs = [(abs(a.partition / b.partition - 1.0), wk, load) for wk, load, a, b in pairs(cells, "ASP", "AP1")]
     worst = max(diffs)
     answer = (f"largest |P_ASP/P_AP1 - 1| = {worst[0]:.1%} ({worst[1]}, {pct(worst[2])}) over {len(diffs)} cells; "
               f"median {statistics.median(d[0] for d in diffs):.1%}")
@@ -176,7 +168,7 @@ def sdf_helps_adaptive(cells: pd.DataFrame, th: Thresholds) -> Claim:
         return src.no_data(why)
     ratios, both_saturated = [], 0
     for b in BASES:
-        for _wk, _load, a, s in _pairs(cells, b, f"{b}(1)", list(th.high_loads)):
+        for _wk, _load, a, s in pairs(cells, b, f"{b}(1)", list(th.high_loads)):
             ra, rs = response(a), response(s)
             if math.isinf(ra) and math.isinf(rs):
                 both_saturated += 1
@@ -207,7 +199,7 @@ def sdf_no_gain_low_load(cells: pd.DataFrame, th: Thresholds) -> Claim:
     if why := missing(cells, *pols, loads=(th.very_low,)):
         return src.no_data(why)
     gains = [(1 - response(s) / response(a), f"{b} {wk}") for b in BASES
-             for wk, _l, a, s in _pairs(cells, b, f"{b}(1)", [th.very_low]) if not (a.saturated or s.saturated)]
+             for wk, _l, a, s in pairs(cells, b, f"{b}(1)", [th.very_low]) if not (a.saturated or s.saturated)]
     best = max(gains)
     answer = (f"gain at {pct(th.very_low)} from {min(g for g, _ in gains):+.1%} to {best[0]:+.1%} ({best[1]}); "
               f"threshold {th.considerable:.0%}")
@@ -227,7 +219,7 @@ def sdf_keeps_partitions(cells: pd.DataFrame, th: Thresholds) -> Claim:
     if why := missing(cells, *pols):
         return src.no_data(why)
     diffs = [(abs(s.partition / a.partition - 1), f"{b} {wk} {pct(load)}") for b in BASES
-             for wk, load, a, s in _pairs(cells, b, f"{b}(1)")]
+             for wk, load, a, s in pairs(cells, b, f"{b}(1)")]
     worst = max(diffs)
     answer = (f"largest |P(1)/P - 1| = {worst[0]:.1%} ({worst[1]}); median "
               f"{statistics.median(d for d, _ in diffs):.1%} over {len(diffs)} pairs")

@@ -20,6 +20,7 @@ from experiments.studies.anastasiadis.claim import (
     cell,
     loads,
     missing,
+    pairs,
     pct,
     ratio,
     response,
@@ -77,11 +78,10 @@ def dif_negligible_for_asp_ap1(cells: pd.DataFrame, th: Thresholds) -> Claim:
         return src.no_data(why)
     gains = []
     for b in ("ASP", "AP1"):
-        for wk in workloads(cells):
-            for load in loads(cells):
-                r1, r2 = response(cell(cells, wk, load, f"{b}(1)")), response(cell(cells, wk, load, f"{b}(2)"))
-                if math.isfinite(r1) and math.isfinite(r2):
-                    gains.append((abs(1 - r2 / r1), f"{b} {wk} {pct(load)}"))
+        for wk, load, one, two in pairs(cells, f"{b}(1)", f"{b}(2)"):
+            r1, r2 = response(one), response(two)
+            if math.isfinite(r1) and math.isfinite(r2):
+                gains.append((abs(1 - r2 / r1), f"{b} {wk} {pct(load)}"))
     worst = max(gains)
     answer = (f"largest |1 - R(2)/R(1)| = {worst[0]:.1%} ({worst[1]}); median "
               f"{statistics.median(g for g, _ in gains):.1%} over {len(gains)} pairs")
@@ -103,14 +103,12 @@ def dif_only_execution_time(cells: pd.DataFrame, th: Thresholds) -> Claim:
     if why := missing(cells, "AEP(1)", "AEP(2)"):
         return src.no_data(why)
     dp, dw, dx = [], [], []
-    for wk in workloads(cells):
-        for load in loads(cells):
-            a, b = cell(cells, wk, load, "AEP(1)"), cell(cells, wk, load, "AEP(2)")
-            if a is None or b is None or a.saturated or b.saturated:
-                continue
-            dp.append(abs(b.partition / a.partition - 1))
-            dw.append(abs(b.wait_ks - a.wait_ks) / a.response_ks)
-            dx.append(abs(b.run_ks / a.run_ks - 1))
+    for _wk, _load, a, b in pairs(cells, "AEP(1)", "AEP(2)"):
+        if a.saturated or b.saturated:
+            continue
+        dp.append(abs(b.partition / a.partition - 1))
+        dw.append(abs(b.wait_ks - a.wait_ks) / a.response_ks)
+        dx.append(abs(b.run_ks / a.run_ks - 1))
     if not dp:
         return src.no_data("no unsaturated cell pair")
     same = max(dp) <= th.same_rel and max(dw) <= th.same_rel
@@ -247,13 +245,11 @@ def dif_helps_aep(cells: pd.DataFrame, th: Thresholds) -> Claim:
     if why := missing(cells, *pols):
         return src.no_data(why)
     gains: dict[str, list[float]] = {"AEP": [], "ASP": [], "AP1": []}
-    for wk in workloads(cells):
-        for load in th.high_loads:
-            for b, found in gains.items():
-                r1 = response(cell(cells, wk, load, f"{b}(1)"))
-                r2 = response(cell(cells, wk, load, f"{b}(2)"))
-                if math.isfinite(r1) and math.isfinite(r2):
-                    found.append(1.0 - r2 / r1)
+    for b, found in gains.items():
+        for _wk, _load, one, two in pairs(cells, f"{b}(1)", f"{b}(2)", th.high_loads):
+            r1, r2 = response(one), response(two)
+            if math.isfinite(r1) and math.isfinite(r2):
+                found.append(1.0 - r2 / r1)
     if not gains["AEP"]:
         return src.no_data("no unsaturated cell pair")
     mean = {k: statistics.fmean(v) for k, v in gains.items() if v}

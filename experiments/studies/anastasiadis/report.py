@@ -22,7 +22,6 @@ from experiments.studies.anastasiadis.claims import (
     Thresholds,
     dif_variant_table,
     evaluate,
-    readings_run,
     reproduces,
     to_frame,
 )
