@@ -1,0 +1,264 @@
+"""A time-sharing simulator: jobs gang-scheduled by slot tables on workstations whose clocks drift.
+
+Each workstation's local job manager is a RegistrationOffice driven by that workstation's own
+clock: local time τ_w runs at (1 + drift_w) times real time and is set back to the global
+manager's clock at every resynchronisation (ResyncPlan). Between events nothing changes, so
+the simulation is a fluid one: it steps from event to event (a slot boundary on some local
+clock, a resync, an arrival, a job's end, a proper-share budget used up).
+
+A job of p processes needs T_d(p) seconds (its model) of time with all of them running
+together: fine-grained communication, so a process alone makes no progress (§1). Inside a
+slot the local policy decides who gets the CPU (§3):
+- dedicated: the slot's process alone, spinning, in Δt_p; owners only in Δt_s and dummies;
+- implicit: the slot's process in Δt_p shares the CPU with the owners (1/(1+n) each of n
+  owners' CPU-bound processes) and blocks politely when its partners are not running;
+- proper share: the process may run anywhere in its integrated slot Δt = Δt_p + Δt_s, sharing
+  with the owners, until it has had Δt_p of CPU in that slot; then only the owners run.
+Owners are CPU-bound processes, always ready. A job that has not arrived or has ended leaves
+its slot to sequential work (the tables are not rebuilt in a run). Every job's processes
+check in at t = 0 (so the tables are valid from the start).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+
+from scheduler.model import Job
+from scheduler.timeshare.office import Dispatch, RegistrationOffice
+from scheduler.timeshare.slots import SlotError
+from scheduler.timeshare.tables import Resync, ResyncPlan, WorkstationTable
+
+SEQUENTIAL = "sequential"  # a timeline's label when no parallel process holds the CPU
+_EPS = 1e-12
+
+
+class LocalPolicy(str, Enum):
+    DEDICATED = "dedicated"
+    IMPLICIT = "implicit"
+    PROPER_SHARE = "proper-share"
+
+
+@dataclass(frozen=True, slots=True)
+class Clock:
+    """A workstation clock: `drift` is its rate error (1e-3: runs 0.1 % fast), `offset_s` its error at t = 0."""
+
+    drift: float = 0.0
+    offset_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.drift) and self.drift > -1):
+            raise SlotError(f"drift: must be a finite rate error > -1, got {self.drift}")
+        if not math.isfinite(self.offset_s):
+            raise SlotError(f"offset_s: must be a finite time, got {self.offset_s}")
+
+
+@dataclass(frozen=True, slots=True)
+class TimeshareSetup:
+    policy: LocalPolicy = LocalPolicy.DEDICATED
+    resync: ResyncPlan = ResyncPlan(Resync.LOOSE, 1)
+    clocks: Mapping[str, Clock] = field(default_factory=dict)   # missing: a perfect clock
+    owners: Mapping[str, int] = field(default_factory=dict)     # CPU-bound owner processes per workstation
+    horizon_s: float = 1e6
+
+    def __post_init__(self) -> None:
+        for w, n in self.owners.items():
+            if n < 0:
+                raise SlotError(f"owners.{w}: must be >= 0, got {n}")
+        if not (self.horizon_s > 0):
+            raise SlotError(f"horizon_s: must be > 0, got {self.horizon_s}")
+
+
+@dataclass(frozen=True, slots=True)
+class JobRecord:
+    job: str
+    processors: int
+    arrival_s: float
+    start_s: float | None       # first progress
+    finish_s: float | None      # None: not done by the horizon
+    dedicated_s: float          # T_d(p)
+
+    @property
+    def response_s(self) -> float | None:
+        return None if self.finish_s is None else self.finish_s - self.arrival_s
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """On one workstation, `process` (a job, or SEQUENTIAL) held the CPU from t0_s to t1_s."""
+
+    process: str
+    t0_s: float
+    t1_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class SkewSample:
+    """At real time t_s (a round boundary of the global clock), the spread of the local clocks."""
+
+    t_s: float
+    skew_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class TimeshareResult:
+    jobs: tuple[JobRecord, ...]
+    timelines: dict[str, tuple[Segment, ...]]
+    skew: tuple[SkewSample, ...]
+    owner_cpu_s: dict[str, float]   # CPU the owners got
+    spin_s: dict[str, float]        # CPU parallel processes burnt without progress (dedicated only)
+    end_s: float
+
+
+def simulate_timeshare(tables: Mapping[str, WorkstationTable], jobs: Sequence[Job],
+                       setup: TimeshareSetup) -> TimeshareResult:
+    """Run the jobs under these tables until all are done or the horizon (see the module docstring)."""
+    ids = {str(j.id): j for j in jobs}
+    if len(ids) != len(jobs):
+        raise SlotError("jobs: ids must be unique")
+    hosts: dict[str, list[str]] = {jid: [] for jid in ids}
+    for w, table in tables.items():
+        for proc in table.processes:
+            if proc not in ids:
+                raise SlotError(f"{w}: table names unknown process {proc} (jobs: {', '.join(ids)})")
+            hosts[proc].append(w)
+    missing = [jid for jid, ws in hosts.items() if not ws]
+    if missing:
+        raise SlotError(f"job {missing[0]}: no table gives it a slot")
+    for w in list(setup.clocks) + list(setup.owners):
+        if w not in tables:
+            raise SlotError(f"{w}: a clock or owners for a workstation with no table")
+    round_s = next(iter(tables.values())).round_s
+    sync_times = list(setup.resync.sync_times_s(tables, setup.horizon_s))
+
+    offices = {w: RegistrationOffice(w) for w in tables}
+    for w, office in offices.items():
+        for proc in tables[w].processes:
+            office.check_in(proc)
+    clocks = {w: setup.clocks.get(w, Clock()) for w in tables}
+    tau = {w: clocks[w].offset_s for w in tables}
+    for w in tables:
+        _restart(offices[w], tables[w], tau[w])
+    owners = {w: setup.owners.get(w, 0) for w in tables}
+
+    remaining = {jid: j.model.T(len(hosts[jid])) for jid, j in ids.items()}
+    dedicated = dict(remaining)
+    start: dict[str, float] = {}
+    finish: dict[str, float] = {}
+    budget: dict[str, tuple[float, float]] = {}   # w -> (slot start on its clock, CPU left in that slot)
+    owner_cpu = {w: 0.0 for w in tables}
+    spin = {w: 0.0 for w in tables}
+    timeline: dict[str, list[list]] = {w: [] for w in tables}
+    skew: list[SkewSample] = []
+    arrivals = sorted({j.arrival for j in jobs if j.arrival > 0})
+    next_round_s = 0.0
+    t = 0.0
+
+    while t < setup.horizon_s and len(finish) < len(ids):
+        if t >= next_round_s - _EPS:
+            skew.append(SkewSample(t, max(tau.values()) - min(tau.values())))
+            next_round_s += round_s
+        while sync_times and sync_times[0] <= t + _EPS:
+            sync_times.pop(0)
+            for w in tables:
+                tau[w] = t
+                _restart(offices[w], tables[w], t)
+        disp = {w: offices[w].advance(tau[w]) for w in tables}
+        present = {jid for jid, j in ids.items() if j.arrival <= t + _EPS and jid not in finish}
+
+        # who may run where, and at what CPU fraction
+        eligible: dict[str, float] = {}    # w -> CPU fraction of its slot's process, if it may run
+        holder: dict[str, str] = {}
+        for w, d in disp.items():
+            proc = d.slot_process if setup.policy is LocalPolicy.PROPER_SHARE else d.process
+            if proc is None or proc not in present:
+                continue
+            if setup.policy is LocalPolicy.PROPER_SHARE:
+                key = (d.slot_start_s, proc)
+                if budget.get(w, (None,))[0] != key:
+                    budget[w] = (key, _parallel_s(tables[w], proc))
+                if budget[w][1] <= _EPS:
+                    continue
+            holder[w] = proc
+            share = 1.0 if setup.policy is LocalPolicy.DEDICATED else 1.0 / (1 + owners[w])
+            eligible[w] = share
+        rate = {jid: min(eligible[w] for w in hosts[jid]) for jid in present
+                if all(w in eligible and holder[w] == jid for w in hosts[jid])}
+
+        # the next event
+        dt = setup.horizon_s - t
+        dt = min(dt, next_round_s - t)
+        if sync_times:
+            dt = min(dt, sync_times[0] - t)
+        if arrivals:
+            later = [a for a in arrivals if a > t + _EPS]
+            if later:
+                dt = min(dt, later[0] - t)
+        local_dt = {w: (d.until_s - tau[w]) / (1 + clocks[w].drift) for w, d in disp.items()}
+        dt = min(dt, *local_dt.values())
+        for jid, r in rate.items():
+            dt = min(dt, remaining[jid] / r)
+            if setup.policy is LocalPolicy.PROPER_SHARE:
+                dt = min(dt, *(budget[w][1] / r for w in hosts[jid]))
+        dt = max(dt, 0.0)
+
+        # advance
+        for jid, r in rate.items():
+            start.setdefault(jid, t)
+            remaining[jid] -= r * dt
+            if setup.policy is LocalPolicy.PROPER_SHARE:
+                for w in hosts[jid]:
+                    budget[w] = (budget[w][0], budget[w][1] - r * dt)
+        progressing = {w for jid in rate for w in hosts[jid]}
+        for w in tables:
+            label = holder.get(w, SEQUENTIAL)
+            if setup.policy is LocalPolicy.PROPER_SHARE and w not in progressing:
+                label = SEQUENTIAL  # blocked politely: the owners have the CPU
+            _extend(timeline[w], label, t, t + dt)
+            if w in holder and w not in progressing and setup.policy is LocalPolicy.DEDICATED:
+                spin[w] += dt
+            if owners[w]:
+                used = eligible[w] if w in progressing else (1.0 if w in spin and w in holder
+                                                            and setup.policy is LocalPolicy.DEDICATED else 0.0)
+                owner_cpu[w] += (1.0 - used) * dt
+            d = disp[w]
+            if local_dt[w] <= dt * (1 + 1e-9) + _EPS:
+                tau[w] = d.until_s   # exactly on the boundary, so the office moves on
+            else:
+                tau[w] += (1 + clocks[w].drift) * dt
+        t += dt
+        for jid in rate:
+            if remaining[jid] <= 1e-9 * max(1.0, dedicated[jid]):
+                finish[jid] = t
+
+    records = tuple(JobRecord(jid, len(hosts[jid]), j.arrival, start.get(jid), finish.get(jid), dedicated[jid])
+                    for jid, j in ids.items())
+    return TimeshareResult(records, {w: tuple(Segment(*s) for s in segs) for w, segs in timeline.items()},
+                           tuple(skew), owner_cpu, spin, t)
+
+
+def _restart(office: RegistrationOffice, table: WorkstationTable, tau_s: float) -> None:
+    """Point the office at the round that holds local time tau_s (a resync may move a clock back)."""
+    k = math.floor(tau_s / table.round_s + 1e-12)
+    office.follow(table, now_s=k * table.round_s)
+
+
+def _parallel_s(table: WorkstationTable, process: str) -> float:
+    return next(s.parallel_s for s in table.slots if s.process == process)
+
+
+def _extend(segments: list[list], label: str, t0: float, t1: float) -> None:
+    if t1 <= t0:
+        return
+    if segments and segments[-1][0] == label and abs(segments[-1][2] - t0) <= _EPS:
+        segments[-1][2] = t1
+    else:
+        segments.append([label, t0, t1])
+
+
+def effective_speedup(record: JobRecord, t1_s: float) -> float:
+    """S_e(p) = T_d(1) / T_e(p) (eq. 3), T_e the job's response."""
+    if record.response_s is None:
+        raise SlotError(f"job {record.job}: not finished, so no effective speedup")
+    return t1_s / record.response_s
