@@ -23,7 +23,8 @@ import numpy as np
 
 from experiments import delivered
 from experiments.config import ClassSpec, Profiling
-from experiments.models.launch import fit_samples
+from experiments.models import loop
+from experiments.models.launch import stored_fit
 from experiments.models.resize import ResizeFit, ResizeSample
 from scheduler.actions import Action, Preempt, Resize, Start
 from scheduler.live import Arrival
@@ -139,10 +140,10 @@ def link_rate(cluster, workstations: list[str]) -> float:
     return float(min(spec.link_rate(a, b) for a in workstations for b in workstations if a != b))
 
 
-def launch_fit(samples, startup_s: float | None) -> dict[str, float]:
-    """launch_s + launch_per_proc_s·p + setup_work_s/p (experiments/models/launch.py), as the
-    predictions read it back from the stored samples."""
-    return fit_samples([{"p": s.p, "time_s": s.time_s, "done_s": s.done_s} for s in samples], startup_s)
+def launch_fit(samples: list[dict], startup_s: float | None, ref_speed: float | None) -> dict[str, float]:
+    """launch_s + launch_per_proc_s·p + setup_work_s/p (experiments/models/launch.py) of the
+    stored samples, as the predictions read it back (`stored_fit`)."""
+    return stored_fit({"samples": samples, "startup_s": startup_s, "ref_speed": ref_speed})
 
 
 def teardown(samples) -> float:
@@ -189,15 +190,21 @@ def measure(cluster, workstations: list[str], name: str, cls: ClassSpec, prof: P
     else:  # the replay falls back to the config's reconfig_default_s and says so
         log(f"{name}: no resize measured (too few phases to reach a safe point before the end?)")
     startup = float(np.median(startups)) if startups else None
-    fit = sevcik.fit([s.p for s in samples], [s.time_s for s in samples])
-    means = {p: float(np.mean([s.time_s for s in samples if s.p == p])) for p in prof.procs}
+    # The reference speed the profile ran at (median over its runs; None: no meter): a live
+    # job's delivered speed over this is its speed ratio, which normalises its times.
+    ref_speed = float(np.median([v for v in speeds if v is not None])) if any(v is not None for v in speeds) else None
+    stored_samples = [{"p": s.p, "rep": s.rep, "time_s": s.time_s, "wall_s": s.wall_s, "done_s": s.done_s,
+                       "ref_speed": v} for s, v in zip(samples, speeds)]
+    fit = loop.fit(stored_samples, ref_speed)  # each run's times as at ref_speed
+    at_ref = loop.normalised_samples(stored_samples, ref_speed)
+    means = {p: float(np.mean([s["time_s"] for s in at_ref if s["p"] == p])) for p in prof.procs}
     points = sevcik.errors(fit, list(means), list(means.values()))
     data = {
         "class": name, "key": key, "workload": cls.workload, "argv": list(argv), "demand": prof.demand,
         # per unit of demand (demand 1 = the class mean), so a job of demand f has T = f * T(p)
         "W": fit.work_s / prof.demand, "alpha": fit.alpha_s / prof.demand, "beta": fit.beta_s / prof.demand,
         "pmax": cls.pmax, "best_p": fit.best_p(), "phases": cls.base_demand, "units_profiled": cls.units(prof.demand),
-        **launch_fit(samples, startup),
+        **launch_fit(stored_samples, startup, ref_speed),
         "teardown_s": teardown(samples),
         "startup_s": startup,  # launch to hello, at the largest p
         "resize": resize.to_dict() if resize is not None else None,
@@ -207,11 +214,8 @@ def measure(cluster, workstations: list[str], name: str, cls: ClassSpec, prof: P
         "points": [{"p": pt.p, "measured_s": pt.measured_s, "fit_s": pt.predicted_s,
                     "rel_error": pt.relative_error} for pt in points],
         "max_fit_error": max(abs(pt.relative_error) for pt in points),
-        "samples": [{"p": s.p, "rep": s.rep, "time_s": s.time_s, "wall_s": s.wall_s, "done_s": s.done_s,
-                     "ref_speed": v} for s, v in zip(samples, speeds)],
-        # The reference speed the profile ran at (median over its runs; None: no meter): a live
-        # job's delivered speed over this is its speed ratio, which normalises its times.
-        "ref_speed": float(np.median([v for v in speeds if v is not None])) if any(v is not None for v in speeds) else None,
+        "samples": stored_samples,  # as measured, each with its delivered speed
+        "ref_speed": ref_speed,
     }
     cache_dir().mkdir(parents=True, exist_ok=True)
     (cache_dir() / f"{key}.json").write_text(json.dumps(data, indent=2))

@@ -20,6 +20,7 @@ from typing import Callable
 import pandas as pd
 
 from experiments.config import ExperimentConfig
+from experiments.models import loop
 from experiments.models.launch import stored_fit
 from testbed.load.model import owner_utilization
 from experiments.models.resize import ResizeFit
@@ -60,8 +61,9 @@ def class_models(config: ExperimentConfig, profiles: dict[str, dict]) -> dict[st
     for name, p in profiles.items():
         fit = profiled_resize(p)
         launch = stored_fit(p)
+        W, alpha, beta = loop.stored(p)
         out[name] = ClassModel(
-            name=name, W=p["W"], alpha=p["alpha"], beta=p["beta"], pmax=config.classes[name].pmax,
+            name=name, W=W, alpha=alpha, beta=beta, pmax=config.classes[name].pmax,
             phases=int(p["phases"]), reconfig_s=config.reconfig_default_s, launch_s=launch["launch_s"],
             launch_per_proc_s=launch["launch_per_proc_s"], setup_work_s=launch["setup_work_s"], teardown_s=float(p.get("teardown_s", 0.0)),
             release_s=fit.release_s if fit is not None else 0.0, resize=fit,

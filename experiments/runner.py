@@ -31,6 +31,7 @@ from typing import Callable, Iterator
 
 from experiments import arrivals, delivered, steps, swf
 from experiments.config import ExperimentConfig
+from experiments.models import loop
 from experiments.profiles import cached, measure, profile_key
 from experiments.records import JobOutcome, StreamJob
 from experiments.store import ResultsStore
@@ -115,8 +116,8 @@ def profile_keys(config: ExperimentConfig, spec: ClusterSpec, hosts: list[str]) 
 
 def class_model(profile: dict, demand: float, pmax: int | None) -> SevcikModel:
     """What a policy is told about a job: the class's fit scaled to the job's demand."""
-    return SevcikModel(W=profile["W"] * demand, alpha=profile["alpha"] * demand, beta=profile["beta"] * demand,
-                       pmax=pmax)
+    W, alpha, beta = loop.stored(profile)  # as the predictions read it (experiments/replay.py)
+    return SevcikModel(W=W * demand, alpha=alpha * demand, beta=beta * demand, pmax=pmax)
 
 
 def live_arrivals(config: ExperimentConfig, profiles: dict[str, dict], jobs: list[StreamJob],

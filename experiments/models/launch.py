@@ -27,6 +27,8 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.optimize import nnls
 
+from experiments.models.loop import normalised_samples
+
 
 def fit_launch(procs: Sequence[int], extra_s: Sequence[float], total_s: Sequence[float] | None = None,
                startup_s: float = 0.0) -> dict[str, float]:
@@ -55,8 +57,8 @@ def fit_samples(samples: Sequence[dict], startup_s: float | None) -> dict[str, f
 def stored_fit(profile: dict) -> dict[str, float]:
     """The launch fit of a stored profile, from its samples whenever it has them (so a profile
     stored before a change of the fit is read as today's), else as stored."""
-    if profile.get("samples"):
-        return fit_samples(profile["samples"], profile.get("startup_s"))
+    if profile.get("samples"):  # each run's times as at the profile's reference speed
+        return fit_samples(normalised_samples(profile["samples"], profile.get("ref_speed")), profile.get("startup_s"))
     return {"launch_s": float(profile["launch_s"]),
             "launch_per_proc_s": float(profile.get("launch_per_proc_s", 0.0)),
             "setup_work_s": float(profile.get("setup_work_s", 0.0))}
