@@ -89,7 +89,8 @@ def allocate(jobs: Sequence[Demand], workstations: Sequence[str], rule: Allocati
     out: dict[str, Allocation] = {}
 
     def least_loaded(p: int) -> tuple[str, ...]:
-        return tuple(sorted(workstations, key=lambda w: (load[w], order[w]))[:p])
+        chosen = sorted(workstations, key=lambda w: (load[w], order[w]))[:p]
+        return tuple(sorted(chosen, key=order.__getitem__))
 
     short = [j for j in jobs if j.model.T(1) <= rule.short_t1_s]
     large = [j for j in jobs if j.model.T(1) > rule.short_t1_s]

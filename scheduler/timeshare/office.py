@@ -70,6 +70,7 @@ class RegistrationOffice:
         self._slot_start_s = 0.0           # when the servant came to it
         self._round_s: float | None = None
         self._out: str | None = None       # the process the last advance() dispatched
+        self._now_s = float("-inf")        # the time of the last advance()
 
     # the list ---------------------------------------------------------------------------
     def _nodes(self) -> Iterator[_Node]:
@@ -148,6 +149,7 @@ class RegistrationOffice:
             self._append(n)
         self._round_s = table.round_s
         self._slot_start_s = now_s
+        self._now_s = float("-inf")  # a new table (a resync) may set the clock back
 
     # the servant and the timer ----------------------------------------------------------
     def dispatch_order(self) -> tuple[NodeView, ...]:
@@ -160,8 +162,9 @@ class RegistrationOffice:
 
     def advance(self, now_s: float) -> Dispatch:
         """Move the servant on by the timer to `now_s` (not before the last call) and say who runs."""
-        if now_s < self._slot_start_s:
-            raise OfficeError(f"{self.workstation}: the timer cannot go back from {self._slot_start_s:g} s to {now_s:g} s")
+        if now_s < self._now_s:
+            raise OfficeError(f"{self.workstation}: the timer cannot go back from {self._now_s:g} s to {now_s:g} s")
+        self._now_s = now_s
         if self._head is None or self._round_s is None or not any(n.width_s > 0 for n in self._nodes()):
             self._out = None
             return Dispatch(None, None, True, float("inf"), self._slot_start_s)

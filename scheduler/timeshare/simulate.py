@@ -16,11 +16,13 @@ slot the local policy decides who gets the CPU (§3):
   with the owners, until it has had Δt_p of CPU in that slot; then only the owners run.
 Owners are CPU-bound processes, always ready. A job that has not arrived or has ended leaves
 its slot to sequential work (the tables are not rebuilt in a run). Every job's processes
-check in at t = 0 (so the tables are valid from the start).
+check in at t = 0 (so the tables are valid from the start). Of scheduler.model.Job only the
+id, the arrival and the model are used: no start-up, resize or teardown in time sharing.
 """
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -32,6 +34,7 @@ from scheduler.timeshare.tables import Resync, ResyncPlan, WorkstationTable
 
 SEQUENTIAL = "sequential"  # a timeline's label when no parallel process holds the CPU
 _EPS = 1e-12
+_MAX_STALLED_STEPS = 10_000  # events at one instant: more means a bug, not a schedule
 
 
 class LocalPolicy(str, Enum):
@@ -130,7 +133,7 @@ def simulate_timeshare(tables: Mapping[str, WorkstationTable], jobs: Sequence[Jo
         if w not in tables:
             raise SlotError(f"{w}: a clock or owners for a workstation with no table")
     round_s = next(iter(tables.values())).round_s
-    sync_times = list(setup.resync.sync_times_s(tables, setup.horizon_s))
+    sync_times = deque(setup.resync.sync_times_s(tables, setup.horizon_s))
 
     offices = {w: RegistrationOffice(w) for w in tables}
     for w, office in offices.items():
@@ -154,13 +157,14 @@ def simulate_timeshare(tables: Mapping[str, WorkstationTable], jobs: Sequence[Jo
     arrivals = sorted({j.arrival for j in jobs if j.arrival > 0})
     next_round_s = 0.0
     t = 0.0
+    stalled = 0
 
     while t < setup.horizon_s and len(finish) < len(ids):
         if t >= next_round_s - _EPS:
             skew.append(SkewSample(t, max(tau.values()) - min(tau.values())))
             next_round_s += round_s
         while sync_times and sync_times[0] <= t + _EPS:
-            sync_times.pop(0)
+            sync_times.popleft()
             for w in tables:
                 tau[w] = t
                 _restart(offices[w], tables[w], t)
@@ -175,7 +179,7 @@ def simulate_timeshare(tables: Mapping[str, WorkstationTable], jobs: Sequence[Jo
             if proc is None or proc not in present:
                 continue
             if setup.policy is LocalPolicy.PROPER_SHARE:
-                key = (d.slot_start_s, proc)
+                key = (round(d.slot_start_s, 9), proc)  # a resync recomputes the start, to the last bit
                 if budget.get(w, (None,))[0] != key:
                     budget[w] = (key, _parallel_s(tables[w], proc))
                 if budget[w][1] <= _EPS:
@@ -202,6 +206,9 @@ def simulate_timeshare(tables: Mapping[str, WorkstationTable], jobs: Sequence[Jo
             if setup.policy is LocalPolicy.PROPER_SHARE:
                 dt = min(dt, *(budget[w][1] / r for w in hosts[jid]))
         dt = max(dt, 0.0)
+        stalled = stalled + 1 if dt == 0.0 else 0
+        if stalled > _MAX_STALLED_STEPS:
+            raise SlotError(f"time-sharing simulation makes no headway at t = {t:g} s")
 
         # advance
         for jid, r in rate.items():
@@ -211,16 +218,15 @@ def simulate_timeshare(tables: Mapping[str, WorkstationTable], jobs: Sequence[Jo
                 for w in hosts[jid]:
                     budget[w] = (budget[w][0], budget[w][1] - r * dt)
         progressing = {w for jid in rate for w in hosts[jid]}
+        spinning = {w for w in holder if w not in progressing} if setup.policy is LocalPolicy.DEDICATED else set()
         for w in tables:
-            label = holder.get(w, SEQUENTIAL)
-            if setup.policy is LocalPolicy.PROPER_SHARE and w not in progressing:
-                label = SEQUENTIAL  # blocked politely: the owners have the CPU
+            # a spinning process holds the CPU; a polite one that cannot progress leaves it to the owners
+            label = holder[w] if w in progressing or w in spinning else SEQUENTIAL
             _extend(timeline[w], label, t, t + dt)
-            if w in holder and w not in progressing and setup.policy is LocalPolicy.DEDICATED:
+            if w in spinning:
                 spin[w] += dt
             if owners[w]:
-                used = eligible[w] if w in progressing else (1.0 if w in spin and w in holder
-                                                            and setup.policy is LocalPolicy.DEDICATED else 0.0)
+                used = eligible[w] if w in progressing else (1.0 if w in spinning else 0.0)
                 owner_cpu[w] += (1.0 - used) * dt
             d = disp[w]
             if local_dt[w] <= dt * (1 + 1e-9) + _EPS:

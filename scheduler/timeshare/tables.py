@@ -6,8 +6,9 @@ job's parallel part Δt_p = βΔT, the sequential part that follows it, and dumm
 (process None) for gaps and the tail, which go to sequential work only.
 
 Choices the paper leaves open (Fig. 3 shows shapes, not a rule):
-- Offsets are packed first-fit in the order the jobs are given: a job starts where the
-  busiest of its workstations is free. A job that would run past the round is an error.
+- Offsets are packed first-fit in the order the jobs are given: a job takes the earliest
+  offset at which its whole slot is free on all its workstations (it may fill a gap left
+  earlier). A job with no such offset inside the round is an error.
 - ΔT_s is spread per job, not per workstation, so that a job's slot stays aligned across its
   workstations: with L the largest Σβ on any workstation, proportional gives job j
   β_j ΔT (1-L)/L after its slot (eq. 11, and eq. 14 on the busiest workstation), uniform
@@ -146,30 +147,48 @@ def build_tables(jobs: Sequence[JobShare], workstations: Sequence[str], round_s:
     n_max = max((len(js) for js in on.values()), default=0)
     seq_s = {j.job: _sequential_after_s(j.beta, busiest, n_max, round_s, distribution) for j in jobs}
 
-    free_at_s = {w: 0.0 for w in workstations}
-    placed: dict[str, list[TableSlot]] = {w: [] for w in workstations}
+    busy: dict[str, list[tuple[float, float, JobShare]]] = {w: [] for w in workstations}
     for j in jobs:
-        offset_s = max(free_at_s[w] for w in j.workstations)
-        end_s = offset_s + j.beta * round_s + seq_s[j.job]
-        if end_s > round_s * (1 + WIDTH_TOLERANCE_S):
-            raise SlotError(f"job {j.job}: does not fit in the round: its slot would end at {end_s:g} s "
-                            f"> round_s = {round_s:g} s (order the jobs differently or lower β)")
+        block_s = j.beta * round_s + seq_s[j.job]
+        offset_s = _first_fit_s(block_s, [busy[w] for w in j.workstations], round_s)
+        if offset_s is None:
+            raise SlotError(f"job {j.job}: does not fit in the round: no {block_s:g} s free at one offset on all of "
+                            f"{', '.join(j.workstations)} in round_s = {round_s:g} s (order the jobs differently or lower β)")
         for w in j.workstations:
-            if offset_s > free_at_s[w] + WIDTH_TOLERANCE_S:
-                placed[w].append(TableSlot(None, free_at_s[w], 0.0, offset_s - free_at_s[w]))
-            placed[w].append(TableSlot(j.job, offset_s, j.beta * round_s, seq_s[j.job]))
-            free_at_s[w] = end_s
+            busy[w].append((offset_s, offset_s + block_s, j))
+    tolerance_s = WIDTH_TOLERANCE_S * max(1.0, round_s)
     tables = {}
     for w in workstations:
-        slots = placed[w]
-        tail_s = round_s - free_at_s[w]
-        if tail_s > WIDTH_TOLERANCE_S * max(1.0, round_s):
-            slots.append(TableSlot(None, free_at_s[w], 0.0, tail_s))
+        slots: list[TableSlot] = []
+        at_s = 0.0
+        for start_s, end_s, j in sorted(busy[w], key=lambda b: b[0]):
+            if start_s > at_s + tolerance_s:
+                slots.append(TableSlot(None, at_s, 0.0, start_s - at_s))
+            slots.append(TableSlot(j.job, start_s, j.beta * round_s, seq_s[j.job]))
+            at_s = end_s
+        tail_s = round_s - at_s
+        if tail_s > tolerance_s:
+            slots.append(TableSlot(None, at_s, 0.0, tail_s))
         elif slots and tail_s != 0.0:  # rounding: the last slot ends exactly at the round
             last = slots[-1]
             slots[-1] = TableSlot(last.process, last.offset_s, last.parallel_s, max(0.0, last.sequential_s + tail_s))
         tables[w] = WorkstationTable(w, round_s, tuple(slots))
     return tables
+
+
+def _first_fit_s(block_s: float, busy: Sequence[Sequence[tuple[float, float, JobShare]]],
+                 round_s: float) -> float | None:
+    """The earliest offset where block_s is free on every one of the workstations (busy intervals given)."""
+    tolerance_s = WIDTH_TOLERANCE_S * max(1.0, round_s)
+    candidates = sorted({0.0} | {end for intervals in busy for _, end, _ in intervals})
+    for offset_s in candidates:
+        end_s = offset_s + block_s
+        if end_s > round_s + tolerance_s:
+            return None
+        if all(end_s <= a + tolerance_s or offset_s >= b - tolerance_s
+               for intervals in busy for a, b, _ in intervals):
+            return offset_s
+    return None
 
 
 def _sequential_after_s(beta: float, busiest: float, n_max: int, round_s: float,

@@ -1,0 +1,106 @@
+"""The registration office as a pure data structure: check in and out, dummies, the servant, the timer."""
+from __future__ import annotations
+
+import pytest
+
+from scheduler.timeshare.office import OfficeError, RegistrationOffice
+from scheduler.timeshare.tables import TableSlot, WorkstationTable
+
+
+def _table(slots, round_s=10.0, ws="ws1") -> WorkstationTable:
+    out, at = [], 0.0
+    for process, par, seq in slots:
+        out.append(TableSlot(process, at, par, seq))
+        at += par + seq
+    return WorkstationTable(ws, round_s, tuple(out))
+
+
+def _office(*processes: str) -> RegistrationOffice:
+    office = RegistrationOffice("ws1")
+    for p in processes:
+        office.check_in(p)
+    return office
+
+
+def test_check_in_and_out_keep_the_list_in_order():
+    office = _office("J1", "J2", "J6")
+    assert office.registered == ("J1", "J2", "J6")
+    office.check_out("J2")
+    assert office.registered == ("J1", "J6")
+    office.check_in("J7")
+    assert office.registered == ("J1", "J6", "J7")
+    for p in ("J1", "J6", "J7"):
+        office.check_out(p)
+    assert office.registered == ()
+
+
+def test_double_check_in_and_unknown_check_out_are_one_line():
+    office = _office("J1")
+    with pytest.raises(OfficeError, match="ws1: check in: J1 is already registered"):
+        office.check_in("J1")
+    with pytest.raises(OfficeError, match=r"ws1: check out: J9 is not registered \(registered: J1\)"):
+        office.check_out("J9")
+
+
+def test_a_table_naming_an_unknown_process_is_one_line():
+    office = _office("J1", "J2")
+    with pytest.raises(OfficeError, match=r"^ws1: table names unknown process J6 \(registered: J1, J2\)$"):
+        office.follow(_table([("J1", 3.0, 0.0), ("J2", 2.0, 0.0), ("J6", 3.0, 2.0)]))
+
+
+def test_dummy_nodes_point_at_nothing_and_hold_sequential_time():
+    office = _office("J1")
+    office.add_dummy(2.0)
+    order = office.dispatch_order()
+    assert [(n.process, n.parallel_s, n.sequential_s) for n in order] == [("J1", 0.0, 0.0), (None, 0.0, 2.0)]
+
+
+def test_the_servant_follows_the_table_round_after_round():
+    office = _office("J1", "J2", "J6")
+    office.follow(_table([("J1", 3.0, 0.0), ("J2", 2.0, 0.0), ("J6", 3.0, 0.0), (None, 0.0, 2.0)]))
+    assert [n.process for n in office.dispatch_order()] == ["J1", "J2", "J6", None]
+    seen = []
+    for t in (0.0, 2.9, 3.0, 5.5, 7.9, 8.0, 9.99, 10.0, 13.0, 38.5):
+        d = office.advance(t)
+        seen.append((d.process, d.until_s))
+    assert seen == [("J1", 3.0), ("J1", 3.0), ("J2", 5.0), ("J6", 8.0), ("J6", 8.0), (None, 10.0),
+                    (None, 10.0), ("J1", 13.0), ("J2", 15.0), (None, 40.0)]
+
+
+def test_only_one_process_is_marked_out():
+    office = _office("J1", "J2", "J3")
+    office.follow(_table([("J1", 4.0, 1.0), ("J2", 4.0, 1.0)]))
+    office.advance(1.0)
+    assert office.marks() == {"J1": "out", "J2": "in", "J3": "in"}  # J3 is in no table: never out
+    d = office.advance(4.5)  # J1's sequential part: only sequential work runs
+    assert (d.process, d.slot_process, d.sequential) == (None, "J1", True)
+    assert office.marks() == {"J1": "in", "J2": "in", "J3": "in"}
+    office.advance(6.0)
+    assert office.marks() == {"J1": "in", "J2": "out", "J3": "in"}
+
+
+def test_check_out_of_the_dispatched_process_moves_the_servant_on():
+    office = _office("J1", "J2")
+    office.follow(_table([("J1", 5.0, 0.0), ("J2", 5.0, 0.0)]))
+    office.advance(1.0)
+    office.check_out("J1")
+    assert office.marks() == {"J2": "in"}
+    assert [n.process for n in office.dispatch_order()] == ["J2"]
+    assert office.advance(2.0).process == "J2"
+
+
+def test_the_timer_does_not_go_back_and_an_empty_office_runs_sequential_work():
+    office = _office("J1")
+    office.follow(_table([("J1", 10.0, 0.0)]))
+    office.advance(5.0)
+    with pytest.raises(OfficeError, match="cannot go back"):
+        office.advance(4.0)
+    empty = RegistrationOffice("ws2")
+    d = empty.advance(3.0)
+    assert d.process is None and d.sequential
+
+
+def test_a_table_for_another_workstation_is_refused():
+    office = _office("J1")
+    with pytest.raises(OfficeError, match="ws1: given the table of ws9"):
+        office.follow(_table([("J1", 10.0, 0.0)], ws="ws9"))
