@@ -1,0 +1,63 @@
+"""What every algorithm shares: the time budget (the paper's `alarm()`) and the best subset so far.
+
+The algorithms check `out_of_time()` inside their innermost loops and before each evaluation,
+so a budget is honoured to within one evaluation (well under 50 ms even at 1,024 machines).
+"""
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+
+import numpy as np
+
+from scheduler.selection.problem import Selection, SelectionProblem
+
+
+class OutOfTime(Exception):
+    """Raised inside a search when its budget is spent; `Search.run` turns it into a result."""
+
+
+class Search:
+    """A search's clock, its evaluation count and its incumbent (the best subset seen)."""
+
+    def __init__(self, problem: SelectionProblem, algorithm: str, budget_s: float) -> None:
+        if not (budget_s > 0 and math.isfinite(budget_s)):
+            raise ValueError(f"budget_s: {budget_s} is not a number of seconds > 0")
+        self.problem = problem
+        self.algorithm = algorithm
+        self.budget_s = budget_s
+        self.t0 = time.perf_counter()
+        self.deadline = self.t0 + budget_s
+        self.evaluations = 0
+        self.best_s = math.inf
+        self.best: tuple[int, ...] = ()
+
+    def out_of_time(self) -> bool:
+        return time.perf_counter() >= self.deadline
+
+    def check(self) -> None:
+        """Stop the search here when the budget is spent."""
+        if time.perf_counter() >= self.deadline:
+            raise OutOfTime
+
+    def evaluate(self, subset: Sequence[int] | np.ndarray) -> float:
+        """Eq. 1 on `subset`, counted and remembered if it is the best so far."""
+        self.check()
+        t_s = self.problem.predict_subset_s(subset)
+        return self.offer(subset, t_s)
+
+    def offer(self, subset: Sequence[int] | np.ndarray, t_s: float) -> float:
+        """Record a prediction made elsewhere (DP evaluates candidates incrementally)."""
+        self.evaluations += 1
+        if t_s < self.best_s:
+            self.best_s = t_s
+            self.best = tuple(int(i) for i in subset)
+        return t_s
+
+    def result(self, finished: bool) -> Selection:
+        if not self.best:
+            raise RuntimeError(f"{self.algorithm}: budget_s {self.budget_s} ran out before any subset "
+                               "was evaluated; give it more time")
+        return Selection(self.algorithm, self.problem.names(self.best), self.best_s, self.evaluations,
+                         time.perf_counter() - self.t0, finished)

@@ -1,0 +1,41 @@
+"""The time budget (the paper's alarm()) holds within 50 ms, on a cluster too large to finish."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from scheduler.selection import SelectionProblem, SubsetSummary, Workstation, select_hosts
+
+TOLERANCE_S = 0.050
+
+
+def large_cluster(n: int = 400, seed: int = 5) -> SelectionProblem:
+    rng = np.random.default_rng(seed)
+    workstations = tuple(Workstation(f"w{i:03d}", float(rng.uniform(0.05, 1.0))) for i in range(n))
+    bw = rng.uniform(2e8, 8e8, (n, n))
+    bw = np.minimum(bw, bw.T)
+    np.fill_diagonal(bw, np.inf)
+
+    def predict(s: SubsetSummary) -> float:
+        return 500.0 / (s.min_avail_cpu * s.procs) + 20.0 / (s.min_avail_bw_bit_s / 1e9) * np.log2(s.procs + 1) / s.procs
+
+    return SelectionProblem(workstations, bw, predict)
+
+
+@pytest.mark.parametrize("algorithm", ["SA", "GA", "DP", "BE"])
+def test_the_budget_holds_within_50_ms(algorithm):
+    problem = large_cluster()
+    t0 = time.perf_counter()
+    best = select_hosts(problem, algorithm, budget_s=0.3, seed=1)
+    wall_s = time.perf_counter() - t0
+    assert not best.finished  # 400 machines: none of them finishes in 0.3 s
+    assert wall_s <= 0.3 + TOLERANCE_S, f"{algorithm} took {wall_s:.3f} s on a 0.3 s budget"
+    assert best.workstations and best.predicted_s == pytest.approx(
+        problem.predict_subset_s([int(w[1:]) for w in best.workstations]))
+
+
+def test_brute_force_refuses_a_cluster_it_cannot_enumerate():
+    with pytest.raises(ValueError, match=r"^workstations: brute force takes at most 20"):
+        select_hosts(large_cluster(30), "BRUTE", budget_s=1.0)
