@@ -18,7 +18,7 @@ Choices the paper leaves open, made here:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from scheduler.model import Model
@@ -80,11 +80,15 @@ def best_processors(model: Model, max_p: int) -> int:
     return max(range(1, max_p + 1), key=lambda p: (dedicated_speedup(model, p), -p))
 
 
-def allocate(jobs: Sequence[Demand], workstations: Sequence[str], rule: AllocationRule) -> tuple[Allocation, ...]:
-    """Processors and β for each job, in the order given (see the module docstring)."""
+def allocate(jobs: Sequence[Demand], workstations: Sequence[str], rule: AllocationRule,
+             taken: Mapping[str, float] | None = None) -> tuple[Allocation, ...]:
+    """Processors and β for each job, in the order given (see the module docstring).
+
+    `taken`: Σβ already given on each workstation to jobs allocated by hand.
+    """
     if not workstations:
         raise SlotError("workstations: needs at least one")
-    load = {w: rule.sequential_share for w in workstations}
+    load = {w: rule.sequential_share + (taken or {}).get(w, 0.0) for w in workstations}
     order = {w: i for i, w in enumerate(workstations)}
     out: dict[str, Allocation] = {}
 

@@ -1,0 +1,149 @@
+"""A time-sharing spec (TOML): workstations, jobs with β or a demand, the round, the simulation setup.
+
+Turned into the pure objects of scheduler/timeshare: the allocations (by hand, or the allocation
+rule for jobs that give no β), the scheduling tables, the jobs and the simulation setup. Demands
+are in reference-seconds (workloads/reference.py); a workstation of `speed_ref_cores` does that
+many reference-seconds per second.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from scheduler.model import Job, SevcikModel
+from scheduler.timeshare.allocation import Allocation, AllocationRule, Demand, allocate
+from scheduler.timeshare.simulate import Clock, LocalPolicy, TimeshareSetup
+from scheduler.timeshare.slots import Distribution, SlotError
+from scheduler.timeshare.tables import JobShare, Resync, ResyncPlan, WorkstationTable, build_tables
+from testbed.config_loader import load_toml
+
+
+class TimeshareSpecError(ValueError):
+    """A bad time-sharing spec: one line naming the field."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class JobEntry(_Strict):
+    id: str
+    demand_ref_s: float = Field(gt=0, description="T_d(1): the work on one reference core")
+    overhead_s: float = Field(0.0, ge=0, description="Sevcik's alpha: fixed seconds at any p")
+    per_processor_s: float = Field(0.0, ge=0, description="Sevcik's beta: seconds added per processor")
+    arrival_s: float = Field(0.0, ge=0)
+    beta: float | None = Field(None, gt=0, le=1, description="utilisation ratio; none: the allocation rule picks")
+    workstations: tuple[str, ...] | None = None
+    processors: int | None = Field(None, ge=1)
+
+    @model_validator(mode="after")
+    def _placement(self) -> "JobEntry":
+        if self.workstations is not None and self.processors is not None:
+            raise ValueError(f"job {self.id}: give workstations or processors, not both")
+        if self.beta is None and (self.workstations is not None or self.processors is not None):
+            raise ValueError(f"job {self.id}: workstations or processors need a beta (without one the rule picks both)")
+        if self.beta is not None and self.workstations is None and self.processors is None:
+            raise ValueError(f"job {self.id}: a beta needs workstations or processors")
+        return self
+
+
+class AllocationEntry(_Strict):
+    gamma: float = Field(2.0, gt=0)
+    short_beta: float = Field(0.5, gt=0, le=1)
+    short_t1_s: float = Field(60.0, gt=0)
+    sequential_share: float = Field(0.0, ge=0, lt=1)
+
+
+class SimulateEntry(_Strict):
+    policy: LocalPolicy = LocalPolicy.DEDICATED
+    resync: Resync = Resync.LOOSE
+    every_rounds: int = Field(1, ge=1)
+    horizon_s: float = Field(100_000.0, gt=0)
+    drift: dict[str, float] = Field(default_factory=dict, description="clock rate error per workstation")
+    offset_s: dict[str, float] = Field(default_factory=dict, description="clock error at t = 0 per workstation")
+    owners: dict[str, int] = Field(default_factory=dict, description="CPU-bound owner processes per workstation")
+
+
+class TimeshareSpec(_Strict):
+    name: str = "timeshare"
+    title: str = ""
+    workstations: tuple[str, ...] = Field(min_length=1)
+    speed_ref_cores: float = Field(1.0, gt=0)
+    round_s: float = Field(gt=0)
+    max_round_s: float | None = Field(None, gt=0)
+    distribution: Distribution = Distribution.PROPORTIONAL
+    job: tuple[JobEntry, ...] = Field(min_length=1)
+    allocation: AllocationEntry = AllocationEntry()
+    simulate: SimulateEntry = SimulateEntry()
+
+    @field_validator("workstations")
+    @classmethod
+    def _unique(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        if len(set(v)) != len(v):
+            raise ValueError(f"names repeat in {list(v)}")
+        return v
+
+    @model_validator(mode="after")
+    def _names(self) -> "TimeshareSpec":
+        known = set(self.workstations)
+        for i, j in enumerate(self.job):
+            bad = [w for w in (j.workstations or ()) if w not in known]
+            if bad:
+                raise ValueError(f"job[{i}].workstations: unknown {bad} (known: {', '.join(self.workstations)})")
+        for field in ("drift", "offset_s", "owners"):
+            bad = [w for w in getattr(self.simulate, field) if w not in known]
+            if bad:
+                raise ValueError(f"simulate.{field}: unknown workstation {bad[0]}")
+        return self
+
+    # the pure objects ---------------------------------------------------------------------
+    def model_of(self, entry: JobEntry) -> SevcikModel:
+        """T_d(p) in seconds on these workstations: Sevcik's W/p + alpha + beta p, W = demand / speed."""
+        return SevcikModel(W=entry.demand_ref_s / self.speed_ref_cores, alpha=entry.overhead_s,
+                           beta=entry.per_processor_s)
+
+    def allocations(self) -> tuple[Allocation, ...]:
+        """By hand where the spec gives β (processors: the least loaded first), the rule for the rest."""
+        order = {w: i for i, w in enumerate(self.workstations)}
+        load = {w: 0.0 for w in self.workstations}
+        rule = AllocationRule(**self.allocation.model_dump())
+        fixed: dict[str, Allocation] = {}
+        for e in self.job:
+            if e.beta is None:
+                continue
+            hosts = e.workstations or tuple(sorted(sorted(self.workstations, key=lambda w: (load[w], order[w]))
+                                                   [:e.processors], key=order.__getitem__))
+            if len(hosts) > len(self.workstations):
+                raise SlotError(f"job {e.id}: processors: {e.processors} > {len(self.workstations)} workstations")
+            for w in hosts:
+                load[w] += e.beta
+            model = self.model_of(e)
+            s_d = model.T(1) / model.T(len(hosts))
+            fixed[e.id] = Allocation(JobShare(e.id, tuple(hosts), e.beta), model.T(1) <= rule.short_t1_s, s_d,
+                                     e.beta * s_d, e.beta * s_d >= rule.gamma)
+        ruled = [e for e in self.job if e.beta is None]
+        chosen = allocate([Demand(e.id, self.model_of(e)) for e in ruled], self.workstations, rule, load) if ruled else ()
+        by_id = {**fixed, **{a.share.job: a for a in chosen}}
+        return tuple(by_id[e.id] for e in self.job)
+
+    def tables(self, allocations: tuple[Allocation, ...] | None = None) -> dict[str, WorkstationTable]:
+        allocations = self.allocations() if allocations is None else allocations
+        return build_tables([a.share for a in allocations], self.workstations, self.round_s, self.distribution,
+                            self.max_round_s)
+
+    def jobs(self) -> list[Job]:
+        return [Job(e.id, e.arrival_s, self.model_of(e)) for e in self.job]
+
+    def setup(self, policy: LocalPolicy | None = None, resync: Resync | None = None,
+              every_rounds: int | None = None) -> TimeshareSetup:
+        s = self.simulate
+        clocks = {w: Clock(s.drift.get(w, 0.0), s.offset_s.get(w, 0.0)) for w in set(s.drift) | set(s.offset_s)}
+        return TimeshareSetup(policy or s.policy, ResyncPlan(resync or s.resync, every_rounds or s.every_rounds),
+                              clocks, dict(s.owners), s.horizon_s)
+
+
+def load_timeshare_spec(path: str | Path) -> TimeshareSpec:
+    """The spec in a TOML file; any bad value is one TimeshareSpecError line naming the file and the field."""
+    return load_toml(path, TimeshareSpec, TimeshareSpecError, kind="time-sharing spec")

@@ -1,0 +1,114 @@
+"""Time-sharing commands (Zhou & Brent): `nowlab timeshare table SPEC` and `nowlab timeshare simulate SPEC`."""
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from nowlab.errors import fail, user_errors
+
+timeshare_app = typer.Typer(no_args_is_help=True,
+                            help="Time sharing after Zhou & Brent: scheduling tables and their simulation.")
+
+
+def table_command(spec_file: Path = typer.Argument(..., help="Time-sharing spec (TOML), e.g. "
+                                                   "experiments/configs/timeshare/zhou-brent-fig3.toml")) -> None:
+    """Print each job's allocation and every workstation's scheduling table (identical tables once)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from experiments.timeshare_spec import load_timeshare_spec
+
+    with user_errors():
+        spec = load_timeshare_spec(spec_file)
+        allocations = spec.allocations()
+        tables = spec.tables(allocations)
+    console = Console()
+    alloc = Table(title=f"{spec.title or spec.name}: allocations (ΔT = {spec.round_s:g} s, {spec.distribution.value})")
+    for col in ("job", "workstations", "β", "S_d(p)", "S_e(p) = β S_d", "class", f"S_e ≥ γ = {spec.allocation.gamma:g}"):
+        alloc.add_column(col, justify="left" if col in ("job", "workstations", "class") else "right")
+    for a in allocations:
+        alloc.add_row(a.share.job, ", ".join(a.share.workstations), f"{a.share.beta:.3g}", f"{a.dedicated_speedup:.3g}",
+                      f"{a.effective_speedup:.3g}", "short" if a.short else "large", "yes" if a.meets_target else "no")
+    console.print(alloc)
+    groups: dict[tuple, list[str]] = {}
+    for w, t in tables.items():
+        groups.setdefault(t.slots, []).append(w)
+    for slots, workstations in groups.items():
+        t = Table(title=f"scheduling table of {', '.join(workstations)}")
+        for col in ("slot", "process", "offset (s)", "Δt_p (s)", "Δt_s (s)", "Δt (s)"):
+            t.add_column(col, justify="left" if col == "process" else "right")
+        for i, s in enumerate(slots, start=1):
+            t.add_row(str(i), s.process or "(dummy: sequential)", f"{s.offset_s:.4g}", f"{s.parallel_s:.4g}",
+                      f"{s.sequential_s:.4g}", f"{s.width_s:.4g}")
+        console.print(t)
+
+
+def simulate_command(
+    spec_file: Path = typer.Argument(..., help="Time-sharing spec (TOML)."),
+    policy: Optional[str] = typer.Option(None, "--policy", help="Local policy: dedicated, implicit or proper-share (default: the spec's)."),
+    resync: Optional[str] = typer.Option(None, "--resync", help="strict, loose or none (default: the spec's)."),
+    every_rounds: Optional[int] = typer.Option(None, "--every", help="Rounds between resyncs under loose (default: the spec's)."),
+    timeline_out: Optional[Path] = typer.Option(None, "--timeline", help="Write each workstation's timeline here (CSV: workstation, process, t0_s, t1_s)."),
+) -> None:
+    """Simulate the spec's jobs time-shared under its tables; print each job's response and the clocks' skew."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from experiments.timeshare_spec import load_timeshare_spec
+    from scheduler.timeshare.simulate import LocalPolicy, simulate_timeshare
+    from scheduler.timeshare.tables import Resync
+
+    chosen_policy = _choice(LocalPolicy, policy, "--policy")
+    chosen_resync = _choice(Resync, resync, "--resync")
+    if every_rounds is not None and every_rounds < 1:
+        fail(f"--every: must be >= 1, got {every_rounds}")
+    with user_errors():
+        spec = load_timeshare_spec(spec_file)
+        setup = spec.setup(chosen_policy, chosen_resync, every_rounds)
+        result = simulate_timeshare(spec.tables(), spec.jobs(), setup)
+    console = Console()
+    title = (f"{spec.name}: {setup.policy.value}, resync {setup.resync.kind.value}"
+             + (f" every {setup.resync.every_rounds} rounds" if setup.resync.kind is Resync.LOOSE else ""))
+    t = Table(title=title)
+    for col in ("job", "p", "arrival (s)", "start (s)", "finish (s)", "response (s)", "T_d(p) (s)", "T_e/T_d"):
+        t.add_column(col, justify="left" if col == "job" else "right")
+    for r in result.jobs:
+        done = r.response_s is not None
+        t.add_row(r.job, str(r.processors), f"{r.arrival_s:.4g}", "-" if r.start_s is None else f"{r.start_s:.4g}",
+                  f"{r.finish_s:.4g}" if done else "not done", f"{r.response_s:.4g}" if done else "-",
+                  f"{r.dedicated_s:.4g}", f"{r.response_s / r.dedicated_s:.3g}" if done else "-")
+    console.print(t)
+    worst = max((s.skew_s for s in result.skew), default=0.0)
+    console.print(f"largest skew between slot boundaries: {worst * 1e3:.3g} ms; "
+                  f"spinning without progress: {sum(result.spin_s.values()):.4g} CPU-s; "
+                  f"owners got {sum(result.owner_cpu_s.values()):.4g} CPU-s")
+    if timeline_out is not None:
+        try:
+            with timeline_out.open("w", newline="") as f:
+                out = csv.writer(f)
+                out.writerow(["workstation", "process", "t0_s", "t1_s"])
+                for w, segments in result.timelines.items():
+                    out.writerows([w, s.process, f"{s.t0_s:.6f}", f"{s.t1_s:.6f}"] for s in segments)
+        except OSError as exc:
+            fail(f"cannot write {exc.filename}: {exc.strerror}")
+        console.print(f"wrote {timeline_out}")
+
+
+def _choice(enum, value: str | None, option: str):
+    """An enum member from its value, or one line listing the values."""
+    if value is None:
+        return None
+    try:
+        return enum(value.lower())
+    except ValueError:
+        fail(f"{option}: unknown {value!r} (known: {', '.join(m.value for m in enum)})")
+
+
+def register(app: typer.Typer) -> None:
+    """Add this package's commands to the `nowlab` app."""
+    app.add_typer(timeshare_app, name="timeshare")
+    timeshare_app.command("table")(table_command)
+    timeshare_app.command("simulate")(simulate_command)

@@ -1,0 +1,75 @@
+"""The time-sharing spec: the shipped Fig. 3 config gives Fig. 4's tables; bad input is one line."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from experiments.timeshare_spec import TimeshareSpecError, load_timeshare_spec
+from scheduler.timeshare.simulate import simulate_timeshare
+
+FIG3 = Path(__file__).resolve().parent.parent / "experiments" / "configs" / "timeshare" / "zhou-brent-fig3.toml"
+
+MINIMAL = """
+workstations = ["a", "b", "c"]
+round_s = 10.0
+[[job]]
+id = "S"
+demand_ref_s = 20.0
+overhead_s = 1.0
+[[job]]
+id = "L"
+demand_ref_s = 600.0
+[[job]]
+id = "F"
+processors = 1
+beta = 0.2
+demand_ref_s = 5.0
+[allocation]
+gamma = 1.0
+short_beta = 0.5
+short_t1_s = 60.0
+"""
+
+
+def test_the_shipped_fig3_spec_gives_fig4s_tables():
+    spec = load_timeshare_spec(FIG3)
+    tables = spec.tables()
+    assert {w: t.processes for w, t in tables.items()} == {
+        "ws1": ("J1", "J2", "J6"), "ws2": ("J1", "J2", "J6"), "ws3": ("J3", "J4", "J6"),
+        "ws4": ("J3", "J4", "J6"), "ws5": ("J3", "J5")}
+    result = simulate_timeshare(tables, spec.jobs(), spec.setup())
+    assert all(r.finish_s is not None for r in result.jobs)
+
+
+def test_jobs_without_beta_are_allocated_by_the_rule(tmp_path):
+    path = tmp_path / "mini.toml"
+    path.write_text(MINIMAL)
+    spec = load_timeshare_spec(path)
+    by_job = {a.share.job: a for a in spec.allocations()}
+    # F by hand on the least loaded (a); S short: S_d(p) = 21/(20/p + 1) >= 1/0.5 = 2 at p = 3 (2.1), so a, b, c;
+    # L large, all three, and what is left on the busiest (a: 1 - 0.2 - 0.5 = 0.3).
+    assert by_job["F"].share.workstations == ("a",)
+    assert by_job["S"].short and by_job["S"].share.workstations == ("a", "b", "c") and by_job["S"].share.beta == 0.5
+    assert not by_job["L"].short and by_job["L"].share.beta == pytest.approx(0.3)
+    assert sum(t.round_s for t in spec.tables().values()) == 30.0
+
+
+@pytest.mark.parametrize("edit, message", [
+    (("beta = 0.2", "beta = 1.5"), "job[2].beta: Input should be less than or equal to 1, got 1.5"),
+    (("processors = 1", "workstations = [\"z\"]"), "job[2].workstations: unknown ['z']"),
+    (("round_s = 10.0", "round_s = 10.0\nmax_round_s = 5.0"), None),
+    (("short_beta = 0.5", "short_bta = 0.5"), "allocation.short_bta: unknown key (did you mean 'short_beta'?)"),
+])
+def test_bad_specs_are_one_line_naming_the_field(tmp_path, edit, message):
+    path = tmp_path / "bad.toml"
+    path.write_text(MINIMAL.replace(*edit))
+    if message is None:  # a round over its bound is caught when the tables are built
+        from scheduler.timeshare.slots import SlotError
+        with pytest.raises(SlotError, match="longer than the bound max_round_s = 5 s"):
+            load_timeshare_spec(path).tables()
+        return
+    with pytest.raises(TimeshareSpecError) as err:
+        load_timeshare_spec(path)
+    assert str(err.value).startswith("bad.toml: ") and message in str(err.value)
+    assert "\n" not in str(err.value)
