@@ -1,0 +1,182 @@
+"""`nowlab taskgraph`: Menascé & Rao task graphs: show a graph, place it, predict its execution time.
+
+Parses and checks the input, calls `experiments.models` (TGS, Monte Carlo) and
+`scheduler.taskgraph` (spec, policies), and prints. No Docker: it is all prediction.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from nowlab.errors import user_errors
+
+console = Console()
+app = typer.Typer(no_args_is_help=True, help="Task-graph applications (Menascé & Rao): show, place, predict.")
+
+GRAPH_HELP = "a task-graph TOML, or a shipped one by name (wavefront, fig1, small-then-large)"
+WS_HELP = "a workstations TOML, or a shipped one by name (menasce-rao-classes)"
+
+
+def register(root: typer.Typer) -> None:
+    root.add_typer(app, name="taskgraph")
+
+
+def _owners(text: str | None):
+    """'N,Z,D' -> Owners; one line naming the option when it is not three numbers."""
+    from scheduler.taskgraph.workstations import Owners
+
+    if text is None:
+        return None
+    parts = [p.strip() for p in text.split(",")]
+    try:
+        if len(parts) != 3:
+            raise ValueError
+        n, z, d = int(parts[0]), float(parts[1]), float(parts[2])
+    except ValueError:
+        raise ValueError(f"--owners: expected N,Z,D (e.g. 2,1.0,0.2), got {text!r}") from None
+    for field, ok, need in (("N", n >= 0, ">= 0"), ("Z", z > 0, "> 0"), ("D", d > 0, "> 0")):
+        if not ok:
+            raise ValueError(f"--owners: {field} must be {need}, got {text!r}")
+    return Owners(n=n, z_s=z, d_s=d)
+
+
+def _setup(graph: str, workstations: str, policy: str, kind: str | None, count: int | None,
+           owners: str | None, bandwidth_bit_s: int, latency_s: float):
+    from experiments.models.tgs import Network
+    from experiments.taskgraph_files import load_graph, load_workstations
+    from scheduler.taskgraph.placement import get_policy
+    from scheduler.taskgraph.workstations import select
+
+    rule = get_policy(policy)  # an unknown name fails before any file is read
+    g = load_graph(graph)
+    ws = select(load_workstations(workstations).workstations, count, kind, _owners(owners))
+    return g, ws, rule, Network(bandwidth_bit_s=bandwidth_bit_s, latency_s=latency_s)
+
+
+def _availability(ws) -> dict[str, float]:
+    """1 - U_ow of each workstation (M/M/1//N), what the load/speed rule is told of owners."""
+    from testbed.load.model import available_fraction
+
+    return {w.name: available_fraction(w.owners.n, w.owners.z_s, w.owners.d_s)
+            for w in ws if w.owners is not None and w.owners.n > 0}
+
+
+def _ws_line(ws) -> str:
+    def one(w) -> str:
+        o = "" if w.owners is None else f", owners N={w.owners.n} Z={w.owners.z_s:g}s D={w.owners.d_s:g}s"
+        return f"{w.name} ({w.kind + ', ' if w.kind else ''}{w.speed_ref_cores:g} ref cores{o})"
+    return "; ".join(one(w) for w in ws)
+
+
+@app.command("show")
+def show(graph: str = typer.Argument(..., help=GRAPH_HELP)) -> None:
+    """The graph's tasks (demand, level, predecessors) and arcs."""
+    from experiments.taskgraph_files import load_graph
+
+    with user_errors():
+        g = load_graph(graph)
+    t = Table(title=f"{g.name}: {g.description}" if g.description else g.name)
+    for col in ("task", "demand (ref-s)", "level", "after", "before"):
+        t.add_column(col, justify="right" if col in ("demand (ref-s)", "level") else "left")
+    for task in g.tasks:
+        t.add_row(task.name, f"{task.demand_ref_s:g}", str(g.levels[task.name]),
+                  ", ".join(g.pred[task.name]) or "-", ", ".join(g.succ[task.name]) or "-")
+    console.print(t)
+    a = Table(title=f"{len(g.arcs)} arcs")
+    a.add_column("arc")
+    a.add_column("bytes", justify="right")
+    for arc in g.arcs:
+        a.add_row(arc.label, f"{arc.size_bytes:,}")
+    console.print(a)
+    widths = [sum(1 for v in g.levels.values() if v == lv) for lv in range(max(g.levels.values()) + 1)]
+    console.print(f"parallelism by level: {' -> '.join(map(str, widths))}; "
+                  f"total demand {sum(x.demand_ref_s for x in g.tasks):g} reference-seconds")
+
+
+def _timeline_table(title: str, result, means=None) -> Table:
+    t = Table(title=title)
+    cols = ["task", "workstation", "guests", "start (s)", "finish (s)"]
+    if means is not None:
+        cols += ["MC start (s)", "MC finish (s)"]
+    for col in cols:
+        t.add_column(col, justify="left" if col in ("task", "workstation") else "right")
+    mc = {m.task: m for m in means} if means is not None else {}
+    for x in result.timings:
+        row = [x.task, x.workstation, str(x.guests), f"{x.start_s:.2f}", f"{x.finish_s:.2f}"]
+        if means is not None:
+            row += [f"{mc[x.task].start_s:.2f}", f"{mc[x.task].finish_s:.2f}"]
+        t.add_row(*row)
+    return t
+
+
+WsOpt = typer.Option(..., "--workstations", "-w", help=WS_HELP)
+PolicyOpt = typer.Option(..., "--policy", "-p", help="pvm-default, workstation-speed, parallel-load-speed, "
+                                                     "workstation-load-speed")
+KindOpt = typer.Option(None, "--kind", help="only workstations of this kind (e.g. LX)")
+CountOpt = typer.Option(None, "--count", help="use the first COUNT workstations (default: all)")
+OwnersOpt = typer.Option(None, "--owners", help="owner load on every workstation used: N,Z,D (Z, D in s)")
+BandwidthOpt = typer.Option(10_000_000, "--bandwidth-bit-s", help="link rate for the arcs' bytes, bit/s")
+LatencyOpt = typer.Option(0.0, "--latency-s", help="per-message latency, s")
+GuestsOpt = typer.Option("running", "--guest-count", help="how TGS counts P of eq. 7: running or literal")
+
+
+@app.command("place")
+def place(graph: str = typer.Argument(..., help=GRAPH_HELP), workstations: str = WsOpt, policy: str = PolicyOpt,
+          kind: Optional[str] = KindOpt, count: Optional[int] = CountOpt, owners: Optional[str] = OwnersOpt,
+          bandwidth_bit_s: int = BandwidthOpt, latency_s: float = LatencyOpt, guest_count: str = GuestsOpt) -> None:
+    """Where POLICY puts each task, with TGS's start and finish (eq. 7, no Monte Carlo)."""
+    from experiments.models.tgs import GuestCount, tgs
+
+    with user_errors():
+        g, ws, rule, net = _setup(graph, workstations, policy, kind, count, owners, bandwidth_bit_s, latency_s)
+        result = tgs(g, ws, rule, net, guest_count=_guest_count(guest_count, GuestCount), available=_availability(ws))
+    console.print(f"workstations: {_ws_line(ws)}")
+    console.print(_timeline_table(f"{g.name} placed by {policy}", result))
+    console.print(f"TGS execution time: {result.makespan_s:.2f} s")
+
+
+def _guest_count(text: str, enum_type):
+    try:
+        return enum_type(text.strip().lower())
+    except ValueError:
+        raise ValueError(f"--guest-count: unknown {text!r} (known: {', '.join(e.value for e in enum_type)})") from None
+
+
+@app.command("predict")
+def predict(graph: str = typer.Argument(..., help=GRAPH_HELP), workstations: str = WsOpt, policy: str = PolicyOpt,
+            kind: Optional[str] = KindOpt, count: Optional[int] = CountOpt, owners: Optional[str] = OwnersOpt,
+            width: float = typer.Option(0.02, "--width", help="stop when the 95% half-width is this share of the mean"),
+            seed: int = typer.Option(0, "--seed"),
+            batch_size: int = typer.Option(20, "--batch-size", help="Monte Carlo iterations per batch"),
+            max_batches: int = typer.Option(2000, "--max-batches"),
+            bandwidth_bit_s: int = BandwidthOpt, latency_s: float = LatencyOpt, guest_count: str = GuestsOpt) -> None:
+    """The execution time: TGS with eq. 7, and the Monte Carlo of Fig. 2 to a 95% interval."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from experiments.models.tgs import GuestCount, tgs
+    from experiments.models.tgs_montecarlo import MonteCarloSettings, monte_carlo
+
+    with user_errors():
+        g, ws, rule, net = _setup(graph, workstations, policy, kind, count, owners, bandwidth_bit_s, latency_s)
+        gc = _guest_count(guest_count, GuestCount)
+        avail = _availability(ws)
+        settings = MonteCarloSettings(rel_width=width, batch_size=batch_size, max_batches=max_batches, seed=seed)
+        det = tgs(g, ws, rule, net, guest_count=gc, available=avail)
+        with Progress(TextColumn("Monte Carlo"), BarColumn(), TextColumn("{task.fields[status]}"),
+                      TimeElapsedColumn(), console=console, transient=True) as bar:
+            job = bar.add_task("mc", total=settings.max_batches, status="")
+
+            def on_batch(batches: int, mean_s: float, rel: float) -> None:
+                bar.update(job, completed=batches,
+                           status=f"{batches} batches, mean {mean_s:.2f} s, ±{rel:.1%} (target {width:.1%})")
+
+            mc = monte_carlo(g, ws, rule, net, settings, gc, avail, on_batch)
+    console.print(f"workstations: {_ws_line(ws)}")
+    console.print(_timeline_table(f"{g.name} placed by {policy}: TGS (eq. 7) and Monte Carlo means", det, mc.tasks))
+    console.print(f"TGS (eq. 7): {det.makespan_s:.2f} s")
+    state = "converged" if mc.converged else "NOT converged"
+    console.print(f"Monte Carlo: {mc.mean_s:.2f} s ± {mc.half_width_s:.2f} s (95%, ±{mc.rel_half_width:.2%}), "
+                  f"{mc.batches} batches of {mc.batch_size}, {state}, seed {seed}, in {mc.elapsed_s:.2f} s")
