@@ -101,3 +101,12 @@ def test_the_shipped_classes_follow_table_2_and_fit_this_machine():
 def test_the_model_refuses_an_empty_graph():
     with pytest.raises(ValueError):
         TaskGraph.model_validate({"task": []})
+
+
+def test_a_changed_copy_is_checked_again_and_forgets_the_cached_queries():
+    g = TaskGraph.model_validate({"task": [{"name": "A", "demand_ref_s": 1.0}]})
+    assert g.task["A"].demand_ref_s == 1.0  # fills the cache
+    bigger = g.model_copy(update={"tasks": [{"name": "A", "demand_ref_s": 3.0}]})
+    assert bigger.task["A"].demand_ref_s == 3.0
+    with pytest.raises(ValueError, match="task 'A': demand_ref_s must be > 0"):
+        g.model_copy(update={"tasks": [{"name": "A", "demand_ref_s": -1.0}]})

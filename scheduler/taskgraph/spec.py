@@ -9,7 +9,9 @@ pydantic only checks the types.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from functools import cached_property
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -40,7 +42,7 @@ class ArcSpec(BaseModel):
 
 
 class TaskGraph(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
     name: str = "taskgraph"
     description: str = ""
@@ -70,6 +72,14 @@ class TaskGraph(BaseModel):
         if cycle:
             raise ValueError(f"task {cycle[0]!r}: on a cycle ({' -> '.join([*cycle, cycle[0]])})")
         return self
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> TaskGraph:
+        """A changed graph is checked again and computes its queries afresh.
+
+        pydantic's own copy skips validation and would carry the cached queries over.
+        """
+        del deep  # every copy is a new validated model, deep by construction
+        return type(self).model_validate({**self.model_dump(), **(update or {})})
 
     # --- queries (the graph is frozen, so they are computed once) ---
     @cached_property
