@@ -11,8 +11,9 @@ run compare job by job; `summarize` reduces either kind the same way.
 from __future__ import annotations
 
 import math
+import random
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from experiments.models.overhead import OverheadModel
@@ -22,7 +23,8 @@ from experiments.records import JobOutcome, StreamJob
 from scheduler.engine import simulate
 from scheduler.model import Job, SevcikModel
 
-__all__ = ["ClassModel", "OverheadModel", "owner_availability", "predict", "summarize", "workstation_speeds"]
+__all__ = ["ClassModel", "OverheadModel", "ensemble", "owner_availability", "predict", "summarize",
+           "workstation_speeds"]
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,9 @@ class ClassModel:
     startup_s: launch to hello, profiled (None: not profiled, no pause).
     setup_work_s: set-up split among the ranks (experiments/models/launch.py):
     a job started on p workstations pauses a further setup_work_s/p.
+    run_sigma: how far identical dedicated runs of the class differ, as the log-sd of their
+    loop times at the reference speed (`experiments.models.loop.run_sigma`); `ensemble`
+    draws each job's work with it.
     A predicted job starts with a pause of startup_s + extra_launch_s (its
     mpiexec launching) and answers a preemption only at a phase boundary at
     least one phase after its start or resize, as the live workloads do.
@@ -79,12 +84,13 @@ class ClassModel:
     extra_resize_s: float = 0.0
     startup_s: float | None = None
     setup_work_s: float = 0.0
+    run_sigma: float = 0.0
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.W) and self.W > 0):
             raise ValueError(f"class {self.name}: W must be finite and > 0, got {self.W}")
         for field in ("alpha", "beta", "reconfig_s", "launch_s", "launch_per_proc_s", "teardown_s",
-                      "release_s", "extra_launch_s", "extra_resize_s", "setup_work_s"):
+                      "release_s", "extra_launch_s", "extra_resize_s", "setup_work_s", "run_sigma"):
             value = getattr(self, field)
             if not (math.isfinite(value) and value >= 0):
                 raise ValueError(f"class {self.name}: {field} must be finite and >= 0, got {value}")
@@ -148,8 +154,10 @@ def predict(stream: Sequence[StreamJob], classes: Mapping[str, ClassModel], poli
     return [JobOutcome.of(sj, records[sj.id]) for sj in stream]
 
 
-def engine_jobs(stream: Sequence[StreamJob], classes: Mapping[str, ClassModel]) -> list[Job]:
-    """The engine's jobs for a stream, as `predict` runs them (also for a caller that wants the timeline)."""
+def engine_jobs(stream: Sequence[StreamJob], classes: Mapping[str, ClassModel],
+                work: Mapping[int, float] | None = None) -> list[Job]:
+    """The engine's jobs for a stream, as `predict` runs them (also for a caller that wants the timeline).
+    `work`: a factor on some jobs' work (their safe points stay those of their demand)."""
     jobs = []
     for sj in stream:
         cm = classes.get(sj.cls)
@@ -157,11 +165,49 @@ def engine_jobs(stream: Sequence[StreamJob], classes: Mapping[str, ClassModel]) 
             raise ValueError(f"job {sj.id}: unknown class {sj.cls!r} (known: {', '.join(sorted(classes))})")
         if sj.requested is not None and sj.requested < 1:
             raise ValueError(f"job {sj.id}: requested must be >= 1, got {sj.requested}")
-        jobs.append(Job(sj.id, sj.arrival, cm.model(sj.demand, sj.requested), cm.job_phases(sj.demand),
+        factor = work.get(sj.id, 1.0) if work else 1.0
+        jobs.append(Job(sj.id, sj.arrival, cm.model(sj.demand * factor, sj.requested), cm.job_phases(sj.demand),
                         cm.reconfig_s + cm.extra_resize_s, cm.teardown_s, cm.release_s,
                         resize_cost=cm.resize_cost, startup=cm.startup(), work_first=True,
                         setup_work=cm.setup_work_s))
     return jobs
+
+
+#: The cell statistics an ensemble gives (report_stats.STATS names) and summarize's key for each.
+ENSEMBLE_STATS = {"response": "mean_response", "median_execution": "median_execution"}
+
+
+def ensemble(stream: Sequence[StreamJob], classes: Mapping[str, ClassModel], policy: str, P: int, *,
+             counted: Collection[int], replicas: int = 40, seed: int = 0,
+             speeds: Sequence[float] | None = None,
+             availability: Sequence[float] | None = None) -> dict[str, list[float]]:
+    """Each statistic of ENSEMBLE_STATS over the `counted` jobs, in `replicas` replays of the stream.
+
+    In each replay every job's work is drawn around its class model: a factor with mean 1
+    and log-sd the class's run_sigma, how far identical dedicated runs differed when it was
+    profiled. One replay is a single path through a chaotic system: a job that ends 5%
+    sooner can hand its processors to another job and change every later partition (the
+    demo's EQUI cell at 0.25/s measured medians of 18.3 to 26.8 s in runs of one stream).
+    The ensemble's mean is what a run should give on average, and its spread how far one
+    run may stray by chance alone. Seeded: the same inputs give the same figures.
+    """
+    if replicas < 1:
+        raise ValueError(f"replicas must be >= 1, got {replicas}")
+    stream = list(stream)
+    counted = set(counted)
+    rng = random.Random(seed)
+    out: dict[str, list[float]] = {name: [] for name in ENSEMBLE_STATS}
+    for _ in range(replicas):
+        work = {}
+        for sj in stream:
+            sigma = classes[sj.cls].run_sigma if sj.cls in classes else 0.0
+            work[sj.id] = math.exp(rng.gauss(0.0, sigma) - sigma * sigma / 2) if sigma else 1.0
+        records = {r.id: r for r in simulate(engine_jobs(stream, classes, work), policy, P, timeline=False,
+                                             speeds=speeds, availability=availability).jobs}
+        figures = summarize([JobOutcome.of(sj, records[sj.id]) for sj in stream if sj.id in counted], 0)
+        for name, key in ENSEMBLE_STATS.items():
+            out[name].append(figures[key])
+    return out
 
 
 def summarize(outcomes: Sequence[JobOutcome], warmup: int) -> dict[str, float]:

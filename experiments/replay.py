@@ -10,7 +10,11 @@ when no monitor ran), and the config's overhead knob. A profile without a
 resize fit (measured before resizes were profiled) falls back to the
 config's reconfig_default_s, and says so. The run's own resizes are only a
 diagnostic (`measured_overheads`), shown in the report beside the profiled
-cost; no measured job time or resize cost goes in.
+cost; no measured job time or resize cost goes in. Besides the one replay per
+cell, an ensemble of replays with each job's work drawn from the profile's
+run-to-run noise (`predict.ensemble`) gives the cell's expected figures and
+their 90% band; of the run it takes only which jobs finished, so both sides
+average the same jobs.
 """
 from __future__ import annotations
 
@@ -24,10 +28,15 @@ from experiments.models import loop
 from experiments.models.launch import stored_fit
 from testbed.load.model import owner_utilization
 from experiments.models.resize import ResizeFit
-from experiments.predict import ClassModel, OverheadModel, predict, workstation_speeds
+from experiments.predict import ClassModel, OverheadModel, ensemble, predict, workstation_speeds
 from experiments.store import ResultsStore
 
 Log = Callable[[str], None]
+
+
+#: Replays per cell in the ensemble prediction: the 5% and 95% points of 40 values move by a
+#: few percent between seeds, and 40 replays of a 14-job cell take about 0.1 s.
+ENSEMBLE_REPLICAS = 40
 
 
 def resize_samples(store: ResultsStore, cells: pd.DataFrame) -> pd.DataFrame:
@@ -68,7 +77,8 @@ def class_models(config: ExperimentConfig, profiles: dict[str, dict]) -> dict[st
             launch_per_proc_s=launch["launch_per_proc_s"], setup_work_s=launch["setup_work_s"], teardown_s=float(p.get("teardown_s", 0.0)),
             release_s=fit.release_s if fit is not None else 0.0, resize=fit,
             extra_launch_s=config.overhead.launch_s, extra_resize_s=config.overhead.resize_s,
-            startup_s=None if p.get("startup_s") is None else float(p["startup_s"]))
+            startup_s=None if p.get("startup_s") is None else float(p["startup_s"]),
+            run_sigma=loop.run_sigma(p.get("samples") or [], p.get("ref_speed")))
     return out
 
 
@@ -107,6 +117,8 @@ def replay(store: ResultsStore, log: Log = lambda _msg: None) -> int:
     models = class_models(config, profiles)
     measured = measured_overheads(config, resize_samples(store, cells))
     calibration = store.latest_calibration()
+    jobs = store.jobs_frame()
+    warmup = config.arrivals.warmup
     done = 0
     for row in cells.itertuples():
         cell_id = int(row.cell_id)
@@ -118,6 +130,12 @@ def replay(store: ResultsStore, log: Log = lambda _msg: None) -> int:
         avail = availability_for(config, store.availability(cell_id), hosts)
         store.set_predictions(cell_id, predict(stream, models, row.policy, len(hosts), speeds=speeds,
                                                availability=avail))
+        counted = set(jobs.job_id[(jobs.cell_id == cell_id) & (jobs.status == "done") & (jobs.job_id >= warmup)])
+        if counted:
+            store.set_band(cell_id, ensemble(stream, models, row.policy, len(hosts), counted=counted,
+                                             replicas=ENSEMBLE_REPLICAS, seed=cell_id, speeds=speeds,
+                                             availability=avail),
+                           {name: m.run_sigma for name, m in models.items()})
         done += 1
     parts = []
     for name, m in models.items():

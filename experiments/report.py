@@ -22,7 +22,7 @@ from experiments.report_plots import write_figures
 from experiments.replay import resize_samples
 from experiments.report_stats import (cell_table, claims_table, compare, error_table, normalised,
                                       paired_predictions, rate_label, resize_diagnostic, summarize, sync_table,
-                                      targets_text)
+                                      targets_text, with_bands)
 from experiments import sync_delay
 from experiments.store import ResultsStore
 
@@ -80,11 +80,12 @@ def analyse(results: Path) -> Analysis:
         warmup = int(config.get("arrivals", {}).get("warmup", 0))
         sync_measured = sync_delay.measured(store, cells, warmup)
         sync_predicted = _predicted_sync(store, cells, warmup, preds)
+        bands = store.bands()
     arrivals = config.get("arrivals", {})
     measured = cell_table(sync_delay.merge(summarize(normalised(jobs, measured=True), warmup), sync_measured))
     predicted = cell_table(sync_delay.merge(
         summarize(normalised(paired_predictions(jobs, preds), measured=False), warmup), sync_predicted))
-    cmp = compare(measured, predicted, config.get("policies", ()))
+    cmp = with_bands(compare(measured, predicted, config.get("policies", ())), cells, bands)
     resumed = cells[cells.resumed].groupby(["policy", "rate"]).size().rename("resumed")
     cmp = cmp.merge(resumed.reset_index(), on=["policy", "rate"], how="left")
     cmp["resumed"] = cmp.resumed.fillna(0).astype(int)
@@ -187,7 +188,12 @@ def report_blocks(a: Analysis, figure_names: list[str]) -> list[Block]:
         blocks += [("table", error_table(a.compared, a.targets)), ("p", targets_text(a.compared, a.targets)),
                    ("p", ("Error = (predicted - measured) / measured. Each replication gives one figure per "
                           "statistic; a cell's figure is the mean over its replications. Predicted figures are "
-                          "over the same jobs as the measured ones: past warm-up and completed live."))]
+                          "over the same jobs as the measured ones: past warm-up and completed live."
+                          + (" Predicted: the mean of 40 replays of the cell's stream in which every job's "
+                             "work is drawn around its class model with the run-to-run noise of the class's "
+                             "profile runs; the 90% band is their 5% to 95% points, how far one run may "
+                             "stray by chance alone. In band: the measured figure (speed-normalised where "
+                             "metered) lies inside it." if "band_response_lo" in a.compared else "")))]
     sync = sync_table(a.compared) if not a.compared.empty else pd.DataFrame()
     if not sync.empty:
         blocks += [("h2", "Synchronisation delay"),

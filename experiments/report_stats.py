@@ -127,6 +127,45 @@ def compare(measured: pd.DataFrame, predicted: pd.DataFrame, policies: Sequence[
     return out.sort_values(["_order", "rate"]).drop(columns="_order").reset_index(drop=True)
 
 
+#: The band a cell's ensemble prediction gives: from its 5% to its 95% point.
+BAND = (0.05, 0.95)
+
+
+def with_bands(cmp: pd.DataFrame, cells: pd.DataFrame, bands: dict[int, dict[str, list[float]]]) -> pd.DataFrame:
+    """The comparison with each ensemble statistic's mean as the prediction, and its band.
+
+    For each (policy, rate) the replications' ensembles are averaged replay by replay (the
+    cell's figure is a mean over replications, so its band is that of the mean). The single
+    replay's figure stays as `single_<stat>`; the errors, raw and normalised, are against
+    the ensemble's mean. Cells without a band (a store from before version 4) keep the
+    single replay.
+    """
+    if not bands or cmp.empty:
+        return cmp
+    out = cmp.copy()
+    for stat in ("response", "median_execution"):
+        out[f"single_{stat}"] = out[f"predicted_{stat}"]
+        out[f"band_{stat}_lo"], out[f"band_{stat}_hi"] = np.nan, np.nan
+    for i, row in out.iterrows():
+        ids = cells.cell_id[(cells.policy == row.policy) & (cells.rate == row.rate)]
+        own = [bands[c] for c in ids if c in bands]
+        if not own:
+            continue
+        for stat in ("response", "median_execution"):
+            runs = np.array([b[stat] for b in own if stat in b], dtype=float)
+            if runs.size == 0 or len({len(r) for r in runs}) != 1:
+                continue
+            per_replay = runs.mean(axis=0)
+            out.loc[i, f"predicted_{stat}"] = float(np.mean(per_replay))
+            out.loc[i, f"band_{stat}_lo"], out.loc[i, f"band_{stat}_hi"] = np.quantile(per_replay, BAND)
+    for stat in ("response", "median_execution"):
+        for suffix in ("", "_norm"):
+            meas = out.get(f"measured_{stat}{suffix}")
+            if meas is not None:
+                out[f"err_{stat}{suffix}"] = (out[f"predicted_{stat}"] - meas) / meas.where(meas != 0)
+    return out
+
+
 def parse_interval_set(text: Any) -> tuple[int, ...]:
     """'0-2 5' -> (0, 1, 2, 5): the inverse of scheduler.results.interval_set."""
     out: list[int] = []
@@ -183,20 +222,40 @@ def error_table(cmp: pd.DataFrame, targets: dict[str, float]) -> pd.DataFrame:
         errs = cmp[col] if col in cmp else pd.Series(np.nan, index=cmp.index)
         return [pct(x) if np.isfinite(x) else "raw only" for x in errs.astype(float)]
 
-    return pd.DataFrame({
+    def band(stat: str) -> list[str]:
+        lo, hi = cmp[f"band_{stat}_lo"].astype(float), cmp[f"band_{stat}_hi"].astype(float)
+        return ["n/a" if not (np.isfinite(a) and np.isfinite(b)) else f"{a:.2f}-{b:.2f}" for a, b in zip(lo, hi)]
+
+    def inside(stat: str) -> list[str]:
+        """Is the measured figure, normalised where metered (the band assumes the profile's
+        speed), inside the band?"""
+        lo, hi = cmp[f"band_{stat}_lo"].astype(float), cmp[f"band_{stat}_hi"].astype(float)
+        m = cmp[f"measured_{stat}"].astype(float)
+        if f"measured_{stat}_norm" in cmp:
+            m = cmp[f"measured_{stat}_norm"].astype(float).fillna(m)
+        return ["" if not (np.isfinite(a) and np.isfinite(x)) else (TICK if a <= x <= b else CROSS)
+                for a, b, x in zip(lo, hi, m)]
+
+    banded = "band_response_lo" in cmp
+    table = {
         "policy": cmp.policy,
         "rate": [rate_label(r) for r in cmp.rate],
         "response measured (s)": [num(x) for x in cmp.measured_response],
         "response predicted (s)": [num(x) for x in cmp.predicted_response],
+        **({"response, 90% band (s)": band("response"), "response in band": inside("response")}
+           if banded else {}),
         "response error": [pct(x) for x in cmp.err_response],
         f"within {r_t:.0%}": [_mark(x, r_t) for x in cmp.err_response],
         "median execution measured (s)": [num(x) for x in cmp.measured_median_execution],
         "median execution predicted (s)": [num(x) for x in cmp.predicted_median_execution],
+        **({"median execution, 90% band (s)": band("median_execution"),
+            "execution in band": inside("median_execution")} if banded else {}),
         "execution error": [pct(x) for x in cmp.err_median_execution],
         f"within {e_t:.0%}": [_mark(x, e_t) for x in cmp.err_median_execution],
         "response error, speed-normalised": norm("err_response_norm"),
         "execution error, speed-normalised": norm("err_median_execution_norm"),
-    })
+    }
+    return pd.DataFrame(table)
 
 
 def sync_table(cmp: pd.DataFrame) -> pd.DataFrame:

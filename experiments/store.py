@@ -31,7 +31,7 @@ from experiments.records import JobOutcome, StreamJob
 from workloads.records import ResizeRecord
 
 FORMAT = "nowlab-results"
-VERSION = 3  # 2: step_failures; 3: resizes (an older store gains each table when opened for writing)
+VERSION = 4  # 2: step_failures; 3: resizes; 4: prediction_bands (an older store gains each table when opened for writing)
 CELL_STATUSES = ("pending", "running", "done", "interrupted", "failed")
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -47,6 +47,8 @@ CREATE TABLE IF NOT EXISTS step_failures (
     error TEXT NOT NULL, payload BLOB, failed_at REAL NOT NULL);
 CREATE UNIQUE INDEX IF NOT EXISTS step_failures_key
     ON step_failures (COALESCE(cell_id, -1), COALESCE(segment, -1), step);
+CREATE TABLE IF NOT EXISTS prediction_bands (  -- each statistic over the replays of experiments.predict.ensemble
+    cell_id INTEGER PRIMARY KEY REFERENCES cells(id), replicas INTEGER NOT NULL, json TEXT NOT NULL);
 """
 
 _SCHEMA = f"""
@@ -410,6 +412,25 @@ class ResultsStore:
         except sqlite3.IntegrityError as exc:
             raise StoreError(f"results: predictions of {self._cell_name(cell_id)}: a job twice or "
                              f"not in the stream ({exc})") from None
+
+    def set_band(self, cell_id: int, values: dict[str, list[float]], sigma: dict[str, float]) -> None:
+        """The cell's ensemble prediction (replaces an earlier one): each statistic's value in
+        every replay, and the run-to-run noise (log-sd) each class was drawn with."""
+        lengths = {len(v) for v in values.values()}
+        if len(lengths) != 1 or 0 in lengths:
+            raise StoreError(f"results: band of {self._cell_name(cell_id)}: statistics of unequal or no replays")
+        with self._tx() as c:
+            c.execute("INSERT OR REPLACE INTO prediction_bands (cell_id, replicas, json) VALUES (?, ?, ?)",
+                      (cell_id, lengths.pop(), json.dumps({"values": values, "sigma": sigma}, sort_keys=True)))
+
+    def bands(self) -> dict[int, dict[str, list[float]]]:
+        """Each cell's ensemble prediction, statistic -> one value per replay (none in a store
+        from before version 4)."""
+        with self._lock:
+            if not _has_table(self._conn, "prediction_bands"):
+                return {}
+        return {int(cell): json.loads(text)["values"]
+                for cell, text in self._query("SELECT cell_id, json FROM prediction_bands")}
 
     def set_availability(self, cell_id: int, data: dict[str, Any]) -> None:
         """The monitor's summary of the cell (replaces an earlier one)."""

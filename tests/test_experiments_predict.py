@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import random
+import statistics
 
 import pandas as pd
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from experiments.predict import (
     ClassModel,
     OverheadModel,
+    ensemble,
     owner_availability,
     predict,
     summarize,
@@ -294,3 +296,25 @@ def test_a_coupled_job_pays_every_members_owner_not_only_the_busiest():
     assert one == pytest.approx(alone / (5 / 6))
     with pytest.raises(ValueError, match=r"availability must be in \(0, 1\]; availability\[1\] = 1.5"):
         predict(stream, RA_CLASS, "RA", 2, availability=[1.0, 1.5])
+
+
+def test_ensemble_without_noise_is_the_single_replay_every_time():
+    stream = [StreamJob(0, "a", 0.0), StreamJob(1, "a", 1.0), StreamJob(2, "a", 2.0)]
+    single = summarize(predict(stream, RA_CLASS, "RA", 2), 1)
+    values = ensemble(stream, RA_CLASS, "RA", 2, counted={1, 2}, replicas=5)
+    # jobs 1 and 2 respond in 7 and 6 s (test_ra_three_jobs_on_two): mean 6.5, median execution 5
+    assert values == {"response": [6.5] * 5, "median_execution": [5.0] * 5}
+    assert single["mean_response"] == 6.5
+
+
+def test_ensemble_draws_work_around_the_model_and_is_seeded():
+    noisy = {"a": ClassModel("a", W=4.0, alpha=1.0, beta=0.0, run_sigma=0.1)}
+    stream = [StreamJob(i, "a", 10.0 * i) for i in range(4)]  # apart: each runs alone on both, T(2) = 3
+    values = ensemble(stream, noisy, "RA", 2, counted={0, 1, 2, 3}, replicas=400, seed=3)
+    resp = values["response"]
+    assert values == ensemble(stream, noisy, "RA", 2, counted={0, 1, 2, 3}, replicas=400, seed=3)
+    assert statistics.mean(resp) == pytest.approx(3.0, rel=0.01)  # the factor has mean 1
+    # all of T(2) = W/2 + alpha = 3 s scales with the factor: a job's sd is ~0.3 s, a mean of 4 ~0.15 s
+    assert 0.12 < statistics.stdev(resp) < 0.18
+    with pytest.raises(ValueError, match="replicas"):
+        ensemble(stream, noisy, "RA", 2, counted={0}, replicas=0)

@@ -3,6 +3,7 @@
 targets, claims, failed jobs and resumed cells."""
 from __future__ import annotations
 
+import shutil
 import statistics
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import pytest
 
 from experiments.records import JobOutcome, StreamJob
 from experiments.report import analyse, error_table_text, write_report
+from experiments.report_stats import error_table
 from experiments.report_plots import DPI, METRIC_FIGURES, METRIC_SIZE_IN, PANEL_SIZE_IN, metric_figure
 from experiments.store import ResultsStore
 
@@ -253,3 +255,29 @@ def test_statistics_agree_with_the_predictors_summary(results: Path) -> None:
         assert row.median_execution == pytest.approx(theirs["median_execution"])
         assert row.mean_procs == pytest.approx(theirs["mean_partition"])
         assert row.preemptions == pytest.approx(theirs["preemptions_per_job"])
+
+
+def test_an_ensemble_band_becomes_the_prediction_and_its_interval(results: Path, tmp_path: Path) -> None:
+    path = tmp_path / "banded.db"
+    shutil.copy(results, path)
+    # Replay k of replication r predicts response 30 + k + 2r and median execution 20 + k (k = 0..19).
+    with ResultsStore.open(path) as s:
+        for row in s.cells_frame().itertuples():
+            r = int(row.replication)
+            s.set_band(int(row.cell_id), {"response": [30.0 + k + 2 * r for k in range(20)],
+                                          "median_execution": [20.0 + k for k in range(20)]}, {"A": 0.05})
+    a = analyse(path)
+    row = a.compared[(a.compared.policy == "RA") & (a.compared.rate == 0.1)].iloc[0]
+    # the mean over replications replay by replay: 31 + k; its mean 40.5, 5% and 95% points 31.95 and 49.05
+    assert row.predicted_response == pytest.approx(40.5)
+    assert (row.band_response_lo, row.band_response_hi) == pytest.approx((31.95, 49.05))
+    assert row.single_response == pytest.approx(expected("RA", 0.1)["p_resp"])
+    assert row.err_response == pytest.approx((40.5 - row.measured_response) / row.measured_response)
+    table = error_table(a.compared, a.targets)
+    first = table[(table.policy == "RA") & (table.rate == "0.1/s")].iloc[0]
+    assert first["response, 90% band (s)"] == "31.95-49.05"
+    assert first["median execution, 90% band (s)"] == "20.95-38.05"
+    # measured RA 0.1/s: response 27.75 s (outside), median execution 22.25 s (inside); raw, no meter
+    assert (first["response in band"], first["execution in band"]) == ("✗", "✓")
+    with ResultsStore.open(results, readonly=True) as old:
+        assert old.bands() == {}

@@ -11,6 +11,7 @@ meter) are fitted as measured.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -50,3 +51,21 @@ def stored(profile: Mapping[str, Any]) -> tuple[float, float, float]:
         demand = float(profile.get("demand", 1.0))
         return f.work_s / demand, f.alpha_s / demand, f.beta_s / demand
     return float(profile["W"]), float(profile["alpha"]), float(profile["beta"])
+
+
+def run_sigma(samples: Sequence[Mapping[str, Any]], reference: float | None) -> float:
+    """How far identical runs differ: the pooled within-p standard deviation of the log of
+    their loop times at the reference speed (0.0 when no p was run twice). What the meter
+    does not explain (dedicated CG runs at p = 4 still differed by 15% after it) is
+    the noise a prediction has to allow for."""
+    by_p: dict[int, list[float]] = {}
+    for s in normalised_samples(samples, reference):
+        if s["time_s"] > 0:
+            by_p.setdefault(int(s["p"]), []).append(math.log(s["time_s"]))
+    squares, dof = 0.0, 0
+    for logs in by_p.values():
+        if len(logs) > 1:
+            mean = sum(logs) / len(logs)
+            squares += sum((x - mean) ** 2 for x in logs)
+            dof += len(logs) - 1
+    return math.sqrt(squares / dof) if dof else 0.0
