@@ -87,6 +87,12 @@ def test_check_out_of_the_dispatched_process_moves_the_servant_on():
     assert office.marks() == {"J2": "in"}
     assert [n.process for n in office.dispatch_order()] == ["J2"]
     assert office.advance(2.0).process == "J2"
+    assert office.advance(9.9).until_s == 10.0  # J2's slot counted from J1's start (0 s)
+    shifted = _office("J1", "J2")
+    shifted.follow(_table([("J1", 5.0, 0.0), ("J2", 5.0, 0.0)]))
+    shifted.advance(1.0)
+    shifted.check_out("J1", now_s=1.0)
+    assert shifted.advance(1.0) == shifted.advance(5.9) and shifted.advance(5.9).until_s == 6.0  # from 1 s on
 
 
 def test_the_timer_does_not_go_back_and_an_empty_office_runs_sequential_work():

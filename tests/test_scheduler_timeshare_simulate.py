@@ -4,6 +4,8 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from scheduler.model import DemandModel, Job, SevcikModel
 from scheduler.timeshare.simulate import (SEQUENTIAL, Clock, LocalPolicy, TimeshareSetup, effective_speedup,
@@ -139,3 +141,36 @@ def test_a_table_naming_an_unknown_job_is_one_line():
         simulate_timeshare(tables, [Job("K", 0.0, DemandModel(t1=2.0))], TimeshareSetup())
     with pytest.raises(SlotError, match="drift: must be"):
         Clock(drift=-2.0)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.sets(st.sampled_from(("ws1", "ws2", "ws3")), min_size=1),
+                          st.floats(0.05, 0.3), st.floats(1.0, 20.0), st.floats(0.0, 30.0)), min_size=1, max_size=4),
+       st.sampled_from(list(LocalPolicy)), st.sampled_from([ResyncPlan(Resync.NONE), ResyncPlan(Resync.LOOSE, 3),
+                                                            ResyncPlan(Resync.STRICT)]),
+       st.lists(st.floats(-2e-3, 2e-3), min_size=3, max_size=3))
+def test_timelines_tile_time_and_jobs_get_their_work_and_no_more_than_their_share(shapes, policy, resync, drifts):
+    ws = ("ws1", "ws2", "ws3")
+    shares = [JobShare(f"J{i}", tuple(sorted(hosts)), beta) for i, (hosts, beta, _, _) in enumerate(shapes)]
+    try:
+        tables = build_tables(shares, ws, 2.0, Distribution.PROPORTIONAL)
+    except SlotError:
+        assume(False)  # overfull, or no aligned offset: the table tests cover those errors
+    jobs = [Job(f"J{i}", arrival, DemandModel(t1=work * len(hosts))) for i, (hosts, _, work, arrival) in enumerate(shapes)]
+    setup = TimeshareSetup(policy=policy, resync=resync, horizon_s=600.0,
+                           clocks={w: Clock(drift=d) for w, d in zip(ws, drifts)})
+    result = simulate_timeshare(tables, jobs, setup)
+    for w, segments in result.timelines.items():
+        assert segments[0].t0_s == 0.0 and segments[-1].t1_s == pytest.approx(result.end_s)
+        assert all(a.t1_s == pytest.approx(b.t0_s) and a.t0_s < a.t1_s for a, b in zip(segments, segments[1:]))
+    for share, record in zip(shares, result.jobs):
+        if record.finish_s is None:
+            continue
+        assert record.start_s >= record.arrival_s - 1e-9
+        for w in share.workstations:
+            held_s = sum(min(s.t1_s, record.finish_s) - max(s.t0_s, record.arrival_s)
+                         for s in result.timelines[w] if s.process == share.job and s.t1_s > record.arrival_s)
+            assert held_s >= record.dedicated_s - 1e-6  # no owners: it ran the whole of its work
+        # it cannot go faster than its share of the rounds (clocks up to 0.2 % fast give a little more)
+        rounds = math.ceil((record.finish_s - record.arrival_s) * 1.002 / 2.0) + 1
+        assert record.dedicated_s <= rounds * share.beta * 2.0 + 1e-6

@@ -107,8 +107,12 @@ class RegistrationOffice:
             raise OfficeError(f"{self.workstation}: check in: {process} is already registered")
         self._append(_Node(process))
 
-    def check_out(self, process: str) -> None:
-        """A parallel process leaves when its job ends; its node goes, and the servant moves on if it was there."""
+    def check_out(self, process: str, now_s: float | None = None) -> None:
+        """A parallel process leaves when its job ends; its node goes, and the servant moves on if it was there.
+
+        The node after it then gets its whole slot from `now_s` (the round shifts until the next
+        table or resync); without `now_s` its slot counts from where the gone one's began.
+        """
         if process not in self.registered:
             raise OfficeError(f"{self.workstation}: check out: {process} is not registered "
                               f"(registered: {', '.join(self.registered) or 'none'})")
@@ -123,6 +127,8 @@ class RegistrationOffice:
         before.next = gone.next
         if gone is self._head:
             self._head = gone.next
+            if now_s is not None:
+                self._slot_start_s = now_s
 
     def add_dummy(self, sequential_s: float) -> None:
         """A slot for sequential work only: a node whose pointer is None."""
