@@ -43,3 +43,17 @@ def test_launch_fit_uses_the_same_normalisation():
     a = stored_fit({"samples": base, "ref_speed": ref, "startup_s": 0.1})
     b = stored_fit({"samples": slow, "ref_speed": ref, "startup_s": 0.1})
     assert a == pytest.approx(b)
+
+
+def test_run_sigma_is_the_pooled_log_sd_of_repeated_runs_at_the_reference():
+    import math
+    ref = 0.4
+    # p=1 ran at 10 and 12.1 s (log gap ln 1.21); p=2 once (no degree of freedom); p=4 at the
+    # same loop time twice, once at half the speed (twice as long): the same at the reference
+    runs = [(1, 10.0, ref), (1, 12.1, ref), (2, 6.0, ref), (4, 3.0, ref), (4, 6.0, ref / 2)]
+    s = [{"p": p, "time_s": t, "ref_speed": v} for p, t, v in runs]
+    gap = math.log(1.21)
+    # p=1: squares (gap/2)^2 * 2 on 1 dof; p=4: 0 on 1 dof -> sqrt(gap^2 / 2 / 2)
+    assert loop.run_sigma(s, ref) == pytest.approx(math.sqrt(gap ** 2 / 4))
+    assert loop.run_sigma(s[:3], ref) == pytest.approx(gap / math.sqrt(2))
+    assert loop.run_sigma([s[2]], ref) == 0.0
