@@ -1,18 +1,19 @@
 """TGS (Table 1) against timelines worked by hand, and the Monte Carlo of Fig. 2 around it."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from experiments.models.owner_trace import OwnerTrace
 from experiments.models.tgs import GuestCount, Network, tgs
 from experiments.models.tgs_montecarlo import MonteCarloSettings, monte_carlo
 from experiments.taskgraph_files import load_graph, load_workstations
-from scheduler.taskgraph.placement import get_policy, pvm_default
+from scheduler.taskgraph.placement import POLICIES, get_policy, pvm_default
 from scheduler.taskgraph.spec import TaskGraph
 from scheduler.taskgraph.workstations import Owners, Workstation, select
 from testbed.load.model import owner_utilization
-
-import numpy as np
 
 NET = Network(bandwidth_bit_s=8_000_000)   # 100,000 bytes take 0.1 s
 MSG = 100_000
@@ -150,3 +151,32 @@ def test_network_refuses_nonsense():
         Network(bandwidth_bit_s=0)
     with pytest.raises(ValueError, match="rel_width"):
         MonteCarloSettings(rel_width=0.0)
+
+
+@st.composite
+def dags(draw):
+    n = draw(st.integers(min_value=1, max_value=8))
+    demands = draw(st.lists(st.floats(min_value=0.1, max_value=5.0), min_size=n, max_size=n))
+    arcs = [(f"t{i}", f"t{j}") for j in range(n) for i in range(j) if draw(st.booleans())]
+    g = TaskGraph.model_validate({
+        "task": [{"name": f"t{i}", "demand_ref_s": d} for i, d in enumerate(demands)],
+        "arc": [{"from": a, "to": b, "bytes": draw(st.integers(min_value=0, max_value=10**6))} for a, b in arcs]})
+    speeds = draw(st.lists(st.floats(min_value=0.1, max_value=1.0), min_size=1, max_size=4))
+    ws = tuple(Workstation(name=f"w{i}", speed=s) for i, s in enumerate(speeds))
+    return g, ws
+
+
+@settings(max_examples=60, deadline=None)
+@given(dags(), st.sampled_from(sorted(POLICIES)), st.sampled_from(list(GuestCount)))
+def test_any_dag_under_any_policy_gives_a_timeline_that_keeps_every_arc(case, policy, count):
+    g, ws = case
+    r = tgs(g, ws, get_policy(policy), NET, guest_count=count)
+    at = {t.task: t for t in r.timings}
+    speed = {w.name: w.speed_ref_cores for w in ws}
+    assert set(at) == {t.name for t in g.tasks}
+    for a in g.arcs:
+        assert at[a.target].start_s >= at[a.source].finish_s + NET.transfer_s(a.size_bytes) - 1e-9
+    for t in g.tasks:  # never faster than alone on its workstation, and P guests take P times as long
+        x = at[t.name]
+        assert x.finish_s - x.start_s == pytest.approx(x.guests * t.demand_ref_s / speed[x.workstation])
+    assert r.makespan_s == pytest.approx(max(x.finish_s for x in r.timings))

@@ -50,3 +50,17 @@ def test_bad_input_is_one_line(args, message):
     assert r.exit_code == 2
     lines = [line for line in r.output.splitlines() if line.strip()]
     assert len(lines) == 1 and message in lines[0]
+
+
+def test_predict_writes_the_timeline_a_live_runner_reads(tmp_path):
+    import csv
+
+    out = tmp_path / "wave.csv"
+    r = run("predict", "wavefront", "-w", "menasce-rao-classes", "-p", "pvm-default", "--kind", "SPARC5",
+            "--count", "2", "--csv", str(out))
+    assert r.exit_code == 0, r.output
+    rows = list(csv.DictReader(out.open()))
+    assert [row["task"] for row in rows][0] == "T1" and len(rows) == 9
+    assert {row["workstation"] for row in rows} == {"sparc5-1", "sparc5-2"}
+    # no owners: the Monte Carlo means are the TGS times
+    assert all(float(row["mc_finish_s"]) == pytest.approx(float(row["finish_s"])) for row in rows)

@@ -185,6 +185,6 @@ def tgs(graph: TaskGraph, workstations: Sequence[Workstation], policy: Policy,
             where[k] = None
             executing.remove(k)
 
-    order = sorted(start, key=lambda k: (start[k], list(start).index(k)))
+    order = sorted(start, key=start.__getitem__)  # stable: ties keep the order the scan started them
     timings = tuple(TaskTiming(k, placed_on[k], start[k], finish[k], guests[k]) for k in order)
     return TgsResult(makespan_s=max(finish.values()), timings=timings)

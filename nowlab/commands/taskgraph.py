@@ -5,6 +5,7 @@ Parses and checks the input, calls `experiments.models` (TGS, Monte Carlo) and
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Optional
 
 import typer
@@ -121,12 +122,14 @@ OwnersOpt = typer.Option(None, "--owners", help="owner load on every workstation
 BandwidthOpt = typer.Option(10_000_000, "--bandwidth-bit-s", help="link rate for the arcs' bytes, bit/s")
 LatencyOpt = typer.Option(0.0, "--latency-s", help="per-message latency, s")
 GuestsOpt = typer.Option("running", "--guest-count", help="how TGS counts P of eq. 7: running or literal")
+CsvOpt = typer.Option(None, "--csv", help="also write every task's workstation, start and finish to this CSV")
 
 
 @app.command("place")
 def place(graph: str = typer.Argument(..., help=GRAPH_HELP), workstations: str = WsOpt, policy: str = PolicyOpt,
           kind: Optional[str] = KindOpt, count: Optional[int] = CountOpt, owners: Optional[str] = OwnersOpt,
-          bandwidth_bit_s: int = BandwidthOpt, latency_s: float = LatencyOpt, guest_count: str = GuestsOpt) -> None:
+          bandwidth_bit_s: int = BandwidthOpt, latency_s: float = LatencyOpt, guest_count: str = GuestsOpt,
+          csv_path: Optional[Path] = CsvOpt) -> None:
     """Where POLICY puts each task, with TGS's start and finish (eq. 7, no Monte Carlo)."""
     from experiments.models.tgs import GuestCount, tgs
 
@@ -136,6 +139,7 @@ def place(graph: str = typer.Argument(..., help=GRAPH_HELP), workstations: str =
     console.print(f"workstations: {_ws_line(ws)}")
     console.print(_timeline_table(f"{g.name} placed by {policy}", result))
     console.print(f"TGS execution time: {result.makespan_s:.2f} s")
+    _write_csv(csv_path, result)
 
 
 def _guest_count(text: str, enum_type):
@@ -152,7 +156,8 @@ def predict(graph: str = typer.Argument(..., help=GRAPH_HELP), workstations: str
             seed: int = typer.Option(0, "--seed"),
             batch_size: int = typer.Option(20, "--batch-size", help="Monte Carlo iterations per batch"),
             max_batches: int = typer.Option(2000, "--max-batches"),
-            bandwidth_bit_s: int = BandwidthOpt, latency_s: float = LatencyOpt, guest_count: str = GuestsOpt) -> None:
+            bandwidth_bit_s: int = BandwidthOpt, latency_s: float = LatencyOpt, guest_count: str = GuestsOpt,
+            csv_path: Optional[Path] = CsvOpt) -> None:
     """The execution time: TGS with eq. 7, and the Monte Carlo of Fig. 2 to a 95% interval."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -180,3 +185,12 @@ def predict(graph: str = typer.Argument(..., help=GRAPH_HELP), workstations: str
     state = "converged" if mc.converged else "NOT converged"
     console.print(f"Monte Carlo: {mc.mean_s:.2f} s ± {mc.half_width_s:.2f} s (95%, ±{mc.rel_half_width:.2%}), "
                   f"{mc.batches} batches of {mc.batch_size}, {state}, seed {seed}, in {mc.elapsed_s:.2f} s")
+    _write_csv(csv_path, det, mc.tasks)
+
+
+def _write_csv(path: Path | None, result, means=()) -> None:
+    from experiments.taskgraph_files import write_timeline_csv
+
+    if path is not None:
+        with user_errors():
+            console.print(f"timeline written to {write_timeline_csv(path, result, means)}")
