@@ -153,6 +153,13 @@ def test_network_refuses_nonsense():
         MonteCarloSettings(rel_width=0.0)
 
 
+def test_monte_carlo_says_when_it_gave_up():
+    ws = select(load_workstations("menasce-rao-classes").workstations, 1, "LX", Owners(n=2, z_s=1.0, d_s=0.2))
+    mc = monte_carlo(load_graph("wavefront"), ws, pvm_default,
+                     settings=MonteCarloSettings(rel_width=1e-6, batch_size=2, min_batches=2, max_batches=3))
+    assert not mc.converged and mc.batches == 3 and mc.half_width_s > 0
+
+
 @st.composite
 def dags(draw):
     n = draw(st.integers(min_value=1, max_value=8))
