@@ -49,6 +49,24 @@ def anastasiadis(
     typer.echo(f"wall time {result.wall_s:.1f} s; report: {outputs.report_md}")
 
 
+@study_app.command("sanjay-vadhiyar")
+def sanjay_vadhiyar(
+    quick: Annotated[bool, typer.Option("--quick", help="Budgets at 1/100 of the paper's, fewer clusters "
+                                        "(about 2 minutes).")] = False,
+    out: Annotated[Path, typer.Option("--out", help="Directory for report.md, CSVs, PNGs.")] = Path(
+        "results/sanjay-vadhiyar"),
+) -> None:
+    """Sanjay & Vadhiyar (2009): SA, GA, DP and Box Elimination on 32-1,024 processors (Figs. 8-12, Table I)."""
+    from experiments.studies.sanjay_vadhiyar.report import print_claims, write_outputs
+    from experiments.studies.sanjay_vadhiyar.spec import full_spec, quick_spec
+    from experiments.studies.sanjay_vadhiyar.study import run_study
+
+    result = run_study(quick_spec() if quick else full_spec())
+    outputs = write_outputs(result, out)
+    print_claims(outputs.claims)
+    typer.echo(f"wall time {result.wall_s:.1f} s; report: {outputs.report_md}")
+
+
 
 
 def _failed_steps(results: Path, failing: list[str]) -> None:
