@@ -48,9 +48,10 @@ def find_schedule_with_constraints(problem: SelectionProblem, cpu_grid: float, b
         if check is not None:
             check()
         members = np.flatnonzero(alive)
-        mean_bw = bw_sum[members] / (members.size - 1)
-        # line 14: most violations, then least mean bandwidth, then lowest index
-        top = members[np.lexsort((members, mean_bw, -violations[members]))[0]]
+        # line 14: most violations, then least mean bandwidth, then lowest index (argmin's first)
+        worst = violations[members]
+        tied = members[worst == worst.max()]
+        top = tied[int(np.argmin(bw_sum[tied]))]  # same member count: least sum = least mean
         alive[top] = False  # line 15
         removed.append(int(top))
         violations -= low[:, top]
