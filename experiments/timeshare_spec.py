@@ -14,7 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from scheduler.model import Job, SevcikModel
 from scheduler.timeshare.allocation import Allocation, AllocationRule, Demand, allocate
-from scheduler.timeshare.simulate import Clock, LocalPolicy, TimeshareSetup
+from scheduler.timeshare.manager import GlobalManager
+from scheduler.timeshare.simulate import Clock, LocalPolicy, TimeshareResult, TimeshareSetup, simulate_timeshare
 from scheduler.timeshare.slots import Distribution, SlotError
 from scheduler.timeshare.tables import JobShare, Resync, ResyncPlan, WorkstationTable, build_tables
 from testbed.config_loader import load_toml
@@ -64,6 +65,7 @@ class SimulateEntry(_Strict):
     drift: dict[str, float] = Field(default_factory=dict, description="clock rate error per workstation")
     offset_s: dict[str, float] = Field(default_factory=dict, description="clock error at t = 0 per workstation")
     owners: dict[str, int] = Field(default_factory=dict, description="CPU-bound owner processes per workstation")
+    replan: bool = Field(False, description="the global manager replans at arrivals and ends (every job without beta)")
 
 
 class TimeshareSpec(_Strict):
@@ -92,6 +94,10 @@ class TimeshareSpec(_Strict):
             bad = [w for w in (j.workstations or ()) if w not in known]
             if bad:
                 raise ValueError(f"job[{i}].workstations: unknown {bad} (known: {', '.join(self.workstations)})")
+        if self.simulate.replan:
+            fixed = [j.id for j in self.job if j.beta is not None]
+            if fixed:
+                raise ValueError(f"simulate.replan: the global manager allocates every job, but {fixed[0]} gives a beta")
         for field in ("drift", "offset_s", "owners"):
             bad = [w for w in getattr(self.simulate, field) if w not in known]
             if bad:
@@ -105,7 +111,13 @@ class TimeshareSpec(_Strict):
                            beta=entry.per_processor_s)
 
     def allocations(self) -> tuple[Allocation, ...]:
-        """By hand where the spec gives β (processors: the least loaded first), the rule for the rest."""
+        """By hand where the spec gives β (processors: the least loaded first), the rule for the rest.
+
+        With `simulate.replan`, the manager's plan as if every job were present: those that do
+        not fit are left out (they would wait).
+        """
+        if self.simulate.replan:
+            return self.manager().admit(tuple(e.id for e in self.job), {})
         order = {w: i for i, w in enumerate(self.workstations)}
         load = {w: 0.0 for w in self.workstations}
         rule = AllocationRule(**self.allocation.model_dump())
@@ -132,6 +144,20 @@ class TimeshareSpec(_Strict):
         allocations = self.allocations() if allocations is None else allocations
         return build_tables([a.share for a in allocations], self.workstations, self.round_s, self.distribution,
                             self.max_round_s)
+
+    def manager(self) -> GlobalManager:
+        """The global manager that replans this spec's jobs as they arrive and end."""
+        return GlobalManager(self.workstations, {e.id: Demand(e.id, self.model_of(e)) for e in self.job},
+                             AllocationRule(**self.allocation.model_dump()), self.round_s, self.distribution,
+                             self.max_round_s)
+
+    def simulate_run(self, setup: TimeshareSetup) -> TimeshareResult:
+        """The simulation: fixed tables, or with `simulate.replan` the manager's, planned from the jobs at t = 0."""
+        if not self.simulate.replan:
+            return simulate_timeshare(self.tables(), self.jobs(), setup)
+        manager = self.manager()
+        first = manager.plan(tuple(e.id for e in self.job if e.arrival_s == 0.0), {})
+        return simulate_timeshare(first, self.jobs(), setup, replan=manager.plan)
 
     def jobs(self) -> list[Job]:
         return [Job(e.id, e.arrival_s, self.model_of(e)) for e in self.job]

@@ -73,3 +73,26 @@ def test_bad_specs_are_one_line_naming_the_field(tmp_path, edit, message):
         load_timeshare_spec(path)
     assert str(err.value).startswith("bad.toml: ") and message in str(err.value)
     assert "\n" not in str(err.value)
+
+
+STREAM = FIG3.parent / "short-jobs-beside-large.toml"
+
+
+def test_the_stream_spec_replans_and_short_jobs_beat_the_large_ones():
+    spec = load_timeshare_spec(STREAM)
+    result = spec.simulate_run(spec.setup())
+    by_job = {r.job: r for r in result.jobs}
+    assert all(r.finish_s is not None for r in result.jobs)
+    # a short job waits at most a round (4 s) for its plan and then at most a round for its slot,
+    # then runs at its sustained β = 0.5 (T_e = T_d/β, eq. 2, plus those waits)
+    for short in ("S1", "S2"):
+        r = by_job[short]
+        assert r.start_s - r.arrival_s <= 2 * 4.0 + 1e-9 and r.response_s <= r.dedicated_s / 0.5 + 3 * 4.0
+    assert by_job["L1"].response_s / by_job["L1"].dedicated_s > by_job["S1"].response_s / by_job["S1"].dedicated_s
+
+
+def test_replan_with_a_hand_beta_is_one_line(tmp_path):
+    path = tmp_path / "bad.toml"
+    path.write_text(MINIMAL + "\n[simulate]\nreplan = true\n")
+    with pytest.raises(TimeshareSpecError, match=r"^bad.toml: simulate.replan: the global manager allocates every job, but F gives a beta$"):
+        load_timeshare_spec(path)

@@ -33,6 +33,9 @@ def table_command(spec_file: Path = typer.Argument(..., help="Time-sharing spec 
         alloc.add_row(a.share.job, ", ".join(a.share.workstations), f"{a.share.beta:.3g}", f"{a.dedicated_speedup:.3g}",
                       f"{a.effective_speedup:.3g}", "short" if a.short else "large", "yes" if a.meets_target else "no")
     console.print(alloc)
+    waiting = [e.id for e in spec.job if e.id not in {a.share.job for a in allocations}]
+    if waiting:
+        console.print(f"with every job present, these would wait for room: {', '.join(waiting)}")
     groups: dict[tuple, list[str]] = {}
     for w, t in tables.items():
         groups.setdefault(t.slots, []).append(w)
@@ -58,7 +61,7 @@ def simulate_command(
     from rich.table import Table
 
     from experiments.timeshare_spec import load_timeshare_spec
-    from scheduler.timeshare.simulate import LocalPolicy, simulate_timeshare
+    from scheduler.timeshare.simulate import LocalPolicy
     from scheduler.timeshare.tables import Resync
 
     chosen_policy = _choice(LocalPolicy, policy, "--policy")
@@ -68,10 +71,11 @@ def simulate_command(
     with user_errors():
         spec = load_timeshare_spec(spec_file)
         setup = spec.setup(chosen_policy, chosen_resync, every_rounds)
-        result = simulate_timeshare(spec.tables(), spec.jobs(), setup)
+        result = spec.simulate_run(setup)
     console = Console()
     title = (f"{spec.name}: {setup.policy.value}, resync {setup.resync.kind.value}"
-             + (f" every {setup.resync.every_rounds} rounds" if setup.resync.kind is Resync.LOOSE else ""))
+             + (f" every {setup.resync.every_rounds} rounds" if setup.resync.kind is Resync.LOOSE else "")
+             + (", tables replanned at arrivals and ends" if spec.simulate.replan else ""))
     t = Table(title=title)
     for col in ("job", "p", "arrival (s)", "start (s)", "finish (s)", "response (s)", "T_d(p) (s)", "T_e/T_d"):
         t.add_column(col, justify="left" if col == "job" else "right")

@@ -81,11 +81,14 @@ def best_processors(model: Model, max_p: int) -> int:
 
 
 def allocate(jobs: Sequence[Demand], workstations: Sequence[str], rule: AllocationRule,
-             taken: Mapping[str, float] | None = None) -> tuple[Allocation, ...]:
+             taken: Mapping[str, float] | None = None,
+             fixed_hosts: Mapping[str, tuple[str, ...]] | None = None) -> tuple[Allocation, ...]:
     """Processors and β for each job, in the order given (see the module docstring).
 
-    `taken`: Σβ already given on each workstation to jobs allocated by hand.
+    `taken`: Σβ already given on each workstation to jobs allocated by hand. `fixed_hosts`:
+    jobs already running keep their workstations (only their β is decided again).
     """
+    fixed = fixed_hosts or {}
     if not workstations:
         raise SlotError("workstations: needs at least one")
     load = {w: rule.sequential_share + (taken or {}).get(w, 0.0) for w in workstations}
@@ -101,13 +104,14 @@ def allocate(jobs: Sequence[Demand], workstations: Sequence[str], rule: Allocati
     for j in short:
         p = processors_for(j.model, rule.gamma, rule.short_beta, len(workstations))
         p = p if p is not None else best_processors(j.model, len(workstations))
-        hosts = least_loaded(p)
+        hosts = fixed.get(j.job) or least_loaded(p)
         if any(load[w] + rule.short_beta > 1 + 1e-12 for w in hosts):
-            raise SlotError(f"job {j.job}: no room for a sustained β = {rule.short_beta:g} on {p} workstations")
+            raise SlotError(f"job {j.job}: no room for a sustained β = {rule.short_beta:g} on {len(hosts)} workstations")
         for w in hosts:
             load[w] += rule.short_beta
         out[j.job] = _allocation(j, hosts, rule.short_beta, True, rule.gamma)
-    large_hosts = {j.job: least_loaded(best_processors(j.model, len(workstations))) for j in large}
+    large_hosts = {j.job: fixed.get(j.job) or least_loaded(best_processors(j.model, len(workstations)))
+                   for j in large}
     for j in large:
         hosts = large_hosts[j.job]
         shares = [(1.0 - load[w]) / sum(1 for k in large if w in large_hosts[k.job]) for w in hosts]

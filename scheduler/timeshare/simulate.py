@@ -15,20 +15,20 @@ slot the local policy decides who gets the CPU (§3):
 - proper share: the process may run anywhere in its integrated slot Δt = Δt_p + Δt_s, sharing
   with the owners, until it has had Δt_p of CPU in that slot; then only the owners run.
 Owners are CPU-bound processes, always ready. A job that has not arrived or has ended leaves
-its slot to sequential work (the tables are not rebuilt in a run). Every job's processes
-check in at t = 0 (so the tables are valid from the start). Of scheduler.model.Job only the
+its slot to sequential work until the global manager (`replan`, optional) rebuilds the tables
+at the next round boundary. The processes a table names check in when it is given. Of scheduler.model.Job only the
 id, the arrival and the model are used: no start-up, resize or teardown in time sharing.
 """
 from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
 from scheduler.model import Job
-from scheduler.timeshare.office import Dispatch, RegistrationOffice
+from scheduler.timeshare.office import RegistrationOffice
 from scheduler.timeshare.slots import SlotError
 from scheduler.timeshare.tables import Resync, ResyncPlan, WorkstationTable
 
@@ -76,11 +76,11 @@ class TimeshareSetup:
 @dataclass(frozen=True, slots=True)
 class JobRecord:
     job: str
-    processors: int
+    processors: int             # 0: never placed (the manager had no room by the horizon)
     arrival_s: float
     start_s: float | None       # first progress
     finish_s: float | None      # None: not done by the horizon
-    dedicated_s: float          # T_d(p)
+    dedicated_s: float          # T_d(p); nan if never placed
 
     @property
     def response_s(self) -> float | None:
@@ -114,62 +114,95 @@ class TimeshareResult:
     end_s: float
 
 
+Replan = Callable[[tuple[str, ...], Mapping[str, tuple[str, ...]]], Mapping[str, WorkstationTable]]
+"""The global manager: (jobs present, in arrival order; the workstations of those already placed) -> new tables."""
+
+
 def simulate_timeshare(tables: Mapping[str, WorkstationTable], jobs: Sequence[Job],
-                       setup: TimeshareSetup) -> TimeshareResult:
-    """Run the jobs under these tables until all are done or the horizon (see the module docstring)."""
+                       setup: TimeshareSetup, replan: Replan | None = None) -> TimeshareResult:
+    """Run the jobs under these tables until all are done or the horizon (see the module docstring).
+
+    With `replan`, the global manager is asked for new tables at the first round boundary after a
+    job arrives or ends; they are broadcast with a resync there. A placed job keeps its
+    workstations; a job no table names yet waits. Without it, every job must have a slot.
+    """
     ids = {str(j.id): j for j in jobs}
     if len(ids) != len(jobs):
         raise SlotError("jobs: ids must be unique")
-    hosts: dict[str, list[str]] = {jid: [] for jid in ids}
-    for w, table in tables.items():
-        for proc in table.processes:
-            if proc not in ids:
-                raise SlotError(f"{w}: table names unknown process {proc} (jobs: {', '.join(ids)})")
-            hosts[proc].append(w)
-    missing = [jid for jid, ws in hosts.items() if not ws]
-    if missing:
-        raise SlotError(f"job {missing[0]}: no table gives it a slot")
+    workstations = tuple(tables)
     for w in list(setup.clocks) + list(setup.owners):
         if w not in tables:
             raise SlotError(f"{w}: a clock or owners for a workstation with no table")
+    hosts: dict[str, tuple[str, ...]] = {}
+    remaining: dict[str, float] = {}
+    dedicated: dict[str, float] = {}
+
+    def place(new_tables: Mapping[str, WorkstationTable]) -> None:
+        if set(new_tables) != set(workstations):
+            raise SlotError(f"tables: for workstations {sorted(new_tables)}, not {sorted(workstations)}")
+        found: dict[str, list[str]] = {}
+        for w in workstations:
+            for proc in new_tables[w].processes:
+                if proc not in ids:
+                    raise SlotError(f"{w}: table names unknown process {proc} (jobs: {', '.join(ids)})")
+                found.setdefault(proc, []).append(w)
+        for jid, ws in found.items():
+            if jid in hosts and hosts[jid] != tuple(ws):
+                raise SlotError(f"job {jid}: a new table moves it from {list(hosts[jid])} to {ws}")
+            if jid not in hosts:
+                hosts[jid] = tuple(ws)
+                remaining[jid] = dedicated[jid] = ids[jid].model.T(len(ws))
+
+    place(tables)
+    missing = [jid for jid in ids if jid not in hosts]
+    if missing and replan is None:
+        raise SlotError(f"job {missing[0]}: no table gives it a slot")
     round_s = next(iter(tables.values())).round_s
     sync_times = deque(setup.resync.sync_times_s(tables, setup.horizon_s))
 
-    offices = {w: RegistrationOffice(w) for w in tables}
-    for w, office in offices.items():
-        for proc in tables[w].processes:
-            office.check_in(proc)
-    clocks = {w: setup.clocks.get(w, Clock()) for w in tables}
-    tau = {w: clocks[w].offset_s for w in tables}
-    for w in tables:
-        _restart(offices[w], tables[w], tau[w])
-    owners = {w: setup.owners.get(w, 0) for w in tables}
+    clocks = {w: setup.clocks.get(w, Clock()) for w in workstations}
+    tau = {w: clocks[w].offset_s for w in workstations}
+    offices = _offices(tables, tau)
+    owners = {w: setup.owners.get(w, 0) for w in workstations}
 
-    remaining = {jid: j.model.T(len(hosts[jid])) for jid, j in ids.items()}
-    dedicated = dict(remaining)
     start: dict[str, float] = {}
     finish: dict[str, float] = {}
     budget: dict[str, tuple[float, float]] = {}   # w -> (slot start on its clock, CPU left in that slot)
-    owner_cpu = {w: 0.0 for w in tables}
-    spin = {w: 0.0 for w in tables}
-    timeline: dict[str, list[list]] = {w: [] for w in tables}
+    owner_cpu = {w: 0.0 for w in workstations}
+    spin = {w: 0.0 for w in workstations}
+    timeline: dict[str, list[list]] = {w: [] for w in workstations}
     skew: list[SkewSample] = []
-    arrivals = sorted({j.arrival for j in jobs if j.arrival > 0})
+    arrivals = deque(sorted({j.arrival for j in jobs if j.arrival > 0}))
+    order = sorted(ids, key=lambda jid: ids[jid].arrival)
     next_round_s = 0.0
     t = 0.0
     stalled = 0
+    seen_present: set[str] = set()
+    pending = False
 
     while t < setup.horizon_s and len(finish) < len(ids):
+        present = {jid for jid, j in ids.items() if j.arrival <= t + _EPS and jid not in finish}
+        if replan is not None and present != seen_present:
+            pending, seen_present = True, present
         if t >= next_round_s - _EPS:
             skew.append(SkewSample(t, max(tau.values()) - min(tau.values())))
             next_round_s += round_s
+            if pending and replan is not None:
+                running = {jid: hosts[jid] for jid in present if jid in hosts}
+                tables = dict(replan(tuple(jid for jid in order if jid in present), running))
+                place(tables)
+                if {t_.round_s for t_ in tables.values()} != {round_s}:
+                    raise SlotError(f"tables: a new table changes the round from {round_s:g} s")
+                tau = {w: t for w in workstations}
+                offices = _offices(tables, tau)
+                sync_times = deque(t + x for x in setup.resync.sync_times_s(tables, setup.horizon_s - t))
+                pending = False
         while sync_times and sync_times[0] <= t + _EPS:
             sync_times.popleft()
-            for w in tables:
+            for w in workstations:
                 tau[w] = t
                 _restart(offices[w], tables[w], t)
-        disp = {w: offices[w].advance(tau[w]) for w in tables}
-        present = {jid for jid, j in ids.items() if j.arrival <= t + _EPS and jid not in finish}
+        disp = {w: offices[w].advance(tau[w]) for w in workstations}
 
         # who may run where, and at what CPU fraction
         eligible: dict[str, float] = {}    # w -> CPU fraction of its slot's process, if it may run
@@ -188,17 +221,16 @@ def simulate_timeshare(tables: Mapping[str, WorkstationTable], jobs: Sequence[Jo
             share = 1.0 if setup.policy is LocalPolicy.DEDICATED else 1.0 / (1 + owners[w])
             eligible[w] = share
         rate = {jid: min(eligible[w] for w in hosts[jid]) for jid in present
-                if all(w in eligible and holder[w] == jid for w in hosts[jid])}
+                if jid in hosts and all(w in eligible and holder[w] == jid for w in hosts[jid])}
 
         # the next event
-        dt = setup.horizon_s - t
-        dt = min(dt, next_round_s - t)
+        dt = min(setup.horizon_s - t, next_round_s - t)
         if sync_times:
             dt = min(dt, sync_times[0] - t)
+        while arrivals and arrivals[0] <= t + _EPS:
+            arrivals.popleft()
         if arrivals:
-            later = [a for a in arrivals if a > t + _EPS]
-            if later:
-                dt = min(dt, later[0] - t)
+            dt = min(dt, arrivals[0] - t)
         local_dt = {w: (d.until_s - tau[w]) / (1 + clocks[w].drift) for w, d in disp.items()}
         dt = min(dt, *local_dt.values())
         for jid, r in rate.items():
@@ -219,7 +251,7 @@ def simulate_timeshare(tables: Mapping[str, WorkstationTable], jobs: Sequence[Jo
                     budget[w] = (budget[w][0], budget[w][1] - r * dt)
         progressing = {w for jid in rate for w in hosts[jid]}
         spinning = {w for w in holder if w not in progressing} if setup.policy is LocalPolicy.DEDICATED else set()
-        for w in tables:
+        for w in workstations:
             # a spinning process holds the CPU; a polite one that cannot progress leaves it to the owners
             label = holder[w] if w in progressing or w in spinning else SEQUENTIAL
             _extend(timeline[w], label, t, t + dt)
@@ -238,10 +270,22 @@ def simulate_timeshare(tables: Mapping[str, WorkstationTable], jobs: Sequence[Jo
             if remaining[jid] <= 1e-9 * max(1.0, dedicated[jid]):
                 finish[jid] = t
 
-    records = tuple(JobRecord(jid, len(hosts[jid]), j.arrival, start.get(jid), finish.get(jid), dedicated[jid])
-                    for jid, j in ids.items())
+    records = tuple(JobRecord(jid, len(hosts.get(jid, ())), j.arrival, start.get(jid), finish.get(jid),
+                              dedicated.get(jid, math.nan)) for jid, j in ids.items())
     return TimeshareResult(records, {w: tuple(Segment(*s) for s in segs) for w, segs in timeline.items()},
                            tuple(skew), owner_cpu, spin, t)
+
+
+def _offices(tables: Mapping[str, WorkstationTable], tau: Mapping[str, float]) -> dict[str, RegistrationOffice]:
+    """Each workstation's office with the table's processes checked in, following it from its clock's round."""
+    offices = {}
+    for w, table in tables.items():
+        office = RegistrationOffice(w)
+        for proc in table.processes:
+            office.check_in(proc)
+        _restart(office, table, tau[w])
+        offices[w] = office
+    return offices
 
 
 def _restart(office: RegistrationOffice, table: WorkstationTable, tau_s: float) -> None:
