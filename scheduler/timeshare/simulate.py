@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from scheduler.model import Job
-from scheduler.timeshare.office import RegistrationOffice
+from scheduler.timeshare.office import Dispatch, RegistrationOffice
 from scheduler.timeshare.slots import SlotError
 from scheduler.timeshare.tables import Resync, ResyncPlan, WorkstationTable
 
@@ -167,7 +167,7 @@ def simulate_timeshare(tables: Mapping[str, WorkstationTable], jobs: Sequence[Jo
 
     start: dict[str, float] = {}
     finish: dict[str, float] = {}
-    budget: dict[str, tuple[float, float]] = {}   # w -> (slot start on its clock, CPU left in that slot)
+    budget: dict[str, tuple[tuple[float, str], float]] = {}   # w -> ((slot start, process), CPU left in it)
     owner_cpu = {w: 0.0 for w in workstations}
     spin = {w: 0.0 for w in workstations}
     timeline: dict[str, list[list]] = {w: [] for w in workstations}
@@ -204,24 +204,9 @@ def simulate_timeshare(tables: Mapping[str, WorkstationTable], jobs: Sequence[Jo
                 _restart(offices[w], tables[w], t)
         disp = {w: offices[w].advance(tau[w]) for w in workstations}
 
-        # who may run where, and at what CPU fraction
-        eligible: dict[str, float] = {}    # w -> CPU fraction of its slot's process, if it may run
-        holder: dict[str, str] = {}
-        for w, d in disp.items():
-            proc = d.slot_process if setup.policy is LocalPolicy.PROPER_SHARE else d.process
-            if proc is None or proc not in present:
-                continue
-            if setup.policy is LocalPolicy.PROPER_SHARE:
-                key = (round(d.slot_start_s, 9), proc)  # a resync recomputes the start, to the last bit
-                if budget.get(w, (None,))[0] != key:
-                    budget[w] = (key, _parallel_s(tables[w], proc))
-                if budget[w][1] <= _EPS:
-                    continue
-            holder[w] = proc
-            share = 1.0 if setup.policy is LocalPolicy.DEDICATED else 1.0 / (1 + owners[w])
-            eligible[w] = share
+        holder, eligible = _local_policy(setup.policy, disp, present, owners, budget, tables)
         rate = {jid: min(eligible[w] for w in hosts[jid]) for jid in present
-                if jid in hosts and all(w in eligible and holder[w] == jid for w in hosts[jid])}
+                if jid in hosts and all(holder.get(w) == jid for w in hosts[jid])}
 
         # the next event
         dt = min(setup.horizon_s - t, next_round_s - t)
@@ -274,6 +259,30 @@ def simulate_timeshare(tables: Mapping[str, WorkstationTable], jobs: Sequence[Jo
                               dedicated.get(jid, math.nan)) for jid, j in ids.items())
     return TimeshareResult(records, {w: tuple(Segment(*s) for s in segs) for w, segs in timeline.items()},
                            tuple(skew), owner_cpu, spin, t)
+
+
+def _local_policy(policy: LocalPolicy, disp: Mapping[str, Dispatch], present: set[str], owners: Mapping[str, int],
+                  budget: dict[str, tuple[tuple[float, str], float]], tables: Mapping[str, WorkstationTable]
+                  ) -> tuple[dict[str, str], dict[str, float]]:
+    """Inside the slots (§3): per workstation, the process that may run now and its CPU fraction.
+
+    Proper share opens a new budget of Δt_p CPU-seconds when a slot begins (kept in `budget`).
+    """
+    holder: dict[str, str] = {}
+    fraction: dict[str, float] = {}
+    for w, d in disp.items():
+        proc = d.slot_process if policy is LocalPolicy.PROPER_SHARE else d.process
+        if proc is None or proc not in present:
+            continue
+        if policy is LocalPolicy.PROPER_SHARE:
+            key = (round(d.slot_start_s, 9), proc)  # a resync recomputes the start, to the last bit
+            if w not in budget or budget[w][0] != key:
+                budget[w] = (key, _parallel_s(tables[w], proc))
+            if budget[w][1] <= _EPS:
+                continue
+        holder[w] = proc
+        fraction[w] = 1.0 if policy is LocalPolicy.DEDICATED else 1.0 / (1 + owners[w])
+    return holder, fraction
 
 
 def _offices(tables: Mapping[str, WorkstationTable], tau: Mapping[str, float]) -> dict[str, RegistrationOffice]:
