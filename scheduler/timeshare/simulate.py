@@ -16,14 +16,16 @@ slot the local policy decides who gets the CPU (§3):
   with the owners, until it has had Δt_p of CPU in that slot; then only the owners run.
 Owners are CPU-bound processes, always ready. A job that has not arrived or has ended leaves
 its slot to sequential work until the global manager (`replan`, optional) rebuilds the tables
-at the next round boundary. The processes a table names check in when it is given. Of scheduler.model.Job only the
-id, the arrival and the model are used: no start-up, resize or teardown in time sharing.
+at the next round boundary. The processes a table names check in when it is given. Of
+scheduler.model.Job only the id, the arrival and the model are used: no start-up, resize or
+teardown in time sharing. The global manager's clock is real time; switches cost nothing here
+(the live managers will measure what they cost).
 """
 from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -158,7 +160,7 @@ def simulate_timeshare(tables: Mapping[str, WorkstationTable], jobs: Sequence[Jo
     if missing and replan is None:
         raise SlotError(f"job {missing[0]}: no table gives it a slot")
     round_s = next(iter(tables.values())).round_s
-    sync_times = deque(setup.resync.sync_times_s(tables, setup.horizon_s))
+    syncs = _Peek(setup.resync.iter_sync_times_s(tables, setup.horizon_s))
 
     clocks = {w: setup.clocks.get(w, Clock()) for w in workstations}
     tau = {w: clocks[w].offset_s for w in workstations}
@@ -195,10 +197,10 @@ def simulate_timeshare(tables: Mapping[str, WorkstationTable], jobs: Sequence[Jo
                     raise SlotError(f"tables: a new table changes the round from {round_s:g} s")
                 tau = {w: t for w in workstations}
                 offices = _offices(tables, tau)
-                sync_times = deque(t + x for x in setup.resync.sync_times_s(tables, setup.horizon_s - t))
+                syncs = _Peek(t + x for x in setup.resync.iter_sync_times_s(tables, setup.horizon_s - t))
                 pending = False
-        while sync_times and sync_times[0] <= t + _EPS:
-            sync_times.popleft()
+        while syncs.head <= t + _EPS:
+            syncs.pop()
             for w in workstations:
                 tau[w] = t
                 _restart(offices[w], tables[w], t)
@@ -210,8 +212,7 @@ def simulate_timeshare(tables: Mapping[str, WorkstationTable], jobs: Sequence[Jo
 
         # the next event
         dt = min(setup.horizon_s - t, next_round_s - t)
-        if sync_times:
-            dt = min(dt, sync_times[0] - t)
+        dt = min(dt, syncs.head - t)
         while arrivals and arrivals[0] <= t + _EPS:
             arrivals.popleft()
         if arrivals:
@@ -259,6 +260,17 @@ def simulate_timeshare(tables: Mapping[str, WorkstationTable], jobs: Sequence[Jo
                               dedicated.get(jid, math.nan)) for jid, j in ids.items())
     return TimeshareResult(records, {w: tuple(Segment(*s) for s in segs) for w, segs in timeline.items()},
                            tuple(skew), owner_cpu, spin, t)
+
+
+class _Peek:
+    """An ascending iterator of times with its next one in view (inf when done)."""
+
+    def __init__(self, times: Iterable[float]) -> None:
+        self._it = iter(times)
+        self.head = next(self._it, math.inf)
+
+    def pop(self) -> None:
+        self.head = next(self._it, math.inf)
 
 
 def _local_policy(policy: LocalPolicy, disp: Mapping[str, Dispatch], present: set[str], owners: Mapping[str, int],

@@ -18,7 +18,7 @@ Choices the paper leaves open (Fig. 3 shows shapes, not a rule):
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
@@ -101,18 +101,21 @@ class ResyncPlan:
 
     def sync_times_s(self, tables: Mapping[str, WorkstationTable], horizon_s: float) -> tuple[float, ...]:
         """The times (on the global manager's clock) of the broadcasts up to horizon_s, after t = 0."""
+        return tuple(self.iter_sync_times_s(tables, horizon_s))
+
+    def iter_sync_times_s(self, tables: Mapping[str, WorkstationTable], horizon_s: float) -> Iterator[float]:
+        """sync_times_s one at a time (a long horizon with strict gang is millions of them)."""
         round_s = _common_round_s(tables)
         if self.kind is Resync.NONE:
-            return ()
+            return
         if self.kind is Resync.LOOSE:
             step_s = self.every_rounds * round_s
-            return tuple(k * step_s for k in range(1, int(horizon_s // step_s) + 1))
+            yield from (k * step_s for k in range(1, int(horizon_s // step_s) + 1))
+            return
         bounds = sorted({b for t in tables.values() for s in t.slots
                          for b in (s.offset_s, s.offset_s + s.parallel_s) if b < round_s})
-        out = []
         for n in range(int(horizon_s // round_s) + 1):
-            out.extend(n * round_s + b for b in bounds if 0 < n * round_s + b <= horizon_s)
-        return tuple(out)
+            yield from (n * round_s + b for b in bounds if 0 < n * round_s + b <= horizon_s)
 
 
 def _common_round_s(tables: Mapping[str, WorkstationTable]) -> float:
