@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import typer
 
-from nowlab.commands import cluster, experiments, load, schedule, taskgraph, timeshare, workloads
+from nowlab.commands import cluster, experiments, load, schedule, selection, taskgraph, timeshare, workloads
 
 app = typer.Typer(no_args_is_help=True, add_completion=False,
                   help="nowlab: an emulated network of workstations for parallel-job scheduling research.")
 
-for group in (cluster, load, workloads, schedule, experiments, taskgraph, timeshare):
+for group in (cluster, load, workloads, schedule, experiments, taskgraph, timeshare, selection):
     group.register(app)
 
 

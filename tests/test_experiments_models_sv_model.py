@@ -5,7 +5,8 @@ import json
 
 import pytest
 
-from experiments.models.sv_model import SvModel, SvModelError, load_model, predict_on, save_model, selection_problem
+from experiments.models.sv_model import SvModel, SvModelError, predict_on, selection_problem
+from experiments.models.sv_store import load_model, read_runs, save_model
 from scheduler.selection import select_hosts
 from testbed.load.monitor import Availability
 
@@ -64,3 +65,18 @@ def test_selection_avoids_the_loaded_machine_and_the_congested_link():
     best = select_hosts(problem, "BRUTE", budget_s=1.0)
     assert best.workstations in (("ws1", "ws3"), ("ws1", "ws4"))
     assert best.predicted_s == pytest.approx(min(MD.predict_s(2000, 2, c, 9e8) for c in (0.9, 1.0)))
+
+
+def test_training_runs_without_a_column_are_one_line_naming_it(tmp_path):
+    path = tmp_path / "runs.csv"
+    path.write_text("problem_size,procs,min_avail_cpu,elapsed_s\n1000,4,1.0,12.5\n")
+    with pytest.raises(SvModelError, match=r"^runs file runs.csv: no column min_avail_bw_bit_s"):
+        read_runs(path)
+
+
+def test_training_runs_read_back(tmp_path):
+    path = tmp_path / "runs.csv"
+    path.write_text("problem_size,procs,min_avail_cpu,min_avail_bw_bit_s,elapsed_s,host\n1000,4,0.5,9e8,12.5,a\n")
+    (run,) = read_runs(path)
+    assert (run.problem_size, run.procs, run.min_avail_cpu, run.min_avail_bw_bit_s, run.elapsed_s) == (
+        1000, 4, 0.5, 9e8, 12.5)

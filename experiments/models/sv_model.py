@@ -4,21 +4,18 @@ T(N, P, cpu, bw) = a_comp f_comp(N) / (f_cpu(cpu) f_Pcomp(P)) + a_comm f_comm(N)
 
 cpu is minAvgAvailCPU (a fraction) and bw minAvgAvailBW (here in Gbit/s) over the machines
 and links a job uses: the slowest of each sets the pace of a tightly coupled job (§3). A
-fitted model (`sv_regression.fit`) is stored as JSON with its application and the problem
-sizes it was trained on, and is refused for another application.
+fitted model (`sv_regression.fit`) is stored by `sv_store` as JSON with its application and
+the problem sizes it was trained on. This module does no I/O.
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from experiments.models.sv_functions import LOAD, PROBLEM_SIZE, PROCESSORS, ROLES, shown
 from scheduler.selection import SelectionProblem, SubsetSummary, Workstation
-from testbed.config_loader import validate
 from testbed.load.monitor import Availability
 
 GBIT = 1e9
@@ -81,7 +78,7 @@ class SvModel(BaseModel):
 
     def check_problem_size(self, problem_size: float) -> None:
         if not problem_size > 0:
-            raise SvModelError(f"problem_size: {problem_size} is not > 0")
+            raise SvModelError(f"problem_size: {problem_size:g} is not > 0")
         lo, hi = self.problem_size_range
         if not lo <= problem_size <= hi:
             raise SvModelError(f"problem_size: {problem_size:g} is outside the range {self.application} "
@@ -111,32 +108,6 @@ class SvModel(BaseModel):
         return (f"{self.application}: T = {comp} + {comm}  [s; cpu a fraction, bw in Gbit/s; "
                 f"N in {lo:g}..{hi:g}]; " + (f"mean abs error {100 * self.mape:.1f}% over {self.runs} runs"
                                              if self.mape is not None else "not fitted"))
-
-
-# ---- storage ---------------------------------------------------------------------------------------
-
-def save_model(model: SvModel, path: str | Path) -> Path:
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(model.model_dump_json(indent=2) + "\n")
-    return out
-
-
-def load_model(path: str | Path, application: str) -> SvModel:
-    """The stored model of `application`; a model of another application is one line naming it."""
-    p = Path(path)
-    try:
-        raw = json.loads(p.read_text())
-    except FileNotFoundError:
-        raise SvModelError(f"model file {p}: not found") from None
-    except (OSError, json.JSONDecodeError) as exc:
-        raise SvModelError(f"model file {p.name}: not readable JSON ({str(exc).splitlines()[0]})") from None
-    if not isinstance(raw, dict):
-        raise SvModelError(f"model file {p.name}: not a JSON object")
-    model = validate(SvModel, raw, SvModelError)
-    if model.application != application:
-        raise SvModelError(f"model file {p.name}: application is {model.application!r}, not {application!r}")
-    return model
 
 
 # ---- from the monitor ------------------------------------------------------------------------------

@@ -61,7 +61,9 @@ def sanjay_vadhiyar(
     from experiments.studies.sanjay_vadhiyar.spec import full_spec, quick_spec
     from experiments.studies.sanjay_vadhiyar.study import run_study
 
-    result = run_study(quick_spec() if quick else full_spec())
+    spec = quick_spec() if quick else full_spec()
+    typer.echo(f"{spec.name} run: at most {spec.upper_bound_s() / 60:.0f} min of search")
+    result = run_study(spec)
     outputs = write_outputs(result, out)
     print_claims(outputs.claims)
     typer.echo(f"wall time {result.wall_s:.1f} s; report: {outputs.report_md}")

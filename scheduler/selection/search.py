@@ -23,7 +23,7 @@ class Search:
 
     def __init__(self, problem: SelectionProblem, algorithm: str, budget_s: float) -> None:
         if not (budget_s > 0 and math.isfinite(budget_s)):
-            raise ValueError(f"budget_s: {budget_s} is not a number of seconds > 0")
+            raise ValueError(f"budget_s: {budget_s:g} is not a number of seconds > 0")
         self.problem = problem
         self.algorithm = algorithm
         self.budget_s = budget_s
