@@ -44,21 +44,22 @@ def find_schedule_with_constraints(problem: SelectionProblem, cpu_grid: float, b
     bw_sum = finite.sum(axis=1)
     alive = np.ones(init.size, dtype=bool)
     removed: list[int] = []
-    while alive.sum() > 1 and violations[alive].max() > 0:  # line 5
+    while init.size - len(removed) > 1 and violations.max() > 0:  # line 5 (a removed machine counts -1)
         if check is not None:
             check()
-        members = np.flatnonzero(alive)
-        # line 14: most violations, then least mean bandwidth, then lowest index (argmin's first)
-        worst = violations[members]
-        tied = members[worst == worst.max()]
-        top = tied[int(np.argmin(bw_sum[tied]))]  # same member count: least sum = least mean
+        # line 14: most violations, then least mean bandwidth (same member count: least sum), then
+        # lowest index (argmin's first)
+        tied = violations == violations.max()
+        top = int(np.argmin(np.where(tied, bw_sum, np.inf)))
         alive[top] = False  # line 15
-        removed.append(int(top))
-        violations -= low[:, top]
-        bw_sum -= finite[:, top]
+        removed.append(top)
+        violations -= low[top]  # rows: the matrices are symmetric, and a row is contiguous
+        bw_sum -= finite[top]
+        violations[top] = -1
+    to_members = sub[:, alive].min(axis=1)  # each machine's slowest link into the set, kept up to date
     for pos in sorted(removed):  # lines 18-23
-        members = np.flatnonzero(alive)
-        if sub[pos, members].min() >= bw_grid_bit_s:
+        if to_members[pos] >= bw_grid_bit_s:
             alive[pos] = True
+            np.minimum(to_members, sub[pos], out=to_members)
     schedule = init[alive]
     return Mapped(tuple(int(i) for i in schedule), problem.summary(schedule))
