@@ -1,7 +1,8 @@
-"""`nowlab taskgraph`: Menascé & Rao task graphs: show a graph, place it, predict its execution time.
+"""`nowlab taskgraph`: Menascé & Rao task graphs: show a graph, place it, predict its execution time, run it live.
 
 Parses and checks the input, calls `experiments.models` (TGS, Monte Carlo) and
-`scheduler.taskgraph` (spec, policies), and prints. No Docker: it is all prediction.
+`scheduler.taskgraph` (spec, policies) and, for `run`, `experiments.taskgraph_live` on a running
+cluster, and prints.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from rich.table import Table
 from nowlab.errors import user_errors
 
 console = Console()
-app = typer.Typer(no_args_is_help=True, help="Task-graph applications (Menascé & Rao): show, place, predict.")
+app = typer.Typer(no_args_is_help=True, help="Task-graph applications (Menascé & Rao): show, place, predict, run.")
 
 GRAPH_HELP = "a task-graph TOML, or a shipped one by name (wavefront, fig1, small-then-large)"
 WS_HELP = "a workstations TOML, or a shipped one by name (menasce-rao-classes)"
@@ -194,3 +195,58 @@ def _write_csv(path: Path | None, result, means=()) -> None:
     if path is not None:
         with user_errors():
             console.print(f"timeline written to {write_timeline_csv(path, result, means)}")
+
+
+@app.command("run")
+def run_live(graph: str = typer.Argument(..., help=GRAPH_HELP),
+             cluster: Optional[str] = typer.Option(None, "--cluster", "-c", help="a running cluster (default: the only one)"),
+             policy: str = PolicyOpt, count: Optional[int] = CountOpt,
+             bandwidth_bit_s: Optional[int] = typer.Option(None, "--bandwidth-bit-s",
+                                                           help="link rate the model uses (default: the cluster's egress)"),
+             latency_s: float = LatencyOpt, guest_count: str = GuestsOpt,
+             timeout_s: float = typer.Option(600.0, "--timeout-s", help="give up on the run after this long"),
+             csv_path: Optional[Path] = typer.Option(None, "--csv", help="write measured and predicted times per task")) -> None:
+    """Run GRAPH live on a cluster with speeds in reference cores: every task a real process on the
+    workstation POLICY gives it (TGS's placement), messages over the shaped network; measured beside TGS."""
+    from experiments.models.tgs import GuestCount, Network, tgs
+    from experiments.taskgraph_files import load_graph
+    from experiments.taskgraph_live import makespan_s, precedence_violations, run, workstations_of
+    from scheduler.taskgraph.placement import get_policy
+    from scheduler.taskgraph.workstations import select
+    from testbed.cluster import Cluster
+
+    with user_errors():
+        rule = get_policy(policy)
+        g = load_graph(graph)
+        c = Cluster.attach(cluster)
+        ws = select(workstations_of(c), count)
+        rate = bandwidth_bit_s or min(c.spec.egress(w.name) for w in ws)
+        predicted = tgs(g, ws, rule, Network(bandwidth_bit_s=rate, latency_s=latency_s),
+                        guest_count=_guest_count(guest_count, GuestCount), available=_availability(ws))
+        placement = {t.task: t.workstation for t in predicted.timings}
+        console.print(f"workstations: {_ws_line(ws)}; links {rate / 1e6:g} Mbit/s in the model")
+        with console.status(f"running {g.name} ({len(g.tasks)} tasks) on {c.name}"):
+            runs = run(c, g, placement, timeout_s=timeout_s)
+    table = Table(title=f"{g.name} placed by {policy}: measured and TGS")
+    for col in ("task", "workstation", "start (s)", "TGS start (s)", "finish (s)", "TGS finish (s)"):
+        table.add_column(col, justify="left" if col in ("task", "workstation") else "right")
+    for r in runs:
+        p = predicted.of(r.task)
+        table.add_row(r.task, r.workstation, f"{r.start_s:.2f}", f"{p.start_s:.2f}", f"{r.done_s:.2f}",
+                      f"{p.finish_s:.2f}")
+    console.print(table)
+    measured = makespan_s(runs)
+    console.print(f"execution time: measured {measured:.2f} s, TGS {predicted.makespan_s:.2f} s "
+                  f"(error {(predicted.makespan_s - measured) / measured:+.1%})")
+    broken = precedence_violations(g, runs)
+    console.print("every precedence arc respected" if not broken else "[red]" + "\n".join(broken) + "[/red]")
+    if csv_path is not None:
+        with csv_path.open("w") as f:
+            f.write("task,workstation,start_s,finish_s,sent_s,tgs_start_s,tgs_finish_s\n")
+            for r in runs:
+                p = predicted.of(r.task)
+                f.write(f"{r.task},{r.workstation},{r.start_s:.6f},{r.done_s:.6f},{r.sent_s:.6f},"
+                        f"{p.start_s:.6f},{p.finish_s:.6f}\n")
+        console.print(f"written to {csv_path}")
+    if broken:
+        raise typer.Exit(1)
