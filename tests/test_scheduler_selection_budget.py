@@ -39,3 +39,9 @@ def test_the_budget_holds_within_50_ms(algorithm):
 def test_brute_force_refuses_a_cluster_it_cannot_enumerate():
     with pytest.raises(ValueError, match=r"^workstations: brute force takes at most 20"):
         select_hosts(large_cluster(30), "BRUTE", budget_s=1.0)
+
+
+@pytest.mark.parametrize("algorithm", ["SA", "GA", "DP", "BE"])
+def test_a_budget_spent_before_the_first_evaluation_still_gives_a_schedule(algorithm):
+    best = select_hosts(large_cluster(200), algorithm, budget_s=1e-9, seed=1)
+    assert best.workstations and best.evaluations >= 1 and not best.finished
