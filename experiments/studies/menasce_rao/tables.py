@@ -1,0 +1,109 @@
+"""Menascé & Rao's Tables 2 and 3, live: the wave front on 1, 2 and 3 workstations of each class.
+
+Each row runs `experiments/configs/taskgraphs/wavefront.toml` on the first n workstations
+of one class of `compose/specs/menasce-rao.toml` (PVM's default placement, as the paper's
+validation: "the same type of workstation was used in each experiment to run all tasks"),
+`reps` times, and predicts it with TGS and eq. 7 (the paper's T_mod) and with the Monte
+Carlo of Fig. 2. Table 3 adds the paper's owners, N = 2 daemons of D = 1 s every Z = 5 s,
+scaled in time like the tasks (1/5: Z = 1 s, D = 0.2 s), started on the row's
+workstations for its runs only. The paper's own numbers (`paper.py`) are printed beside.
+"""
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from experiments.models.tgs import Network, tgs
+from experiments.models.tgs_montecarlo import MonteCarloSettings, monte_carlo
+from experiments.studies.menasce_rao.paper import CLASSES, PAPER, TIME_SCALE
+from experiments.taskgraph_files import load_graph
+from experiments.taskgraph_live import makespan_s, precedence_violations, run, workstations_of
+from scheduler.taskgraph.placement import get_policy
+from scheduler.taskgraph.workstations import Owners
+from testbed.cluster import Cluster
+from testbed.load import owners as owner_daemons
+from testbed.spec import OwnerLoad
+
+#: Table 3's owners as the paper ran them (N, Z s, D s), before time scaling.
+PAPER_OWNERS = (2, 5.0, 1.0)
+POLICY = "pvm-default"
+
+Log = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Row:
+    table: int        # 2: no owners; 3: the paper's owners
+    kind: str         # LX, SPARC5, SPARC20
+    n: int            # workstations of that kind
+
+
+@dataclass(frozen=True)
+class RowResult:
+    row: Row
+    workstations: tuple[str, ...]
+    measured_s: tuple[float, ...]     # one makespan per repetition
+    tgs_s: float                      # TGS with eq. 7: the paper's T_mod
+    monte_carlo_s: float | None       # Fig. 2's mean (None without owners: it equals TGS)
+    monte_carlo_half_s: float | None
+
+    @property
+    def median_s(self) -> float:
+        return statistics.median(self.measured_s)
+
+    @property
+    def error(self) -> float:
+        """Eq. 8 without the absolute value: (T_mod - T_meas) / T_meas."""
+        return (self.tgs_s - self.median_s) / self.median_s
+
+    @property
+    def paper(self) -> tuple[float | None, float, float | None]:
+        """The paper's T_meas, T_mod and E% for this row (T_meas None where it has none)."""
+        return PAPER[(self.row.table, self.row.kind, self.row.n)]
+
+
+def rows(tables: Sequence[int]) -> list[Row]:
+    bad = [t for t in tables if t not in (2, 3)]
+    if bad:
+        raise ValueError(f"tables: {bad[0]} is not one of the paper's validation tables (2, 3)")
+    return [Row(t, kind, n) for t in tables for kind in CLASSES for n in (1, 2, 3)]
+
+
+def scaled_owners() -> OwnerLoad:
+    n, z, d = PAPER_OWNERS
+    return OwnerLoad(n=n, z=z * TIME_SCALE, d=d * TIME_SCALE)
+
+
+def measure_row(cluster: Cluster, row: Row, reps: int, *, seed: int = 0, log: Log = lambda _m: None) -> RowResult:
+    """Run one row `reps` times live and predict it; owners run on its workstations for Table 3 only."""
+    graph = load_graph("wavefront")
+    names = CLASSES[row.kind][:row.n]
+    ws = {w.name: w for w in workstations_of(cluster)}
+    missing = [n for n in names if n not in ws]
+    if missing:
+        raise ValueError(f"cluster {cluster.name}: no workstation {missing[0]} (bring up compose/specs/menasce-rao.toml)")
+    owners = scaled_owners() if row.table == 3 else None
+    model_ws = [ws[n].model_copy(update={"owners": Owners(n=owners.n, z_s=owners.z, d_s=owners.d)})
+                if owners else ws[n] for n in names]
+    policy = get_policy(POLICY)
+    network = Network(bandwidth_bit_s=min(cluster.spec.egress(n) for n in names))
+    predicted = tgs(graph, model_ws, policy, network)
+    mc = monte_carlo(graph, model_ws, policy, network, MonteCarloSettings(seed=seed)) if owners else None
+    placement = {t.task: t.workstation for t in predicted.timings}
+    times = []
+    if owners:
+        owner_daemons.start(cluster, {n: owners for n in names}, seed=seed)
+    try:
+        for rep in range(reps):
+            runs = run(cluster, graph, placement)
+            broken = precedence_violations(graph, runs)
+            if broken:
+                raise RuntimeError(f"Table {row.table}, {row.n} {row.kind}: {broken[0]}")
+            times.append(makespan_s(runs))
+            log(f"Table {row.table}, {row.n} {row.kind}, rep {rep}: {times[-1]:.2f} s (TGS {predicted.makespan_s:.2f} s)")
+    finally:
+        if owners:
+            owner_daemons.stop(cluster, list(names))
+    return RowResult(row, tuple(names), tuple(times), predicted.makespan_s,
+                     mc.mean_s if mc else None, mc.half_width_s if mc else None)

@@ -1,0 +1,38 @@
+"""Menascé & Rao's Tables 2 and 3: rows, the paper's numbers, and the report's arithmetic."""
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from experiments.studies.menasce_rao.paper import PAPER, TIME_SCALE
+from experiments.studies.menasce_rao.report import write
+from experiments.studies.menasce_rao.tables import Row, RowResult, rows, scaled_owners
+
+
+def test_rows_cover_both_tables_and_every_class_size():
+    all_rows = rows([2, 3])
+    assert len(all_rows) == 18 and all((r.table, r.kind, r.n) in PAPER for r in all_rows)
+    with pytest.raises(ValueError, match="^tables: 4 is not one of the paper's validation tables"):
+        rows([4])
+
+
+def test_table3_owners_are_the_papers_scaled_in_time():
+    o = scaled_owners()
+    assert (o.n, o.z, o.d) == (2, pytest.approx(5.0 * TIME_SCALE), pytest.approx(1.0 * TIME_SCALE))
+
+
+def test_the_report_gives_each_rows_error_and_the_verdict(tmp_path):
+    # measured medians 60 and 40 s, TGS 61.2 (+2%) and 36 (-10%): median |error| 6%, largest 10%
+    results = [RowResult(Row(2, "LX", 1), ("lx1",), (59.0, 60.0, 64.0), 61.2, None, None),
+               RowResult(Row(2, "LX", 2), ("lx1", "lx2"), (40.0, 39.0, 41.0), 36.0, None, None)]
+    assert [r.error for r in results] == [pytest.approx(0.02), pytest.approx(-0.10)]
+    md = write(results, tmp_path, "nowlab taskgraph tables --tables 2").read_text()
+    assert "| LX | 1 | 60.00 (59.00-64.00) | 61.20 | +2.0% | n/a | 300.6 | 309.3 | 2.9% |" in md
+    assert "median 6.0%, largest 10.0%" in md and "NOT met" in md
+    assert "`nowlab taskgraph tables --tables 2`" in md
+    with (tmp_path / "tables.csv").open() as f:
+        got = list(csv.DictReader(f))
+    assert [(g["class"], g["n"], g["measured_median_s"], g["error"]) for g in got] == \
+        [("LX", "1", "60.000", "0.0200"), ("LX", "2", "40.000", "-0.1000")]
+    assert (tmp_path / "tables.png").stat().st_size > 10_000
