@@ -71,8 +71,10 @@ class Cluster:
         return SelectionProblem(machines, self.bw_bit_s, predict_s)
 
 
-def make_cluster(procs: int, mix: LoadMix, rng: np.random.Generator, speed: float = 1.0) -> Cluster:
-    max_bw = float(rng.choice(MAX_BW_BIT_S))
+def make_cluster(procs: int, mix: LoadMix, rng: np.random.Generator, speed: float = 1.0,
+                 max_bw_bit_s: float | None = None) -> Cluster:
+    """`max_bw_bit_s` None draws it from MAX_BW_BIT_S; a study pins it to compare sizes on one class."""
+    max_bw = float(rng.choice(MAX_BW_BIT_S)) if max_bw_bit_s is None else max_bw_bit_s
     counts = np.floor(np.array([mix.light, mix.medium, mix.heavy]) * procs).astype(int)
     counts[0] += procs - counts.sum()
     cpu = np.concatenate([rng.uniform(*LOAD_CPU[k], c) for k, c in zip(LOAD_CPU, counts)])

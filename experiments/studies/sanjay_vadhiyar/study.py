@@ -15,7 +15,7 @@ import pandas as pd
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from experiments.studies.sanjay_vadhiyar.apps import APPLICATIONS, MD
-from experiments.studies.sanjay_vadhiyar.clusters import PAPER_MIX, make_cluster, make_setup
+from experiments.studies.sanjay_vadhiyar.clusters import MAX_BW_BIT_S, PAPER_MIX, make_cluster, make_setup
 from experiments.studies.sanjay_vadhiyar.spec import StudySpec
 from scheduler.selection import SelectionProblem, select_hosts
 from scheduler.selection.problem import Predictor
@@ -79,10 +79,13 @@ Step = Callable[[str], None]
 
 def _scalability(spec: StudySpec, step: Step) -> Iterator[dict]:
     predict = MD.predictor(MD_SIZE)
+    # Repetition r has the same largest link bandwidth at every size (common random numbers):
+    # that class moves MD's time by 100x, and would otherwise swamp the trend with size.
+    max_bw = [float(np.random.default_rng([spec.seed, 8, rep]).choice(MAX_BW_BIT_S)) for rep in range(spec.reps)]
     for size in spec.sizes:
         for rep in range(spec.reps):
             rng = np.random.default_rng([spec.seed, 8, size, rep])
-            problem = make_cluster(size, PAPER_MIX, rng).problem(predict)
+            problem = make_cluster(size, PAPER_MIX, rng, max_bw_bit_s=max_bw[rep]).problem(predict)
             for algorithm in spec.algorithms:
                 yield {"size": size, "rep": rep,
                        **_search(problem, predict, algorithm, spec.budget_s(spec.budget_paper_s), spec.seed + rep)}
