@@ -102,3 +102,11 @@ def test_seeded_searches_repeat_and_other_seeds_search_otherwise():
     assert all(r.finished for r in runs.values())
     again = select_hosts(problem, "BE", budget_s=5.0, seed=11)
     assert (again.workstations, again.evaluations) == (runs[11].workstations, runs[11].evaluations)
+
+
+@pytest.mark.parametrize("algorithm", SEARCHES + ["BRUTE"])
+def test_a_cluster_of_one_gives_that_one(algorithm):
+    problem = SelectionProblem((Workstation("solo", 0.5),), np.full((1, 1), np.inf), falls_with_processors)
+    best = select_hosts(problem, algorithm, budget_s=1.0)
+    assert best.workstations == ("solo",) and best.finished
+    assert best.predicted_s == pytest.approx(200.0)  # 100/(0.5*1); no link, so no communication

@@ -40,6 +40,8 @@ def genetic_algorithm(search: Search, seed: int) -> None:
 
 def _run(search: Search) -> None:
     n = search.problem.size
+    if n == 1:
+        search.evaluate([0])  # Fig. 2 searches sizes from max_procs down to 2: one machine is the answer
     for procs in range(n, 1, -1):  # line 2
         population = [creator.SvChromosome(random.sample(range(n), procs)) for _ in range(POPULATION)]
         for chromosome in population:  # line 4
