@@ -98,7 +98,10 @@ def write_outputs(result: StudyResult, out: Path) -> Outputs:
         procs = result.scalability.groupby(["size", "algorithm"]).procs.mean().unstack("algorithm").round(0)
         lines += ["", "Mean processors in the chosen schedule:", "", _md(procs)]
     if len(result.setups):
-        lines += ["", "## Table I: multi-cluster setups", "", _md(_table1(result.setups))]
+        lines += ["", "## Table I: multi-cluster setups", "", _md(_table1(result.setups)), "",
+                  "The paper's Table I (its MD model, 1,100 setups): SA 188.42 / 44.908 / 183.34, "
+                  "GA 217.41 / 49.46 / 212.19, DP 124.53 / 21.45 / 122.9, BE 71.29 / 27.22 / 66.96 s "
+                  "(arithmetic mean / std. dev. / geometric mean)."]
     report = out / "report.md"
     report.write_text("\n".join(lines) + "\n")
     pd.DataFrame([asdict(c) for c in claims]).to_csv(out / "claims.csv", index=False)
