@@ -37,7 +37,7 @@ def dynamic_programming(search: Search, seed: int) -> None:
             for i in np.flatnonzero(~inside):  # lines 13-15
                 search.check()
                 t_s = float(problem.predict_s(SubsetSummary(count + 1, float(new_cpu[i]), float(new_bw[i]))))
-                search.offer(members + [int(i)], t_s)
+                search.tally(t_s, lambda: members + [int(i)])  # noqa: B023 (called at once)
                 scored.append((t_s, int(i)))
             scored.sort()
             for t_s, i in scored[:KEEP]:  # lines 16-19

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -51,6 +51,13 @@ class Search:
         if t_s < self.best_s:
             self.best_s = t_s
             self.best = tuple(int(i) for i in subset)
+        return t_s
+
+    def tally(self, t_s: float, make_subset: Callable[[], Sequence[int]]) -> float:
+        """`offer`, building the subset only when it is the best so far (DP scores n candidates a step)."""
+        if t_s < self.best_s:
+            return self.offer(make_subset(), t_s)
+        self.evaluations += 1
         return t_s
 
     def result(self, finished: bool) -> Selection:
