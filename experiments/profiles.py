@@ -41,13 +41,13 @@ from workloads import sevcik
 Log = Callable[[str], None]
 
 
-def profile_key(cls: ClassSpec, prof: Profiling, cpus: list[float], image: str) -> str:
-    """Hash of what the fit depends on (arguments, demand, caps of the workstations used, image)."""
+def profile_key(cls: ClassSpec, prof: Profiling, cpus: list[float | str], image: str) -> str:
+    """Hash of what the fit depends on (arguments, demand, caps or speeds of the workstations used, image)."""
     argv = cls.argv(prof.demand)
     code = hashlib.sha256()
     for path in sorted(workloads.SOURCE_DIR.glob("*.py")):  # the workloads are mounted, not in the image
         code.update(path.read_bytes())
-    blob = json.dumps({"method": "live-executor+resizes", "launch": "pool", "argv": argv, "procs": prof.procs, "reps": prof.reps, "cpus": cpus, "image": image,
+    blob = json.dumps({"method": "live-executor+resizes+hello", "launch": "pool", "argv": argv, "procs": prof.procs, "reps": prof.reps, "cpus": cpus, "image": image,
                        "workloads": code.hexdigest()}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -165,6 +165,7 @@ def measure(cluster, workstations: list[str], name: str, cls: ClassSpec, prof: P
     argv = tuple(cls.argv(prof.demand))
     samples = []
     speeds: list[float | None] = []  # reference cores each run was delivered (slowest workstation)
+    hellos: list[float] = []  # start to the coordinator's hello: the pause before work (models/launch.py)
     state_dir = cluster_state_dir(cluster.name)
     for rep in range(prof.reps):  # repetitions in rounds: a slow spell of the host hits every p alike
         for p in prof.procs:
@@ -178,6 +179,7 @@ def measure(cluster, workstations: list[str], name: str, cls: ClassSpec, prof: P
             if state.status != "done" or "compute_s" not in state.report:
                 raise RuntimeError(f"profiling class {name} on {p} workstation(s) failed: {state.error}")
             exited = max(r.exited_at for r in res.runs)
+            hellos.append(min(res.runs, key=lambda r: r.launch).hello_at - record.start)
             sample = wprofile.Sample(p, rep, float(state.report["compute_s"]), exited - record.start,
                                      record.finish - record.start)
             samples.append(sample)
@@ -194,7 +196,7 @@ def measure(cluster, workstations: list[str], name: str, cls: ClassSpec, prof: P
     # job's delivered speed over this is its speed ratio, which normalises its times.
     ref_speed = float(np.median([v for v in speeds if v is not None])) if any(v is not None for v in speeds) else None
     stored_samples = [{"p": s.p, "rep": s.rep, "time_s": s.time_s, "wall_s": s.wall_s, "done_s": s.done_s,
-                       "ref_speed": v} for s, v in zip(samples, speeds)]
+                       "hello_s": h, "ref_speed": v} for s, v, h in zip(samples, speeds, hellos)]
     fit = loop.fit(stored_samples, ref_speed)  # each run's times as at ref_speed
     at_ref = loop.normalised_samples(stored_samples, ref_speed)
     means = {p: float(np.mean([s["time_s"] for s in at_ref if s["p"] == p])) for p in prof.procs}

@@ -27,7 +27,7 @@ from experiments.config import ExperimentConfig
 from experiments.models import loop
 from experiments.models.launch import stored_fit
 from testbed.load.model import owner_utilization
-from experiments.models.resize import ResizeFit
+from experiments.models.resize import ResizeFit, ResizeSample
 from experiments.predict import ClassModel, OverheadModel, ensemble, predict, workstation_speeds
 from experiments.store import ResultsStore
 
@@ -60,8 +60,16 @@ def measured_overheads(config: ExperimentConfig, samples: pd.DataFrame) -> dict[
 
 
 def profiled_resize(profile: dict) -> ResizeFit | None:
-    """The profile's resize fit, or None for a profile measured before resizes were profiled."""
-    return ResizeFit.from_dict(profile["resize"]) if isinstance(profile.get("resize"), dict) else None
+    """The profile's resize fit, refitted from its samples whenever it has them (so a profile
+    stored before a change of the model is read as today's), else as stored; None: no resize
+    was profiled. Profiling resizes the class on the first p workstations, so its sets are
+    0..p-1."""
+    stored = profile.get("resize")
+    if not isinstance(stored, dict):
+        return None
+    samples = [ResizeSample(tuple(range(int(s["from"]))), tuple(range(int(s["to"]))), float(s["reconfig_s"]),
+                            int(s["bytes_moved"]), s.get("release_s")) for s in profile.get("resize_samples") or []]
+    return ResizeFit.fit(samples, float(stored["link_bit_s"])) if samples else ResizeFit.from_dict(stored)
 
 
 def class_models(config: ExperimentConfig, profiles: dict[str, dict]) -> dict[str, ClassModel]:
@@ -77,13 +85,22 @@ def class_models(config: ExperimentConfig, profiles: dict[str, dict]) -> dict[st
             launch_per_proc_s=launch["launch_per_proc_s"], setup_work_s=launch["setup_work_s"], teardown_s=float(p.get("teardown_s", 0.0)),
             release_s=fit.release_s if fit is not None else 0.0, resize=fit,
             extra_launch_s=config.overhead.launch_s, extra_resize_s=config.overhead.resize_s,
-            startup_s=None if p.get("startup_s") is None else float(p["startup_s"]),
+            startup_s=launch.get("startup_s", None if p.get("startup_s") is None else float(p["startup_s"])),
             run_sigma=loop.run_sigma(p.get("samples") or [], p.get("ref_speed")))
     return out
 
 
 def speeds_for(calibration: dict | None, hosts: list[str]) -> list[float] | None:
-    """Delivered CPU relative to the median workstation (None: no calibration, all alike)."""
+    """Delivered speed relative to the median workstation (None: no calibration, all alike).
+
+    Governed workstations (a speed in reference cores, held by the governor) deliver their
+    spec's speed: theirs are used. The CPU share calibration measures is then no guide: the
+    governor gives each the cores its own core's factor calls for (0.13-0.16 core for the
+    same 0.3 reference cores, demo 24 Nov 2026), which read as 17% slower workstations."""
+    governed = (calibration or {}).get("speed_ref_cores") or {}
+    if hosts and all(h in governed for h in hosts):
+        reference = statistics.median(float(governed[h]) for h in hosts)
+        return [float(governed[h]) / reference for h in hosts]
     delivered = {c["workstation"]: float(c["measured"]) for c in (calibration or {}).get("cpu", [])}
     if not delivered:
         return None

@@ -181,12 +181,12 @@ def resize_diagnostic(samples: pd.DataFrame, profiles: dict[str, dict[str, Any]]
     A diagnostic only: predictions never use the measured side (they would be
     fitted to what they are checked against).
     """
-    from experiments.models.resize import ResizeFit
+    from experiments.replay import profiled_resize
 
     rows = []
     for cls, p in sorted(profiles.items()):
         own = samples[samples["cls"] == cls] if len(samples) else samples
-        fit = ResizeFit.from_dict(p["resize"]) if isinstance(p.get("resize"), dict) else None
+        fit = profiled_resize(p)
         profiled = [fit.cost(parse_interval_set(r.from_procs), parse_interval_set(r.to_procs))
                     for r in own.itertuples(index=False)] if fit is not None and len(own) else []
         measured = float(own["reconfig_s"].median()) if len(own) else math.nan

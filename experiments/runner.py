@@ -109,7 +109,10 @@ def swf_stream(config: ExperimentConfig, rate: float) -> list[StreamJob]:
 def profile_keys(config: ExperimentConfig, spec: ClusterSpec, hosts: list[str]) -> dict[str, str]:
     """Each class's profile cache key when profiled on the first max(procs) of `hosts` (also `--estimate`'s)."""
     prof = config.profile
-    cpus = [spec.cpu(h) for h in hosts[:max(prof.procs)]]
+    # A governed workstation's cap is what placement reserved at the factor it measured, which
+    # differs every time: its speed is what the profile depends on (a raw cap stays a number,
+    # so the keys of profiles taken on raw caps are unchanged).
+    cpus = [f"speed {spec.speed(h)}" if spec.speed(h) is not None else spec.cpu(h) for h in hosts[:max(prof.procs)]]
     image = image_ref().image
     return {name: profile_key(cls, prof, cpus, image) for name, cls in config.classes.items()}
 
@@ -241,6 +244,9 @@ class Runner:
         self.log("calibrating the workstations")
         cal = calibrate(c, cpu_seconds=3, link_seconds=2, links=[], progress=self.update)
         cal.pop("spec", None)
+        # governed workstations deliver their spec's speed whatever cores that takes on their
+        # core: the predictions take speeds from here, not from the cores calibration measured
+        cal["speed_ref_cores"] = {ws: c.spec.speed(ws) for ws in self.hosts if c.spec.speed(ws) is not None}
         self.calibration_id = self.store.add_calibration(cal)
         self._profile()
         for t in self.config.load.traffic:

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from experiments.config import ConfigError, from_dict
-from experiments.models.resize import ResizeFit, ResizeSample, moved_fraction
+from experiments.models.resize import ResizeFit, ResizeSample, busiest_fraction, moved_fraction
 from experiments.predict import ClassModel, predict
 from experiments.profiles import ResizeScript, resize_sizes
 from experiments.records import StreamJob
@@ -29,18 +29,26 @@ def test_moved_fraction_follows_the_block_plan():
     assert moved_fraction((0,), (0, 1)) == pytest.approx(0.5)
 
 
-def test_resize_fit_recovers_a_fixed_part_and_the_bytes_over_the_link():
-    data, link, fixed = 2_000_000, 10_000_000, 1.5
+def test_busiest_fraction_is_the_largest_share_one_workstation_sends():
+    # 4 -> 2: 1 sends rows 1/4..1/2 to 0, 2 and 3 send theirs to 1: a quarter each
+    assert busiest_fraction((0, 1, 2, 3), (0, 1)) == pytest.approx(0.25)
+    # 2 -> 4: 0 sends 1/4..1/2 to 1, 1 sends 1/2..3/4 and 3/4..1 to 2 and 3: a half from 1
+    assert busiest_fraction((0, 1), (0, 1, 2, 3)) == pytest.approx(0.5)
+    assert busiest_fraction((0,), (0, 1)) == pytest.approx(0.5) and busiest_fraction((0, 1), (0, 1)) == 0.0
+
+
+def test_resize_fit_recovers_a_fixed_part_a_grow_part_and_the_bytes_over_the_links():
+    data, link, fixed, grow = 2_000_000, 10_000_000, 1.5, 0.3
     pairs = [((0, 1, 2, 3), (0, 1)), ((0, 1), (0, 1, 2, 3)), ((0, 1), (0,)), ((0,), (0, 1))] * 2
-    samples = [ResizeSample(o, n, fixed + 8 * data * moved_fraction(o, n) / link, round(data * moved_fraction(o, n)),
-                            0.4 if len(n) < len(o) else None) for o, n in pairs]
+    samples = [ResizeSample(o, n, fixed + (grow if len(n) > len(o) else 0) + 8 * data * busiest_fraction(o, n) / link,
+                            round(data * moved_fraction(o, n)), 0.4 if len(n) < len(o) else None) for o, n in pairs]
     fit = ResizeFit.fit(samples, link)
     assert fit.data_bytes == pytest.approx(data, rel=1e-6)
     assert fit.fixed_s == pytest.approx(fixed, abs=1e-6) and fit.per_proc_s == pytest.approx(0, abs=1e-6)
-    assert fit.release_s == pytest.approx(0.4)
-    # 4 -> 2 moves 0.75 of 2 MB = 1.2 s at 10 Mbit/s; 1 -> 2 moves 0.5: 0.8 s
-    assert fit.cost((0, 1, 2, 3), (0, 1)) == pytest.approx(2.7)
-    assert fit.cost((0,), (0, 1)) == pytest.approx(2.3)
+    assert fit.grow_s == pytest.approx(grow, abs=1e-6) and fit.release_s == pytest.approx(0.4)
+    # 4 -> 2: the busiest sender moves 0.25 of 2 MB = 0.4 s at 10 Mbit/s; 1 -> 2 moves 0.5: 0.8 s, plus the grow's 0.3
+    assert fit.cost((0, 1, 2, 3), (0, 1)) == pytest.approx(1.9)
+    assert fit.cost((0,), (0, 1)) == pytest.approx(2.6)
     assert ResizeFit.from_dict(fit.to_dict()) == fit
 
 
@@ -167,14 +175,15 @@ def test_report_shows_the_measured_resize_cost_beside_the_profiled_one():
     from experiments.report_stats import parse_interval_set, resize_diagnostic
 
     assert parse_interval_set("0-2 5") == (0, 1, 2, 5) and parse_interval_set(None) == ()
-    fit = ResizeFit(1.0, 0.0, 1_000_000, 8_000_000)  # 1 s + moved fraction × 1 s
+    fit = ResizeFit(1.0, 0.0, 1_000_000, 8_000_000)  # 1 s + the busiest sender's fraction × 1 s
     samples = pd.DataFrame({"cls": ["a", "a", "a"], "from_procs": ["0-3", "0-1", "0"],
                             "to_procs": ["0-1", "0-3", "0-1"], "reconfig_s": [3.0, 3.5, 2.0]})
     table = resize_diagnostic(samples, {"a": {"resize": fit.to_dict()}, "b": {}})
     a, b = table.iloc[0], table.iloc[1]
     assert a["resizes measured"] == 3 and a["measured median (s)"] == "3.00"
-    assert a["profiled, same resizes (s)"] == "1.75"  # 4->2 and 2->4 move 0.75, 1->2 moves 0.5: median 1.75
-    assert a["profiled - measured"] == "-41.7%"
+    # the busiest sender moves 0.25 (4->2), 0.5 (2->4) and 0.5 (1->2) of 1 MB at 1 MB/s: median 1.5
+    assert a["profiled, same resizes (s)"] == "1.50"
+    assert a["profiled - measured"] == "-50.0%"
     assert b["profiled, same resizes (s)"] == "no resize profile" and b["resizes measured"] == 0
 
 

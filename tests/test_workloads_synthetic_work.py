@@ -29,10 +29,10 @@ def synthetic(args: dict) -> cfg.ClassSpec:
                           "arrivals": {"rates": [0.1], "jobs": 3, "mix": {"syn": 1.0}}}).classes["syn"]
 
 
-def test_the_demo_phase_is_the_same_work_as_before():
+def test_the_demo_phase_in_reference_seconds_is_the_workloads_multiplies():
     syn = cfg.load(DEMO).classes["syn"]
-    assert syn.mults_per_phase == 150_000_000 and syn.work_per_phase_ref_s == 0.5
-    assert workload_mults(syn.argv()[3:]) == 150_000_000
+    assert syn.mults_per_phase == 120_000_000 and syn.work_per_phase_ref_s == 0.4
+    assert workload_mults(syn.argv()[3:]) == 120_000_000
 
 
 @pytest.mark.parametrize("work", [0.5, 1 / 3, 2.7, 1e-4, 0.123456789])
@@ -99,7 +99,7 @@ def test_the_plan_estimate_of_the_demo_from_its_work():
     config = cfg.load(DEMO)
     models = work_models(config, speed=0.4)
     assert set(models) == {"syn", "cg"}  # cg's work: its matvec, 2·n² flop per iteration
-    assert models["syn"].W == pytest.approx(20 * 0.5 / 0.4)
+    assert models["syn"].W == pytest.approx(20 * 0.4 / 0.4)
     only_syn = config.model_copy(update={"arrivals": config.arrivals.model_copy(update={"mix": {"syn": 1.0}}),
                                          "classes": {"syn": config.classes["syn"]}})
     plan = estimate(only_syn, models, P=8)

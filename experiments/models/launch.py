@@ -48,15 +48,41 @@ def fit_launch(procs: Sequence[int], extra_s: Sequence[float], total_s: Sequence
     return {"launch_s": float(intercept) + startup_s, "launch_per_proc_s": float(slope), "setup_work_s": float(setup)}
 
 
+def fit_hello(procs: Sequence[int], hello_s: Sequence[float]) -> tuple[float, float]:
+    """(startup_s, setup_work_s) from each run's launch-to-hello: startup_s + setup_work_s/p.
+
+    The hello is what ends the pause a job can answer no preemption in (its coordinator
+    says it once set up, `workloads/runtime.py`), so the pause is fitted on it directly.
+    Fitted on launch-to-done instead, CG's set-up came out at 2.38 s/p, where its p = 1
+    jobs said hello 1.15 s after their start; under Equipartition every other job then
+    waited 1.5 s longer for each new job's acknowledgment than live (demo, 24 Nov 2026)."""
+    a = np.array([[1.0, 1.0 / p] for p in procs])
+    (startup, setup), _ = nnls(a, np.asarray(hello_s, float))
+    return float(startup), float(setup)
+
+
 def fit_samples(samples: Sequence[dict], startup_s: float | None) -> dict[str, float]:
-    """The launch fit of a profile's samples (each with p, time_s, done_s)."""
-    return fit_launch([int(s["p"]) for s in samples], [s["done_s"] - s["time_s"] for s in samples],
-                      [s["done_s"] for s in samples], startup_s or 0.0)
+    """The launch fit of a profile's samples (each with p, time_s, done_s, and hello_s when
+    profiled with it). With hello_s, the pause before work is fitted on it (`fit_hello`)
+    and the rest of launch-to-done less the loop as launch_s + launch_per_proc_s·p, with
+    `startup_s` in the result; without, as `fit_launch`."""
+    procs = [int(s["p"]) for s in samples]
+    hellos = [s.get("hello_s") for s in samples]
+    if not samples or any(h is None or not np.isfinite(h) or h < 0 for h in hellos):
+        return fit_launch(procs, [s["done_s"] - s["time_s"] for s in samples], [s["done_s"] for s in samples],
+                          startup_s or 0.0)
+    startup, setup = fit_hello(procs, hellos)
+    weights = 1.0 / np.maximum(np.array([s["done_s"] for s in samples], float), 1e-3)
+    after = [max(0.0, s["done_s"] - s["time_s"] - startup - setup / p) for s, p in zip(samples, procs)]
+    (intercept, slope), _ = nnls(np.array([[1.0, p] for p in procs]) * weights[:, None], np.array(after) * weights)
+    return {"launch_s": float(intercept) + startup, "launch_per_proc_s": float(slope), "setup_work_s": setup,
+            "startup_s": startup}
 
 
 def stored_fit(profile: dict) -> dict[str, float]:
     """The launch fit of a stored profile, from its samples whenever it has them (so a profile
-    stored before a change of the fit is read as today's), else as stored."""
+    stored before a change of the fit is read as today's), else as stored. `startup_s` is in
+    it when the samples carry their hello times."""
     if profile.get("samples"):  # each run's times as at the profile's reference speed
         return fit_samples(normalised_samples(profile["samples"], profile.get("ref_speed")), profile.get("startup_s"))
     return {"launch_s": float(profile["launch_s"]),

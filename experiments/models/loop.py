@@ -31,7 +31,7 @@ def normalised_samples(samples: Sequence[Mapping[str, Any]], reference: float | 
     out = []
     for s in samples:
         k = at_reference(s, reference)
-        out.append({**s, **{f: float(s[f]) * k for f in ("time_s", "done_s", "wall_s") if f in s}})
+        out.append({**s, **{f: float(s[f]) * k for f in ("time_s", "done_s", "wall_s", "hello_s") if s.get(f) is not None}})
     return out
 
 

@@ -55,6 +55,7 @@ class Launch:
         self.handle: Handle | None = None
         self.conn: JobConnection | None = None
         self.launched_at = float("nan")
+        self.hello_at = float("nan")
         self.exited_at = float("nan")
         self.exit_code: int | None = None
 
@@ -98,6 +99,7 @@ class Launch:
                     break
         if conn is not None:
             self.conn = conn
+            self.hello_at = conn.hello.at
             events.put(Event(conn.hello.at, "hello", self, conn.hello.message))
             while True:
                 try:

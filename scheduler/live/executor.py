@@ -282,7 +282,8 @@ class LiveExecutor:
             if self.occupant.get(host) is launch:
                 del self.occupant[host]
         self.runs.append(PhysicalRun(job.id, launch.number, tuple(launch.hosts), self._rel(launch.launched_at),
-                                     t, ev.exit_code if ev.exit_code is not None else -1))
+                                     t, ev.exit_code if ev.exit_code is not None else -1,
+                                     self._rel(launch.hello_at)))
         clean = ev.exit_code == 0
         leaving = launch is job.leaving
         if leaving:

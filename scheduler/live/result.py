@@ -52,6 +52,7 @@ class PhysicalRun:
     launched_at: float
     exited_at: float
     exit_code: int
+    hello_at: float = float("nan")  # when its coordinator said hello (set up, about to compute); NaN: never
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Iterable
 import pandas as pd
 
 from testbed import shaping
+from testbed.keeper import read_scales
+from testbed.state import cluster_dir
 from testbed.backends import BackendError
 from testbed.parallel import parallel
 
@@ -75,6 +77,19 @@ def owner_cpu_ns(c: "Cluster", ws: str) -> int:
     return c.processes_cpu_ns(ws, OWNER_MARK)
 
 
+def nominal_cores(spec, ws: str, cap: float, scales: dict[str, float]) -> float:
+    """The cores a workstation has when no owner takes any: what AvailCPU is a fraction of.
+
+    A raw cap: its spec (cap mode lowers the live cap to emulate owners, so the live cap over
+    the spec is what they left). A governed speed: the quota the governor is giving it now,
+    before cap mode's scale (the reserve in the spec is only a ceiling; measured against it a
+    governed workstation with no owner read 0.55-0.73 available, demo 24 Nov 2026)."""
+    if spec.speed(ws) is None:
+        return spec.cpu(ws)
+    scale = scales.get(ws, 1.0)
+    return cap / scale if scale > 0 else spec.cpu(ws)
+
+
 @dataclass
 class Monitor:
     """Samples every `interval` s in a background thread; rows accumulate in memory."""
@@ -120,11 +135,12 @@ class Monitor:
         spec = self.cluster.spec
         cpu_rows: list[dict] = []
         link_rows: list[dict] = []
+        scales = read_scales(cluster_dir(self.cluster.name))
         for ws, (cap, owner_ns) in cur["cpu"].items():
             owner = max(0.0, (owner_ns - prev["cpu"][ws][1]) / 1e9 / dt)
             avail = max(0.0, cap - owner)
             cpu_rows.append({"t": cur["t"], "workstation": ws, "cap_cores": cap, "owner_cores": owner,
-                                  "avail_cores": avail, "avail_cpu": avail / spec.cpu(ws)})
+                                  "avail_cores": avail, "avail_cpu": avail / nominal_cores(spec, ws, cap, scales)})
         names = spec.names
         for src, (stamp, classes) in cur["tc"].items():
             then, before = prev["tc"].get(src, (stamp - dt, {}))
