@@ -51,3 +51,18 @@ def test_bad_input_names_the_field():
         fit_launch([1, 2], [0.1])
     with pytest.raises(ValueError, match="startup_s"):
         fit_launch([1, 2], [0.1, 0.2], startup_s=-1.0)
+
+
+def test_the_pause_before_work_is_fitted_on_the_hellos_and_the_rest_apart():
+    # start-up 0.2 s and set-up 1.0 s/p before hello; 0.3 s + 0.02 s/p more after the loop;
+    # launch-to-done less the loop also holds 1.5 s/p of work after the loop that a hello-less
+    # fit would take for set-up
+    samples = [{"p": p, "time_s": 10.0 / p, "hello_s": 0.2 + 1.0 / p,
+                "done_s": 10.0 / p + 0.2 + 1.0 / p + 0.3 + 0.02 * p + 1.5 / p} for p in (1, 2, 4, 8)]
+    fit = stored_fit({"samples": samples, "startup_s": 0.9})
+    assert fit["startup_s"] == pytest.approx(0.2, abs=1e-6) and fit["setup_work_s"] == pytest.approx(1.0, abs=1e-6)
+    # what is left after the pause, 0.3 + 0.02 p + 1.5/p, is fitted as launch_s - startup + per_proc·p
+    assert 0.2 + 0.3 < fit["launch_s"] < 0.2 + 0.3 + 1.5
+    old = stored_fit({"samples": [{k: v for k, v in s.items() if k != "hello_s"} for s in samples], "startup_s": 0.2})
+    assert old["setup_work_s"] > 2.0  # without hellos the work after the loop is taken for set-up
+    assert "startup_s" not in old

@@ -201,3 +201,15 @@ def test_replay_takes_every_overhead_from_the_profile_and_the_config():
     old = class_models(cfg, {"a": {k: v for k, v in profile.items() if k not in ("resize", "startup_s")}})["a"]
     assert old.resize is None and old.resize_cost((0, 1), (0,)) == pytest.approx(cfg.reconfig_default_s + 0.5)
     assert old.startup() == pytest.approx(1.0)
+
+
+def test_governed_workstations_run_at_their_specs_speed_not_the_cores_calibration_measured():
+    from experiments.replay import speeds_for
+
+    cal = {"cpu": [{"workstation": "ws1", "measured": 0.16}, {"workstation": "ws2", "measured": 0.13},
+                   {"workstation": "ws3", "measured": 0.15}]}
+    assert speeds_for(cal, ["ws1", "ws2", "ws3"]) == pytest.approx([0.16 / 0.15, 0.13 / 0.15, 1.0])
+    governed = {**cal, "speed_ref_cores": {"ws1": 0.3, "ws2": 0.3, "ws3": 0.6}}
+    assert speeds_for(governed, ["ws1", "ws2", "ws3"]) == pytest.approx([1.0, 1.0, 2.0])
+    # a host that is not governed: the cores calibration measured, for all
+    assert speeds_for({**cal, "speed_ref_cores": {"ws1": 0.3}}, ["ws1", "ws2"]) == pytest.approx([0.16 / 0.145, 0.13 / 0.145])

@@ -28,8 +28,8 @@ class ScriptedMonitor(Monitor):
 
 
 def scripted_monitor(interval: float = 0.0) -> ScriptedMonitor:
-    spec = SimpleNamespace(names=WORKSTATIONS, cpu=lambda ws: 0.2)
-    m = ScriptedMonitor(cluster=SimpleNamespace(spec=spec), interval=interval)
+    spec = SimpleNamespace(names=WORKSTATIONS, cpu=lambda ws: 0.2, speed=lambda ws: None)
+    m = ScriptedMonitor(cluster=SimpleNamespace(spec=spec, name="t-race"), interval=interval)
     m._tick = itertools.count()
     return m
 
@@ -79,7 +79,7 @@ class FlakyCluster:
     """The few cluster calls Monitor._read makes (two workstations, no traffic)."""
 
     workstations = ["ws1", "ws2"]
-    spec = SimpleNamespace(names=["ws1", "ws2"], cpu=lambda ws: 0.2)
+    spec = SimpleNamespace(names=["ws1", "ws2"], cpu=lambda ws: 0.2, speed=lambda ws: None)
 
     def cpu_limits(self, ws):
         return {"cores": 0.2}
@@ -108,3 +108,15 @@ def test_a_failed_tc_read_leaves_a_gap_and_the_monitor_keeps_sampling(monkeypatc
         mon.sample()
     assert mon.read_errors and all("not a time stamp" in e for e in mon.read_errors)
     assert len(mon.cpu_rows) == 8 * 2  # every sample after the first, whatever tc said
+
+
+def test_a_governed_workstations_availability_is_a_fraction_of_its_live_quota():
+    from testbed.load.monitor import nominal_cores
+
+    raw = SimpleNamespace(speed=lambda ws: None, cpu=lambda ws: 0.2)
+    governed = SimpleNamespace(speed=lambda ws: 0.3, cpu=lambda ws: 0.225)
+    # a raw cap: of its spec (cap mode's lowered cap reads as what owners left)
+    assert nominal_cores(raw, "ws1", 0.1, {}) == 0.2
+    # governed: of the quota it has now (0.14), or of that before cap mode's scale (0.5)
+    assert nominal_cores(governed, "ws1", 0.14, {}) == 0.14
+    assert nominal_cores(governed, "ws1", 0.07, {"ws1": 0.5}) == 0.14

@@ -135,7 +135,8 @@ class Monitor:
         spec = self.cluster.spec
         cpu_rows: list[dict] = []
         link_rows: list[dict] = []
-        scales = read_scales(cluster_dir(self.cluster.name))
+        governed = any(spec.speed(ws) is not None for ws in cur["cpu"])
+        scales = read_scales(cluster_dir(self.cluster.name)) if governed else {}
         for ws, (cap, owner_ns) in cur["cpu"].items():
             owner = max(0.0, (owner_ns - prev["cpu"][ws][1]) / 1e9 / dt)
             avail = max(0.0, cap - owner)
