@@ -10,6 +10,7 @@ run compare job by job; `summarize` reduces either kind the same way.
 """
 from __future__ import annotations
 
+import bisect
 import math
 import random
 import statistics
@@ -60,6 +61,9 @@ class ClassModel:
     startup_s: launch to hello, profiled (None: not profiled, no pause).
     setup_work_s: set-up split among the ranks (experiments/models/launch.py):
     a job started on p workstations pauses a further setup_work_s/p.
+    hello_s: (p, seconds from start to hello) as profiled, the median at each p; when
+    given, a job's pause on n processors is read off it (`pause`) in place of startup_s +
+    setup_work_s/n.
     run_sigma: how far identical dedicated runs of the class differ, as the log-sd of their
     loop times at the reference speed (`experiments.models.loop.run_sigma`); `ensemble`
     draws each job's work with it.
@@ -85,6 +89,7 @@ class ClassModel:
     startup_s: float | None = None
     setup_work_s: float = 0.0
     run_sigma: float = 0.0
+    hello_s: tuple[tuple[int, float], ...] = ()
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.W) and self.W > 0):
@@ -131,6 +136,29 @@ class ClassModel:
         (0 for a profile without it: its whole launch then rides in alpha) plus the knob's delay."""
         return (self.startup_s or 0.0) + self.extra_launch_s
 
+    def pause(self, n: int) -> float:
+        """Seconds from a start on n processors until the job begins its work: the profiled
+        hello at n, interpolated linearly in log p - log time between profiled sizes (a set-up
+        split among the ranks falls like a power of p) and held flat beyond them; plus the
+        knob's launch delay."""
+        points = sorted(self.hello_s)
+        if not points:
+            return (self.startup_s or 0.0) + self.setup_work_s / n + self.extra_launch_s
+        ps = [p for p, _ in points]
+        if n <= ps[0]:
+            t = points[0][1]
+        elif n >= ps[-1]:
+            t = points[-1][1]
+        else:
+            i = bisect.bisect_right(ps, n)
+            (p0, t0), (p1, t1) = points[i - 1], points[i]
+            if t0 > 0 and t1 > 0:
+                w = math.log(n / p0) / math.log(p1 / p0)
+                t = math.exp(math.log(t0) + w * (math.log(t1) - math.log(t0)))
+            else:
+                t = t0 + (t1 - t0) * (n - p0) / (p1 - p0)
+        return t + self.extra_launch_s
+
     def job_phases(self, demand: float = 1.0) -> int:
         """Safe points of a job of this demand: round(demand·phases), at least 1."""
         return max(1, round(demand * self.phases))
@@ -169,7 +197,7 @@ def engine_jobs(stream: Sequence[StreamJob], classes: Mapping[str, ClassModel],
         jobs.append(Job(sj.id, sj.arrival, cm.model(sj.demand * factor, sj.requested), cm.job_phases(sj.demand),
                         cm.reconfig_s + cm.extra_resize_s, cm.teardown_s, cm.release_s,
                         resize_cost=cm.resize_cost, startup=cm.startup(), work_first=True,
-                        setup_work=cm.setup_work_s))
+                        setup_work=cm.setup_work_s, pause=cm.pause if cm.hello_s else None))
     return jobs
 
 

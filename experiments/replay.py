@@ -86,7 +86,8 @@ def class_models(config: ExperimentConfig, profiles: dict[str, dict]) -> dict[st
             release_s=fit.release_s if fit is not None else 0.0, resize=fit,
             extra_launch_s=config.overhead.launch_s, extra_resize_s=config.overhead.resize_s,
             startup_s=launch.get("startup_s", None if p.get("startup_s") is None else float(p["startup_s"])),
-            run_sigma=loop.run_sigma(p.get("samples") or [], p.get("ref_speed")))
+            run_sigma=loop.run_sigma(p.get("samples") or [], p.get("ref_speed")),
+            hello_s=loop.hellos(p.get("samples") or [], p.get("ref_speed")))
     return out
 
 

@@ -83,7 +83,7 @@ class _Run(TrackedJob):
     """Engine-side job: the state machine's job plus progress bookkeeping."""
 
     __slots__ = ("phases", "cost", "x", "t0", "rate", "ver", "ack_x", "teardown", "release",
-                 "cost_fn", "startup", "setup_work", "min_k", "work_first")
+                 "cost_fn", "startup", "setup_work", "pause", "min_k", "work_first")
 
     def __init__(self, job: Job, seq: int, P: int) -> None:
         TrackedJob.__init__(self, job.id, seq, job.arrival, job.model, P)
@@ -94,6 +94,7 @@ class _Run(TrackedJob):
         self.cost_fn = job.resize_cost
         self.startup = job.startup
         self.setup_work = job.setup_work
+        self.pause = job.pause
         self.work_first = job.work_first
         self.min_k = 1 if job.work_first else 0  # first safe point (phase index) it can answer at
         self.x = 0.0  # progress at time t0
@@ -236,7 +237,10 @@ class _Engine(SchedulerState):
         if self.paced:
             T /= self._pace(procs)
         job.rate = 1.0 / T
-        pause = job.startup + job.setup_work / n if job.setup_work else job.startup
+        if job.pause is not None:
+            pause = job.pause(n)
+        else:
+            pause = job.startup + job.setup_work / n if job.setup_work else job.startup
         if pause > 0:  # launching and setting up: no progress yet (slowed like the job, on its members)
             job.t0 = now + pause * T / job.model.T(n)
         self.tick += 1

@@ -145,6 +145,9 @@ class Job:
     members, paid in the same pause: a job started on n processors pauses
     startup + setup_work/n (CG builds its rows of A before its first safe
     point: 2.3 s at p=1, 0.6 s at p=4, measured).
+    `pause(n)`: when given, the whole pause on n processors (seconds at speed 1), in place
+    of startup + setup_work/n: a measured set-up need not fall like 1/n (CG's said hello
+    3.8, 1.0, 0.6 and 0.2 s after its start at n = 1, 2, 4, 8).
     `work_first`: a job checks for a request only after finishing a phase, so
     after a start or a resize it answers no sooner than one phase on (the
     live workloads do this); False: a job just (re)started answers at once.
@@ -161,6 +164,7 @@ class Job:
     startup: float = 0.0
     work_first: bool = False
     setup_work: float = 0.0
+    pause: Callable[[int], float] | None = None
 
     def __post_init__(self) -> None:
         if self.arrival < 0 or not math.isfinite(self.arrival):

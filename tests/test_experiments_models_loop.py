@@ -57,3 +57,11 @@ def test_run_sigma_is_the_pooled_log_sd_of_repeated_runs_at_the_reference():
     assert loop.run_sigma(s, ref) == pytest.approx(math.sqrt(gap ** 2 / 4))
     assert loop.run_sigma(s[:3], ref) == pytest.approx(gap / math.sqrt(2))
     assert loop.run_sigma([s[2]], ref) == 0.0
+
+
+def test_hellos_are_the_median_per_size_at_the_reference_speed():
+    ref = 0.4
+    s = [{"p": 1, "time_s": 10.0, "hello_s": 3.0, "ref_speed": ref}, {"p": 1, "time_s": 10.0, "hello_s": 4.0, "ref_speed": ref},
+         {"p": 2, "time_s": 5.0, "hello_s": 2.0, "ref_speed": ref / 2}]  # at half speed: 1.0 s at the reference
+    assert loop.hellos(s, ref) == ((1, 3.5), (2, 1.0))
+    assert loop.hellos([{"p": 1, "time_s": 1.0}], ref) == ()  # profiled before hellos were recorded

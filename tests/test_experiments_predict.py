@@ -318,3 +318,14 @@ def test_ensemble_draws_work_around_the_model_and_is_seeded():
     assert 0.12 < statistics.stdev(resp) < 0.18
     with pytest.raises(ValueError, match="replicas"):
         ensemble(stream, noisy, "RA", 2, counted={0}, replicas=0)
+
+
+def test_a_profiled_hello_table_sets_the_pause_at_every_size():
+    cm = ClassModel("cg", W=8.0, alpha=0.0, beta=0.0, phases=4, hello_s=((1, 4.0), (2, 1.0), (8, 0.25)),
+                    extra_launch_s=0.5)
+    # profiled sizes as measured; 4 between 2 and 8 on a straight line in log-log: 1.0 * (0.25/1.0)^(1/2) = 0.5
+    assert [cm.pause(n) for n in (1, 2, 4, 8, 16)] == pytest.approx([4.5, 1.5, 1.0, 0.75, 0.75])
+    assert ClassModel("a", W=1.0, alpha=0.0, beta=0.0, startup_s=0.2, setup_work_s=1.0).pause(4) == pytest.approx(0.45)
+    # the engine pays it: alone on 2 processors the job starts its 4 s of work after a 1.5 s pause
+    out = predict([StreamJob(0, "cg", 0.0, requested=2)], {"cg": cm}, "RA", 2)
+    assert out[0].execution == pytest.approx(1.5 + 8.0 / 2)

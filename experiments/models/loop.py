@@ -12,6 +12,7 @@ meter) are fitted as measured.
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -69,3 +70,15 @@ def run_sigma(samples: Sequence[Mapping[str, Any]], reference: float | None) -> 
             squares += sum((x - mean) ** 2 for x in logs)
             dof += len(logs) - 1
     return math.sqrt(squares / dof) if dof else 0.0
+
+
+def hellos(samples: Sequence[Mapping[str, Any]], reference: float | None) -> tuple[tuple[int, float], ...]:
+    """(p, median seconds from start to hello at the reference speed) for each profiled p;
+    empty when the samples carry no hello (profiled before hellos were recorded)."""
+    by_p: dict[int, list[float]] = {}
+    for s in normalised_samples(samples, reference):
+        h = s.get("hello_s")
+        if h is None or not math.isfinite(h) or h < 0:
+            return ()
+        by_p.setdefault(int(s["p"]), []).append(float(h))
+    return tuple((p, statistics.median(v)) for p, v in sorted(by_p.items()))
