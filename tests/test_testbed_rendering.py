@@ -3,10 +3,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 
 from testbed import shaping
 from testbed.compose import render, to_yaml
+from testbed.spec import SpecError
 from testbed.backends.docker.engine import addresses, container_config
 from testbed.spec import from_dict
 
@@ -117,6 +119,13 @@ def test_committed_compose_files_match_their_specs():
     root = Path(__file__).resolve().parent.parent / "compose"
     for spec_path in sorted((root / "specs").glob("*.toml")):
         spec = load(spec_path)
+        if any(spec.speed(ws) is not None for ws in spec.names):
+            # A governed spec is placed with the cores' measured factors and held by the
+            # keeper, which only `nowlab up` runs: Compose cannot render it, and says so.
+            with pytest.raises(SpecError, match="need the cores' measured factors"):
+                render(spec, cores=2)
+            assert not (root / f"{spec.name}.yml").exists(), spec_path
+            continue
         for swarm, suffix in ((False, "yml"), (True, "stack.yml")):
             committed = yaml.safe_load((root / f"{spec.name}.{suffix}").read_text())
             assert committed == yaml.safe_load(to_yaml(render(spec, cores=2, key_dir=f"keys/{spec.name}",
