@@ -13,12 +13,11 @@ from __future__ import annotations
 import sys
 import time
 
-import numpy as np
 from _common import console, table
 
 from experiments.studies.sanjay_vadhiyar.apps import APPLICATIONS
-from experiments.studies.sanjay_vadhiyar.optimality import ALGORITHMS, optimality_gaps
-from scheduler.selection import SelectionProblem, SubsetSummary, Workstation, select_hosts
+from experiments.studies.sanjay_vadhiyar.optimality import ALGORITHMS, budget_cluster, optimality_gaps
+from scheduler.selection import select_hosts
 
 
 def main() -> None:
@@ -37,7 +36,7 @@ def main() -> None:
     console.print("gap = predicted time of the algorithm's schedule / the optimum's - 1")
     rows = []
     for n, budget in ((400, 0.3), (1024, 2.0)):
-        problem = random_cluster(n)
+        problem = budget_cluster(n)
         for a in ALGORITHMS:
             t0 = time.perf_counter()
             got = select_hosts(problem, a, budget_s=budget, seed=1)
@@ -47,18 +46,6 @@ def main() -> None:
     table("Time budget: wall clock past the budget (target: within 50 ms)",
           ["machines", "algorithm", "budget (s)", "past budget (ms)", "evaluations", "finished"], rows)
 
-
-def random_cluster(n: int, seed: int = 5) -> SelectionProblem:
-    rng = np.random.default_rng(seed)
-    workstations = tuple(Workstation(f"w{i:04d}", float(rng.uniform(0.05, 1.0))) for i in range(n))
-    bw = rng.uniform(2e8, 8e8, (n, n))
-    bw = np.minimum(bw, bw.T)
-    np.fill_diagonal(bw, np.inf)
-
-    def predict(s: SubsetSummary) -> float:
-        return 500.0 / (s.min_avail_cpu * s.procs) + 20.0 / (s.min_avail_bw_bit_s / 1e9) * np.log2(s.procs + 1) / s.procs
-
-    return SelectionProblem(workstations, bw, predict)
 
 
 if __name__ == "__main__":

@@ -3,25 +3,16 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
 import pytest
 
-from scheduler.selection import SelectionProblem, SubsetSummary, Workstation, select_hosts
+from experiments.studies.sanjay_vadhiyar.optimality import budget_cluster
+from scheduler.selection import SelectionProblem, select_hosts
 
 TOLERANCE_S = 0.050
 
 
 def large_cluster(n: int = 400, seed: int = 5) -> SelectionProblem:
-    rng = np.random.default_rng(seed)
-    workstations = tuple(Workstation(f"w{i:03d}", float(rng.uniform(0.05, 1.0))) for i in range(n))
-    bw = rng.uniform(2e8, 8e8, (n, n))
-    bw = np.minimum(bw, bw.T)
-    np.fill_diagonal(bw, np.inf)
-
-    def predict(s: SubsetSummary) -> float:
-        return 500.0 / (s.min_avail_cpu * s.procs) + 20.0 / (s.min_avail_bw_bit_s / 1e9) * np.log2(s.procs + 1) / s.procs
-
-    return SelectionProblem(workstations, bw, predict)
+    return budget_cluster(n, seed)
 
 
 @pytest.mark.parametrize("algorithm", ["SA", "GA", "DP", "BE"])

@@ -28,7 +28,7 @@ def at_reference(sample: Mapping[str, Any], reference: float | None) -> float:
 
 
 def normalised_samples(samples: Sequence[Mapping[str, Any]], reference: float | None) -> list[dict[str, Any]]:
-    """The samples with time_s, done_s and wall_s as at `reference` (each run's own factor)."""
+    """The samples with time_s, done_s, wall_s and hello_s as at `reference` (each run's own factor)."""
     out = []
     for s in samples:
         k = at_reference(s, reference)

@@ -6,7 +6,7 @@ import pandas as pd
 
 from experiments.models.sv_model import SvModel
 from experiments.studies.sanjay_vadhiyar.clusters import LoadMix, make_cluster
-from scheduler.selection import select_hosts
+from scheduler.selection import SelectionProblem, SubsetSummary, Workstation, select_hosts
 
 ALGORITHMS = ("SA", "GA", "DP", "BE")
 
@@ -27,3 +27,18 @@ def optimality_gaps(sizes: tuple[int, ...], clusters: int, budget_s: float, mode
                              "optimum_s": optimum.predicted_s, "gap": found.predicted_s / optimum.predicted_s - 1,
                              "procs": len(found.workstations), "optimum_procs": len(optimum.workstations)})
     return pd.DataFrame(rows)
+
+
+def budget_cluster(n: int, seed: int = 5) -> SelectionProblem:
+    """A cluster too large for any search to finish in a short budget (random speeds and links,
+    a predictor that falls with P): what the time-budget test and benchmark search."""
+    rng = np.random.default_rng(seed)
+    workstations = tuple(Workstation(f"w{i:04d}", float(rng.uniform(0.05, 1.0))) for i in range(n))
+    bw = rng.uniform(2e8, 8e8, (n, n))
+    bw = np.minimum(bw, bw.T)
+    np.fill_diagonal(bw, np.inf)
+
+    def predict(s: SubsetSummary) -> float:
+        return 500.0 / (s.min_avail_cpu * s.procs) + 20.0 / (s.min_avail_bw_bit_s / 1e9) * np.log2(s.procs + 1) / s.procs
+
+    return SelectionProblem(workstations, bw, predict)
