@@ -194,6 +194,11 @@ class Traffic(_Strict):
 
 class Load(_Strict):
     owner: dict[str, OwnerLoad] = Field(default_factory=dict, description="workstation -> owner load (N, Z, D)")
+    owner_mode: Literal["daemon", "schedule"] = Field(
+        "daemon", description="daemon: owner processes run inside the workstations for the whole run, "
+        "and predictions see their mean; schedule: each replication's owner bursts are rendered "
+        "from the seed (experiments/owner_schedules.py), carried out live as caps and replayed "
+        "burst for burst by the predictions")
     traffic: list[Traffic] = Field(default_factory=list)
 
 

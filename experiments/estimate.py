@@ -139,12 +139,19 @@ def cell_plans(config: ExperimentConfig, models: dict[str, ClassModel], P: int,
                availability: list[float] | None = None) -> list[CellPlan]:
     """Every cell's stream through the engine, in the runner's order; `streams` gives the ones
     already drawn (a stored run's), the others are drawn as the runner draws them."""
-    from experiments.runner import cells, stream_for
+    from experiments import owner_schedules
+    from experiments.runner import cells, cluster_spec, stream_for
 
+    by_schedule = config.load.owner_mode == "schedule" and bool(config.load.owner)
+    hosts = cluster_spec(config).names[:P] if by_schedule else []
     out = []
     for policy, rate, rep in cells(config):
         stream = (streams or {}).get((policy, rate, rep)) or stream_for(config, rate, rep)
-        jobs = predict(stream, models, policy, P, speeds=speeds, availability=availability)
+        if by_schedule:  # the replication's own bursts, as the replay will see them
+            jobs = predict(stream, models, policy, P, speeds=speeds,
+                           schedule=owner_schedules.for_engine(config, rep, hosts))
+        else:
+            jobs = predict(stream, models, policy, P, speeds=speeds, availability=availability)
         makespan = max(j.finish for j in jobs)
         busy = sum(j.mean_procs * j.execution for j in jobs)
         out.append(CellPlan(policy, rate, rep, len(jobs), makespan, busy / (P * makespan)))

@@ -21,7 +21,7 @@ from experiments.models.overhead import OverheadModel
 from experiments.models.resize import ResizeFit
 from experiments.models.speeds import owner_availability, workstation_speeds
 from experiments.records import JobOutcome, StreamJob
-from scheduler.engine import simulate
+from scheduler.engine import Schedule, simulate
 from scheduler.model import Job, SevcikModel
 
 __all__ = ["ClassModel", "OverheadModel", "ensemble", "owner_availability", "predict", "summarize",
@@ -166,19 +166,22 @@ class ClassModel:
 
 def predict(stream: Sequence[StreamJob], classes: Mapping[str, ClassModel], policy: str, P: int, *,
             speeds: Sequence[float] | None = None,
-            availability: Sequence[float] | None = None) -> list[JobOutcome]:
+            availability: Sequence[float] | None = None,
+            schedule: Sequence[Schedule] | None = None) -> list[JobOutcome]:
     """One predicted JobOutcome per stream job, in the stream's order.
 
     `speeds`: per workstation, relative to the profile (`workstation_speeds`);
     None runs every workstation at the profiled speed. `availability`: what owners
     leave of each workstation (1 - U_ow), which a job pays as the product over its
-    members (scheduler/engine.py). `requested` in the
+    members (scheduler/engine.py); `schedule`, instead, the owners' bursts themselves
+    (experiments/owner_schedules.py). `requested` in the
     outcome is the pmax the job ran with (its request, the class's pmax and P,
     whichever is least).
     """
     stream = list(stream)
     jobs = engine_jobs(stream, classes)
-    records = {r.id: r for r in simulate(jobs, policy, P, timeline=False, speeds=speeds, availability=availability).jobs}
+    records = {r.id: r for r in simulate(jobs, policy, P, timeline=False, speeds=speeds,
+                                                   availability=availability, schedule=schedule).jobs}
     return [JobOutcome.of(sj, records[sj.id]) for sj in stream]
 
 
@@ -208,7 +211,8 @@ ENSEMBLE_STATS = {"response": "mean_response", "median_execution": "median_execu
 def ensemble(stream: Sequence[StreamJob], classes: Mapping[str, ClassModel], policy: str, P: int, *,
              counted: Collection[int], replicas: int = 40, seed: int = 0,
              speeds: Sequence[float] | None = None,
-             availability: Sequence[float] | None = None) -> dict[str, list[float]]:
+             availability: Sequence[float] | None = None,
+             schedule: Sequence[Schedule] | None = None) -> dict[str, list[float]]:
     """Each statistic of ENSEMBLE_STATS over the `counted` jobs, in `replicas` replays of the stream.
 
     In each replay every job's work is drawn around its class model: a factor with mean 1
@@ -231,7 +235,8 @@ def ensemble(stream: Sequence[StreamJob], classes: Mapping[str, ClassModel], pol
             sigma = classes[sj.cls].run_sigma if sj.cls in classes else 0.0
             work[sj.id] = math.exp(rng.gauss(0.0, sigma) - sigma * sigma / 2) if sigma else 1.0
         records = {r.id: r for r in simulate(engine_jobs(stream, classes, work), policy, P, timeline=False,
-                                             speeds=speeds, availability=availability).jobs}
+                                             speeds=speeds, availability=availability,
+                                             schedule=schedule).jobs}
         figures = summarize([JobOutcome.of(sj, records[sj.id]) for sj in stream if sj.id in counted], 0)
         for name, key in ENSEMBLE_STATS.items():
             out[name].append(figures[key])

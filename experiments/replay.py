@@ -24,6 +24,7 @@ from typing import Callable
 import pandas as pd
 
 from experiments.config import ExperimentConfig
+from experiments import owner_schedules
 from experiments.models import loop
 from experiments.models.launch import stored_fit
 from testbed.load.model import owner_utilization
@@ -145,14 +146,18 @@ def replay(store: ResultsStore, log: Log = lambda _msg: None) -> int:
             continue
         stream = store.stream_of(cell_id)
         speeds = speeds_for(calibration, hosts)
-        avail = availability_for(config, store.availability(cell_id), hosts)
+        avail, schedule = None, None
+        if config.load.owner_mode == "schedule":  # the bursts the run met, rendered again from the seed
+            schedule = owner_schedules.for_engine(config, int(row.replication), hosts)
+        else:
+            avail = availability_for(config, store.availability(cell_id), hosts)
         store.set_predictions(cell_id, predict(stream, models, row.policy, len(hosts), speeds=speeds,
-                                               availability=avail))
+                                               availability=avail, schedule=schedule))
         counted = set(jobs.job_id[(jobs.cell_id == cell_id) & (jobs.status == "done") & (jobs.job_id >= warmup)])
         if counted:
             store.set_band(cell_id, ensemble(stream, models, row.policy, len(hosts), counted=counted,
                                              replicas=ENSEMBLE_REPLICAS, seed=cell_id, speeds=speeds,
-                                             availability=avail),
+                                             availability=avail, schedule=schedule),
                            {name: m.run_sigma for name, m in models.items()})
         done += 1
     parts = []

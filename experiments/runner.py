@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 
-from experiments import arrivals, delivered, steps, swf
+from experiments import arrivals, delivered, owner_schedules, steps, swf
 from experiments.config import ExperimentConfig
 from experiments.models import loop
 from experiments.profiles import cached, measure, profile_key
@@ -45,6 +45,7 @@ from testbed import backends
 from testbed import lifecycle, meter, state
 from testbed.load import owners
 from testbed.load import traffic
+from testbed.load.caps import CapController
 from testbed.calibrate import calibrate
 from testbed.cluster import Cluster
 from testbed.image import image_ref
@@ -66,9 +67,11 @@ def cluster_name(config: ExperimentConfig) -> str:
 
 
 def cluster_spec(config: ExperimentConfig) -> ClusterSpec:
-    """The config's cluster with its owner load put on the named workstations."""
+    """The config's cluster with its owner load put on the named workstations (as daemons;
+    owners given as a schedule are carried out per segment instead, `Runner._segment`)."""
     spec = load_spec(config.cluster)
-    workstations = [w.model_copy(update={"owner": config.load.owner.get(w.name, w.owner)})
+    daemons = config.load.owner if config.load.owner_mode == "daemon" else {}
+    workstations = [w.model_copy(update={"owner": daemons.get(w.name, w.owner)})
                     for w in spec.workstations]
     return spec.model_copy(update={"workstations": workstations}).with_name(cluster_name(config))
 
@@ -373,19 +376,36 @@ class Runner:
                                                             run.lost, run.lock), daemon=True)
         self.update(label, 0, len(remaining))
         t_monitor = self._monitor_time()
+        owner_caps = self._owner_caps(rep, offset)
         watch.start()
         try:
+            if owner_caps is not None:
+                owner_caps.start()
             result = run.executor.run()
         except Stopped:
             self._store_cut_short(run)
             return run.lost
         finally:
+            if owner_caps is not None:
+                owner_caps.stop(restore=True)
+                meta = owner_caps.metadata()
+                self.log(f"owner schedule: {meta['changes']} cap changes, latest {meta['max_lag_s'] * 1e3:.0f} ms late")
             run.stop.set()
             watch.join()
             if run.executor.t0:  # 0: the executor never started its clock; keep the last heartbeat
                 self.store.heartbeat(cell, offset + time.monotonic() - run.executor.t0)
         self._save_segment(cell, seg, offset, result, t_monitor, run.hosts)
         return []
+
+    def _owner_caps(self, rep: int, offset: float) -> CapController | None:
+        """The replication's owner bursts from the segment's stream time on, as caps (schedule mode)."""
+        if self.config.load.owner_mode != "schedule" or not self.config.load.owner:
+            return None
+        if not isinstance(self.cluster, Cluster):
+            raise RunStopped("load.owner_mode: schedule needs a cluster of containers (it sets their caps)")
+        steps = owner_schedules.rendered(self.config, rep)
+        return CapController(self.cluster, {ws: owner_schedules.shifted(s, offset) for ws, s in steps.items()},
+                             mode="owner-schedule")
 
     def _job_left(self, run: "_Segment", record: JobRecord, st: JobState) -> None:
         """A job left the segment (done or failed): store it at once, with the speed it was delivered.

@@ -53,6 +53,14 @@ are far shorter than an owner's burst), so on set S it runs at
 prod(availability[i] for i in S) times its pace. Folding that into `speeds` as
 a minimum under-predicted jobs spanning two owner workstations by 25-45%
 (demo, 23 Nov 2026).
+
+Owner schedule (optional, instead of availability): `schedule[i]` is workstation
+i's availability over time, (time, fraction) steps, rising in time, a fraction in
+(0, 1] holding until the next step (1 before the first). It is the owners' actual
+bursts, rendered ahead from their seed, where `availability` is only their mean: a
+live run that carries out the same schedule (testbed.load.caps) then meets the
+same bursts at the same times, and a job that ran through one is predicted so. At
+each step every job computing on that workstation is re-paced from that instant.
 """
 from __future__ import annotations
 
@@ -69,7 +77,7 @@ from scheduler.results import SimResult, TimelineEvent
 from scheduler.snapshot import Reason, Snapshot, Status
 from scheduler.state_machine import PolicyError, SchedulerState, TrackedJob, check_jobs
 
-__all__ = ["PolicyError", "check_jobs", "check_speeds", "simulate"]
+__all__ = ["PolicyError", "Schedule", "check_jobs", "check_schedule", "check_speeds", "simulate"]
 
 _heappush, _heappop = heapq.heappush, heapq.heappop
 _FINISH, _ACK, _RECONF = 0, 1, 2
@@ -78,12 +86,15 @@ _ARRIVAL, _COMPLETION, _ACKED, _RECONFIGURED = Reason.ARRIVAL, Reason.COMPLETION
 _EPS = 1e-9
 _MAX_ZERO_OVERHEAD_ROUNDS = 64
 
+Schedule = Sequence[tuple[float, float]]  # (seconds, available fraction in (0, 1]) steps
+
 
 class _Run(TrackedJob):
     """Engine-side job: the state machine's job plus progress bookkeeping."""
 
     __slots__ = ("phases", "cost", "x", "t0", "rate", "ver", "ack_x", "teardown", "release",
-                 "cost_fn", "startup", "setup_work", "pause", "min_k", "work_first")
+                 "cost_fn", "startup", "setup_work", "pause", "min_k", "work_first", "ack_pending",
+                 "reconf_at")
 
     def __init__(self, job: Job, seq: int, P: int) -> None:
         TrackedJob.__init__(self, job.id, seq, job.arrival, job.model, P)
@@ -102,15 +113,19 @@ class _Run(TrackedJob):
         self.rate = 0.0  # progress per second from t0 on
         self.ver = 0
         self.ack_x = 0.0
+        self.ack_pending = False  # an ACK event is due (re-timed if its pace changes)
+        self.reconf_at = -math.inf  # when its current reconfiguration pause ends
 
 
 def simulate(jobs: Iterable[Job], policy: Policy | str, P: int, *, timeline: bool = True,
-             speeds: Sequence[float] | None = None, availability: Sequence[float] | None = None) -> SimResult:
+             speeds: Sequence[float] | None = None, availability: Sequence[float] | None = None,
+             schedule: Sequence[Schedule] | None = None) -> SimResult:
     """Run every job to completion under `policy` on workstations 0..P-1.
 
     `timeline=False` skips the event log (faster, for large studies).
     `speeds`: one relative speed per workstation; `availability`: one fraction in (0, 1]
-    per workstation (both in the module docstring).
+    per workstation; `schedule`: one owner schedule per workstation, instead of
+    `availability` (all three in the module docstring).
     Raises ValueError for bad input and PolicyError if the policy breaks a
     rule or leaves jobs waiting with nothing left to happen.
     """
@@ -118,8 +133,10 @@ def simulate(jobs: Iterable[Job], policy: Policy | str, P: int, *, timeline: boo
         policy = get_policy(policy)
     if not isinstance(P, int) or P < 1:
         raise ValueError(f"P must be an integer >= 1, got {P!r}")
+    if availability is not None and schedule is not None:
+        raise ValueError("give availability (owners' means) or schedule (their bursts), not both")
     engine = _Engine(check_jobs(jobs, policy), policy, P, timeline, check_speeds(speeds, P),
-                     check_speeds(availability, P, "availability", top=1.0))
+                     check_speeds(availability, P, "availability", top=1.0), check_schedule(schedule, P))
     # The run makes no reference cycles but keeps every job alive, so the
     # cyclic collector would only rescan them, again and again: off meanwhile.
     was_enabled = gc.isenabled()
@@ -149,16 +166,39 @@ def check_speeds(speeds: Sequence[float] | None, P: int, name: str = "speeds",
     return out
 
 
+def check_schedule(schedule: Sequence[Schedule] | None, P: int) -> list[tuple[float, int, float]] | None:
+    """The schedule's steps as one list of (time, workstation, fraction), in time order."""
+    if schedule is None:
+        return None
+    if len(schedule) != P:
+        raise ValueError(f"schedule must give one per workstation: {len(schedule)} for P={P}")
+    steps = []
+    for i, sched in enumerate(schedule):
+        last = -math.inf
+        for t, f in sched:
+            t, f = float(t), float(f)
+            if not (math.isfinite(t) and t >= 0 and t > last):
+                raise ValueError(f"schedule[{i}]: times must be finite, >= 0 and rising; got {t} after {last}")
+            if not (math.isfinite(f) and 0 < f <= 1):
+                raise ValueError(f"schedule[{i}]: fraction must be in (0, 1]; got {f} at {t} s")
+            steps.append((t, i, f))
+            last = t
+    steps.sort()
+    return steps
+
+
 class _Engine(SchedulerState):
     """The state machine driven by simulated time: progress, pauses, safe points and events."""
 
     def __init__(self, jobs: list[Job], policy: Policy, P: int, record: bool,
-                 speeds: tuple[float, ...] | None = None, availability: tuple[float, ...] | None = None) -> None:
+                 speeds: tuple[float, ...] | None = None, availability: tuple[float, ...] | None = None,
+                 steps: list[tuple[float, int, float]] | None = None) -> None:
         super().__init__(policy, P)
         self.jobs = jobs
         self.speeds = speeds
-        self.avail = availability
-        self.paced = speeds is not None or availability is not None
+        self.avail = [1.0] * P if steps else availability
+        self.steps = steps or []
+        self.paced = speeds is not None or availability is not None or bool(steps)
         self.record = record
         self.log: list[TimelineEvent] = []
         self.heap: list[tuple[float, int, int, _Run, int]] = []
@@ -265,12 +305,14 @@ class _Engine(SchedulerState):
             k = job.min_k
         if k < m:
             job.ack_x = k / m
+            job.ack_pending = True
             t_ack = job.t0 + (job.ack_x - job.x) / job.rate
             self._push(t_ack if t_ack > now else now, _ACK, job)
         return False
 
     def _ack(self, job: _Run, x: float) -> None:
         self.ack(job)
+        job.ack_pending = False
         job.x = x
         job.rate = 0.0
         job.ver += 1  # its finish event no longer holds
@@ -310,6 +352,7 @@ class _Engine(SchedulerState):
         self.tick += 1
         _heappush(self.heap, (t0 + (1.0 - job.x) / rate, self.tick, _FINISH, job, job.ver))
         if cost > 0:
+            job.reconf_at = t0
             self._push(t0, _RECONF, job)
         if self.record:
             self.log.append(TimelineEvent(now, job.id, "resize", procs))
@@ -326,6 +369,30 @@ class _Engine(SchedulerState):
         if self.record:
             self.log.append(TimelineEvent(now, job.id, "finish", procs))
 
+    def _step(self, p: int, fraction: float) -> None:
+        """Workstation p's owners leave it `fraction` from now: re-pace every job computing there."""
+        if self.avail[p] == fraction:
+            return
+        self.avail[p] = fraction
+        now = self.now
+        for group in (self.running, self.preempting):
+            for job in list(group.values()):
+                if job.pmask >> p & 1 and job.rate > 0:
+                    self._repace(job, now)
+
+    def _repace(self, job: _Run, now: float) -> None:
+        if now > job.t0:  # computing (not in a launch or reconfiguration pause): bank its progress
+            job.x += (now - job.t0) * job.rate
+            job.t0 = now
+        job.rate = rate = self._pace(job.procs) / job.model.T(len(job.procs))
+        job.ver += 1  # its pending events are re-timed below
+        self._push(job.t0 + max(0.0, 1.0 - job.x) / rate, _FINISH, job)
+        if job.ack_pending and job.status is _PREEMPTING:
+            t_ack = job.t0 + (job.ack_x - job.x) / rate
+            self._push(t_ack if t_ack > now else now, _ACK, job)
+        if job.reconf_at > now:
+            self._push(job.reconf_at, _RECONF, job)
+
     # -- the event loop ----------------------------------------------------
     def run(self) -> SimResult:
         jobs, P, heap = self.jobs, self.P, self.heap
@@ -335,7 +402,17 @@ class _Engine(SchedulerState):
         arrivals = [job.arrival for job in jobs]
         arrivals.append(math.inf)
         nxt, n = 0, len(jobs)
+        steps = self.steps
+        steps.append((math.inf, -1, 1.0))
+        si = 0
         while True:
+            t_step = steps[si][0]
+            if t_step <= arrivals[nxt] and (t_step <= heap[0][0] if heap else nxt < n):
+                _, p, fraction = steps[si]
+                si += 1
+                self.now = t_step
+                self._step(p, fraction)
+                continue
             if heap and heap[0][0] <= arrivals[nxt]:
                 t, _, kind, job, ver = heappop(heap)
                 if ver != job.ver:
@@ -361,6 +438,7 @@ class _Engine(SchedulerState):
                 call(_ARRIVAL, job)
             else:
                 break
+        steps.pop()
         stuck = self.unfinished()
         if stuck:
             raise PolicyError(f"policy {self.policy.name} left {len(stuck)} job(s) unfinished with "
