@@ -19,12 +19,13 @@ from testbed.config_loader import load_toml, validate
 from testbed.spec import OwnerLoad
 from testbed.units import parse_rate
 from workloads.reference import MATVEC_FLOP_PER_REF_S, mults_to_ref_seconds, ref_seconds_to_mults
+from workloads import stencildata
 from workloads.synthetic_demand import DEFAULT_MULTS
 
 # The workload argument that sets a job's demand (its safe points are these
 # phases or iterations, so demand and the engine's `phases` move together).
-DEMAND_ARG = {"synthetic": "phases", "cg": "iterations"}
-MODULE = {"synthetic": "workloads.synthetic", "cg": "workloads.cg"}
+DEMAND_ARG = {"synthetic": "phases", "cg": "iterations", "stencil": "iterations"}
+MODULE = {"synthetic": "workloads.synthetic", "cg": "workloads.cg", "stencil": "workloads.stencil"}
 METRICS = ("response", "wait", "execution", "mean_procs", "preemptions", "sync_delay")
 CG_DEFAULT_N = 500  # workloads.cg --n default (matrix order)
 
@@ -40,7 +41,7 @@ class _Strict(BaseModel):
 class ClassSpec(_Strict):
     """A workload class: the program, its arguments and what a policy may assume."""
 
-    workload: Literal["synthetic", "cg"]
+    workload: Literal["synthetic", "cg", "stencil"]
     args: dict[str, int | float | str] = Field(default_factory=dict,
                                                description="workload options without dashes, e.g. {n = 2000}")
     pmax: int | None = Field(None, ge=1, description="largest useful partition; None: from the Sevcik fit")
@@ -83,6 +84,10 @@ class ClassSpec(_Strict):
         if self.workload == "cg":
             n = int(self.args.get("n", CG_DEFAULT_N))
             return 2.0 * n * n / MATVEC_FLOP_PER_REF_S
+        if self.workload == "stencil":  # a Jacobi sweep, 5 flop a point (workloads/stencildata.py)
+            return stencildata.work_per_iteration_ref_s(
+                int(self.args.get("n", stencildata.DEFAULT_N)),
+                int(self.args.get("residual_every", stencildata.DEFAULT_RESIDUAL_EVERY)))
         mults = self.mults_per_phase
         return None if mults is None else mults_to_ref_seconds(mults)
 
@@ -96,7 +101,8 @@ class ClassSpec(_Strict):
         """The class's mean demand, in phases or iterations."""
         value = self.args.get(DEMAND_ARG[self.workload])
         if value is None:
-            return {"synthetic": 50, "cg": 250}[self.workload]  # the workloads' own defaults
+            defaults = {"synthetic": 50, "cg": 250, "stencil": stencildata.DEFAULT_ITERATIONS}  # the workloads' own
+            return defaults[self.workload]
         return int(value)
 
     def argv(self, demand: float = 1.0) -> list[str]:
