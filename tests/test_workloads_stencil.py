@@ -227,3 +227,14 @@ def test_resized_four_to_two_to_three_matches_the_unresized_run(one_rank, launch
     assert result["residual_norm"] == pytest.approx(one_rank["residual_norm"], rel=RTOL)
     print(f"{type(launcher).__name__}: stencil n={N} 4->2 at iteration {shrink.iteration} ({shrink.bytes_moved} B), "
           f"2->3 at {grow.iteration} ({grow.bytes_moved} B)")
+
+
+@pytest.mark.host_mpi
+def test_bad_sizes_are_refused_naming_the_option():
+    zero = LocalLauncher().mpirun_popen(["ws1"], [*PROGRAM[:3], "--job", job_id("bad"), "--hosts", "ws1",
+                                                  "--n", "0"]).wait(60)
+    assert zero.exit_code != 0 and "argument --n: must be >= 1, got 0" in zero.stderr
+    hosts = ["ws1", "ws2", "ws3"]
+    few = LocalLauncher().mpirun_popen(hosts, [*PROGRAM[:3], "--job", job_id("bad"), "--hosts", ",".join(hosts),
+                                               "--n", "2"]).wait(60)
+    assert few.exit_code != 0 and "ValueError: --n: 2 rows cannot be split over 3 ranks" in few.stderr
