@@ -31,6 +31,7 @@ from testbed.load.model import owner_utilization
 from experiments.models.resize import ResizeFit, ResizeSample
 from experiments.predict import ClassModel, OverheadModel, ensemble, predict, workstation_speeds
 from experiments.store import ResultsStore
+from scheduler.engine import Schedule
 
 Log = Callable[[str], None]
 
@@ -123,6 +124,15 @@ def availability_for(config: ExperimentConfig, availability: dict | None, hosts:
     return [min(1.0, max(1e-6, avail.get(ws, 1.0))) for ws in hosts]
 
 
+def owner_load(config: ExperimentConfig, store: ResultsStore, cell_id: int, replication: int,
+               hosts: list[str]) -> tuple[list[float] | None, list[Schedule] | None]:
+    """What a cell's prediction knows of its owners: (availability, schedule), one of them None.
+    A schedule is the bursts the run met, rendered again from the seed; daemons leave only means."""
+    if config.load.owner_mode == "schedule" and config.load.owner:
+        return None, owner_schedules.for_engine(config, replication, hosts)
+    return availability_for(config, store.availability(cell_id), hosts), None
+
+
 def replay(store: ResultsStore, log: Log = lambda _msg: None) -> int:
     """Predict every cell that has measured jobs; returns how many cells were predicted."""
     config = ExperimentConfig.model_validate(store.config)
@@ -146,11 +156,7 @@ def replay(store: ResultsStore, log: Log = lambda _msg: None) -> int:
             continue
         stream = store.stream_of(cell_id)
         speeds = speeds_for(calibration, hosts)
-        avail, schedule = None, None
-        if config.load.owner_mode == "schedule":  # the bursts the run met, rendered again from the seed
-            schedule = owner_schedules.for_engine(config, int(row.replication), hosts)
-        else:
-            avail = availability_for(config, store.availability(cell_id), hosts)
+        avail, schedule = owner_load(config, store, cell_id, int(row.replication), hosts)
         store.set_predictions(cell_id, predict(stream, models, row.policy, len(hosts), speeds=speeds,
                                                availability=avail, schedule=schedule))
         counted = set(jobs.job_id[(jobs.cell_id == cell_id) & (jobs.status == "done") & (jobs.job_id >= warmup)])

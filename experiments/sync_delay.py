@@ -60,7 +60,7 @@ def predicted(store, cells: pd.DataFrame, warmup: int) -> pd.DataFrame:
     replayed yet (no profile, no segment)."""
     from experiments.config import ExperimentConfig
     from experiments.predict import engine_jobs
-    from experiments.replay import availability_for, class_models, speeds_for
+    from experiments.replay import class_models, owner_load, speeds_for
     from scheduler.engine import simulate
 
     config = ExperimentConfig.model_validate(store.config)
@@ -76,9 +76,9 @@ def predicted(store, cells: pd.DataFrame, warmup: int) -> pd.DataFrame:
         hosts = segments[0]["hosts"] if segments else []
         if not hosts:
             continue
+        avail, schedule = owner_load(config, store, cell_id, int(r.replication), hosts)
         result = simulate(engine_jobs(store.stream_of(cell_id), models), r.policy, len(hosts),
-                          speeds=speeds_for(calibration, hosts),
-                          availability=availability_for(config, store.availability(cell_id), hosts))
+                          speeds=speeds_for(calibration, hosts), availability=avail, schedule=schedule)
         mean, n = cell_mean(timeline_delays(result.timeline), warmup)
         rows.append({"policy": r.policy, "rate": float(r.rate), "replication": int(r.replication),
                      "sync_delay": mean, "resizes": n})

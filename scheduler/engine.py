@@ -282,7 +282,10 @@ class _Engine(SchedulerState):
         else:
             pause = job.startup + job.setup_work / n if job.setup_work else job.startup
         if pause > 0:  # launching and setting up: no progress yet (slowed like the job, on its members)
-            job.t0 = now + pause * T / job.model.T(n)
+            if self.steps:  # by their speeds only: a burst under way at the start is not its pace for long
+                job.t0 = now + pause / (min([self.speeds[p] for p in procs]) if self.speeds is not None else 1.0)
+            else:
+                job.t0 = now + pause * T / job.model.T(n)
         self.tick += 1
         _heappush(self.heap, (job.t0 + T, self.tick, _FINISH, job, job.ver))
         if self.record:

@@ -69,3 +69,11 @@ def test_bad_schedules_are_refused_in_one_line(sched, message):
 def test_availability_and_schedule_are_not_both_taken():
     with pytest.raises(ValueError, match="not both"):
         simulate(one_job(), "RA", 2, availability=[0.5, 1.0], schedule=[[], []])
+
+
+def test_a_burst_at_a_jobs_start_does_not_stretch_its_launch_pause():
+    # the launch pause (1 s) is not paced by a burst under way at the start: the job loses only
+    # what the burst takes of its work, 0.5 s of the burst after the pause at 1/100 pace
+    jobs = [Job(0, 0.0, LINEAR, 10, 0.0, startup=1.0)]
+    (r,) = simulate(jobs, "RA", 2, schedule=[[(0.0, 0.01), (1.5, 1.0)], []]).jobs
+    assert r.finish == pytest.approx(1.0 + 0.5 + (5.0 - 0.5 * 0.01))
