@@ -1,0 +1,242 @@
+"""The local job manager (containers/agents/timeshare_manager.py) on real processes of this host, and its client.
+
+The live tests start the manager on 127.0.0.1 and check in CPU-burning children as jobs; they
+read what the kernel says (/proc/<pid>/stat: CPU time and state), not what the manager says.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scheduler.timeshare.office import RegistrationOffice
+from scheduler.timeshare.tables import TableSlot, WorkstationTable
+from testbed.timeshare_client import ManagerClient, ManagerRefused, Watchdog, WireSlot
+
+AGENT = Path(__file__).resolve().parent.parent / "containers" / "agents" / "timeshare_manager.py"
+SHARE_TOLERANCE = 0.15  # each job's CPU within 15 % of its half: the host is shared and noisy
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def load_agent():
+    spec = importlib.util.spec_from_file_location("timeshare_manager_agent", AGENT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+agent = load_agent()
+
+
+# --- pure: the agent's copy of the office's arithmetic ------------------------------------------
+
+@st.composite
+def tables(draw):
+    n = draw(st.integers(1, 4))
+    slots, offset = [], 0.0
+    for i in range(n):
+        dummy = draw(st.booleans()) and i > 0
+        parallel = 0.0 if dummy else draw(st.floats(0.05, 2.0))
+        sequential = draw(st.sampled_from([0.0, 0.1, 0.35]))
+        if dummy and sequential == 0.0:
+            sequential = 0.2
+        slots.append(TableSlot(None if dummy else f"J{i}", offset, parallel, sequential))
+        offset += parallel + sequential
+    return WorkstationTable("ws1", offset, tuple(slots))
+
+
+@settings(max_examples=60, deadline=None)
+@given(table=tables(), anchor=st.floats(-5.0, 5.0), steps=st.lists(st.floats(0.0, 1.3), min_size=1, max_size=25))
+def test_the_agents_dispatch_agrees_with_the_registration_office(table, anchor, steps):
+    office = RegistrationOffice("ws1")
+    for p in table.processes:
+        office.check_in(p)
+    office.follow(table, now_s=anchor)
+    wire = [(s.process, s.parallel_s, s.sequential_s) for s in table.slots]
+    offsets = [s.offset_s + d for s in table.slots for d in (0.0, s.parallel_s)] + [table.round_s]
+    now = anchor
+    for step in steps:
+        now += step
+        if min(abs((now - anchor) % table.round_s - b) for b in offsets) < 1e-6:
+            continue  # at a boundary the two sum the widths in a different order: either answer is right
+        d = office.advance(now)
+        _, job, sequential, start_s, until_s = agent.dispatch_at(wire, table.round_s, anchor, now)
+        assert (job, sequential) == (d.slot_process, d.sequential)
+        assert until_s == pytest.approx(d.until_s, abs=1e-6)
+        assert start_s == pytest.approx(d.slot_start_s, abs=1e-6)
+
+
+@pytest.mark.parametrize("request_, field", [
+    ({"round_s": 0.4, "slots": [{"job": "A", "parallel_s": 0.0, "sequential_s": 0.4}]}, "slots[0].parallel_s: β"),
+    ({"round_s": 0.4, "slots": [{"job": "A", "parallel_s": 0.8}]}, "slots[0].parallel_s: β"),
+    ({"round_s": 0.4, "slots": [{"job": "A", "parallel_s": 0.2}, {"job": "B", "parallel_s": 0.1}]}, "slots: widths add up"),
+    ({"round_s": 0.4, "slots": [{"job": "A", "parallel_s": 0.2}, {"job": "C", "parallel_s": 0.2}]}, "slots[1].job: unknown job C"),
+    ({"round_s": 0.4, "slots": [{"job": "A", "parallel_s": 0.2}, {"job": "A", "parallel_s": 0.2}]}, "slots[1].job: A has more"),
+    ({"round_s": 0.4, "slots": [{"job": None, "parallel_s": 0.2, "sequential_s": 0.2}]}, "slots[0].parallel_s: a dummy"),
+    ({"round_s": -1, "slots": [{"job": "A", "parallel_s": 0.2}]}, "round_s:"),
+    ({"round_s": 0.4, "slots": [{"job": "A", "parallel": 0.4}]}, "slots[0].parallel: unknown field"),
+    ({"round_s": 0.4, "workstation": "ws9", "slots": [{"job": "A", "parallel_s": 0.4}]}, "workstation:"),
+])
+def test_a_bad_table_is_refused_in_one_line_naming_the_field(request_, field):
+    with pytest.raises(agent.RequestError) as err:
+        agent.parse_table(request_, {"A", "B"}, "ws1")
+    assert str(err.value).startswith(field)
+    assert "\n" not in str(err.value)
+
+
+# --- live: real processes on this host ----------------------------------------------------------
+
+def stat(pid: int) -> tuple[str, float] | None:
+    """(state, CPU seconds) from the kernel, None once the process is gone."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return None
+    f = raw.rsplit(")", 1)[1].split()
+    return f[0], (int(f[11]) + int(f[12])) / CLK_TCK
+
+
+def wait_until(predicate, timeout_s: float, step_s: float = 0.02) -> bool:
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(step_s)
+    return predicate()
+
+
+@dataclass
+class Live:
+    manager: subprocess.Popen
+    client: ManagerClient
+    burners: list[subprocess.Popen]
+    guardian_pid: int | None
+
+
+@pytest.fixture
+def live() -> Iterator[Live]:
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    manager = subprocess.Popen([sys.executable, str(AGENT), "--name", "ws1", "--host", "127.0.0.1", "--port", "0"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    guardian_pid = None
+    try:
+        line = manager.stdout.readline()
+        assert line.startswith("listening"), line + manager.stderr.read()
+        client = ManagerClient("127.0.0.1", int(line.split()[2]), timeout_s=1.0)
+        guardian_pid = client.status().guardian_pid
+        yield Live(manager, client, burners, guardian_pid)
+    finally:
+        for p in burners:
+            p.kill()
+        if manager.poll() is None:
+            manager.terminate()
+        manager.wait(timeout=5)
+        for p in burners:
+            p.wait(timeout=5)
+        if guardian_pid is not None:  # it leaves when the manager's pipe closes
+            assert wait_until(lambda: stat(guardian_pid) is None or stat(guardian_pid)[0] == "Z", 5.0)
+
+
+def two_jobs(live: Live) -> None:
+    a, b = live.burners
+    live.client.checkin("A", a.pid)
+    live.client.checkin("B", b.pid)
+    live.client.table(0.4, [WireSlot("A", 0.2), WireSlot("B", 0.2)], workstation="ws1")
+
+
+def test_two_jobs_get_half_the_cpu_each_by_the_table_and_a_bad_table_leaves_it_in_force(live):
+    two_jobs(live)
+    before = [stat(p.pid)[1] for p in live.burners]
+    time.sleep(1.5)
+    with pytest.raises(ManagerRefused) as err:
+        live.client.table(0.4, [WireSlot("A", 0.2), WireSlot("C", 0.2)])
+    assert str(err.value) == "slots[1].job: unknown job C (checked in: A, B)"
+    time.sleep(1.5)
+    used = [stat(p.pid)[1] - b for p, b in zip(live.burners, before)]
+    total = sum(used)
+    print(f"CPU s of the two jobs over 3 s: {used}")
+    for u in used:
+        assert abs(u - total / 2) <= SHARE_TOLERANCE * total / 2, used
+    status = live.client.status()
+    assert status.round_s == 0.4 and set(status.jobs) == {"A", "B"}  # the old table still in force
+    assert status.switches >= 12  # ~15 boundaries in 3 s, each a switch
+    assert status.latency.count >= 10 and status.latency.max_s < 0.1
+    print(f"switch latency: median {status.latency.median_s * 1e3:.2f} ms, max {status.latency.max_s * 1e3:.2f} ms;"
+          f" manager CPU {status.cpu_s:.3f} s")
+
+
+def test_sigterm_continues_every_stopped_process(live):
+    two_jobs(live)
+    assert wait_until(lambda: any(stat(p.pid)[0] == "T" for p in live.burners), 1.0)
+    live.manager.send_signal(signal.SIGTERM)
+    assert live.manager.wait(timeout=5) == 0
+    assert wait_until(lambda: all(stat(p.pid)[0] != "T" for p in live.burners), 1.0)
+    time.sleep(0.3)  # nothing stops them after it has gone
+    assert [stat(p.pid)[0] for p in live.burners] == ["R", "R"]
+
+
+def test_after_sigkill_the_watchdog_reports_it_within_its_bound_and_the_guardian_continues_the_ranks(live):
+    two_jobs(live)
+    watchdog = Watchdog({"ws1": live.client}, poll_s=0.2, missed_polls=2)
+    assert watchdog.poll() == []
+    assert wait_until(lambda: any(stat(p.pid)[0] == "T" for p in live.burners), 1.0)
+    dead, stop = [], threading.Event()
+    thread = threading.Thread(target=watchdog.run, args=(stop, dead.append))
+    thread.start()
+    killed_s = time.monotonic()
+    live.manager.kill()
+    try:
+        assert wait_until(lambda: bool(dead), watchdog.bound_s + 0.5)
+    finally:
+        stop.set()
+        thread.join()
+    assert [d.workstation for d in dead] == ["ws1"]
+    assert dead[0].noticed_s - killed_s <= watchdog.bound_s
+    # the manager could not clean up; its guardian saw the pipe close and continued what it held
+    assert wait_until(lambda: all(stat(p.pid)[0] != "T" for p in live.burners), 1.0)
+    assert watchdog.poll() == []  # reported once
+
+
+def test_a_vanished_pid_is_dropped_and_a_checked_out_one_is_left_running(live):
+    two_jobs(live)
+    a, b = live.burners
+    b.kill()
+    b.wait()
+    assert wait_until(lambda: ("B", b.pid) in live.client.status().dropped, 1.0)
+    assert wait_until(lambda: stat(a.pid)[0] == "T", 1.0)  # B's slot is sequential time now: A is stopped in it
+    live.client.checkout("A", a.pid)
+    assert wait_until(lambda: stat(a.pid)[0] == "R", 0.5)
+    time.sleep(0.5)
+    assert stat(a.pid)[0] == "R" and live.client.status().jobs == {}
+
+
+def test_bad_requests_get_one_line_naming_the_field(live):
+    with pytest.raises(ManagerRefused, match=r"^pid: no live process"):
+        live.client.checkin("A", 2 ** 22 + 12345)
+    with pytest.raises(ManagerRefused, match=r"^round: no table"):
+        live.client.sync(3, time.time())
+    with pytest.raises(ManagerRefused, match=r"^op: unknown 'stop'"):
+        live.client.request({"op": "stop"})
+
+
+def test_sync_moves_the_boundaries_and_reports_the_correction(live):
+    two_jobs(live)
+    status = live.client.status()
+    at_s = time.time() + 0.05
+    correction_s = live.client.sync(100, at_s)
+    assert live.client.status().syncs == 1 and status.syncs == 0
+    # round 100 now begins at at_s, so A (slot 0) holds the CPU from at_s to at_s + 0.2
+    time.sleep(max(0.0, at_s + 0.1 - time.time()))
+    assert live.client.status().running == "A"
+    assert isinstance(correction_s, float)
