@@ -148,29 +148,37 @@ def live() -> Iterator[Live]:
             assert wait_until(lambda: stat(guardian_pid) is None or stat(guardian_pid)[0] == "Z", 5.0)
 
 
-def two_jobs(live: Live) -> None:
+def two_jobs(live: Live) -> float:
+    """A and B in slots of 0.2 s; returns when round 0 begins (a little after now)."""
     a, b = live.burners
     live.client.checkin("A", a.pid)
     live.client.checkin("B", b.pid)
-    live.client.table(0.4, [WireSlot("A", 0.2), WireSlot("B", 0.2)], workstation="ws1")
+    at_s = time.time() + 0.1
+    live.client.table(0.4, [WireSlot("A", 0.2), WireSlot("B", 0.2)], at_s=at_s, workstation="ws1")
+    return at_s
+
+
+def sleep_until(t_s: float) -> None:
+    time.sleep(max(0.0, t_s - time.time()))
 
 
 def test_two_jobs_get_half_the_cpu_each_by_the_table_and_a_bad_table_leaves_it_in_force(live):
-    two_jobs(live)
+    at_s = two_jobs(live)
+    sleep_until(at_s)
     before = [stat(p.pid)[1] for p in live.burners]
-    time.sleep(1.5)
+    sleep_until(at_s + 1.6)
     with pytest.raises(ManagerRefused) as err:
         live.client.table(0.4, [WireSlot("A", 0.2), WireSlot("C", 0.2)])
     assert str(err.value) == "slots[1].job: unknown job C (checked in: A, B)"
-    time.sleep(1.5)
+    sleep_until(at_s + 3.2)  # whole rounds, so each job had as many slots
     used = [stat(p.pid)[1] - b for p, b in zip(live.burners, before)]
     total = sum(used)
-    print(f"CPU s of the two jobs over 3 s: {used}")
+    print(f"CPU s of the two jobs over 8 rounds (3.2 s): {used}")
     for u in used:
         assert abs(u - total / 2) <= SHARE_TOLERANCE * total / 2, used
     status = live.client.status()
     assert status.round_s == 0.4 and set(status.jobs) == {"A", "B"}  # the old table still in force
-    assert status.switches >= 12  # ~15 boundaries in 3 s, each a switch
+    assert status.switches >= 14  # 16 boundaries in 3.2 s, each a switch
     assert status.latency.count >= 10 and status.latency.max_s < 0.1
     print(f"switch latency: median {status.latency.median_s * 1e3:.2f} ms, max {status.latency.max_s * 1e3:.2f} ms;"
           f" manager CPU {status.cpu_s:.3f} s")
@@ -240,3 +248,11 @@ def test_sync_moves_the_boundaries_and_reports_the_correction(live):
     time.sleep(max(0.0, at_s + 0.1 - time.time()))
     assert live.client.status().running == "A"
     assert isinstance(correction_s, float)
+
+
+def test_a_drifting_clock_runs_off_the_hosts_by_its_rate():
+    manager = agent.Manager("ws1", drift_ppm=100_000)  # 10 % fast: the skew studies' workstation clocks
+    host_s, local_s = time.time(), manager.clock()
+    time.sleep(0.2)
+    gained_s = (manager.clock() - local_s) - (time.time() - host_s)
+    assert gained_s == pytest.approx(0.02, abs=0.005)
