@@ -176,8 +176,10 @@ def test_two_jobs_get_half_the_cpu_each_by_the_table_and_a_bad_table_leaves_it_i
     print(f"CPU s of the two jobs over 8 rounds (3.2 s): {used}")
     for u in used:
         assert abs(u - total / 2) <= SHARE_TOLERANCE * total / 2, used
-    status = live.client.status()
+    status = live.client.status(timeline=True)
     assert status.round_s == 0.4 and set(status.jobs) == {"A", "B"}  # the old table still in force
+    ran = [job for _, job in status.timeline[1:]]
+    assert ran == [("A", "B")[i % 2] for i in range(len(ran))] or ran == [("B", "A")[i % 2] for i in range(len(ran))]
     assert status.switches >= 14  # 16 boundaries in 3.2 s, each a switch
     assert status.latency.count >= 10 and status.latency.max_s < 0.1
     print(f"switch latency: median {status.latency.median_s * 1e3:.2f} ms, max {status.latency.max_s * 1e3:.2f} ms;"
@@ -256,3 +258,30 @@ def test_a_drifting_clock_runs_off_the_hosts_by_its_rate():
     time.sleep(0.2)
     gained_s = (manager.clock() - local_s) - (time.time() - host_s)
     assert gained_s == pytest.approx(0.02, abs=0.005)
+
+
+def test_a_timer_that_fails_continues_what_it_stopped(monkeypatch):
+    burner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    failed = threading.Event()
+    manager = agent.Manager("ws1", on_failure=failed.set)
+    timer = threading.Thread(target=manager.run_timer)
+    try:
+        manager.handle({"op": "checkin", "job": "A", "pid": burner.pid})
+        manager.handle({"op": "table", "round_s": 0.8, "at": time.time() + 0.1,  # A's slot, then from at 0.6 s of dummy
+                        "slots": [{"job": None, "sequential_s": 0.6}, {"job": "A", "parallel_s": 0.2}]})
+        timer.start()
+        assert wait_until(lambda: stat(burner.pid)[0] == "T", 1.0)
+
+        def broken(*_args):
+            raise RuntimeError("a bug in the office")
+
+        monkeypatch.setattr(agent, "dispatch_at", broken)
+        with manager.cond:
+            manager.cond.notify_all()  # wake the timer now, inside the dummy slot
+        assert failed.wait(1.0)
+        timer.join(timeout=1.0)
+        assert stat(burner.pid)[0] != "T" and manager.failure == "timer: RuntimeError: a bug in the office"
+    finally:
+        manager.release()
+        burner.kill()
+        burner.wait()

@@ -241,8 +241,9 @@ class Guardian:
 class Manager:
     """The registration office and its office manager's timer, behind one lock."""
 
-    def __init__(self, workstation, drift_ppm=0.0, guardian=None):
+    def __init__(self, workstation, drift_ppm=0.0, guardian=None, on_failure=None):
         self.workstation = workstation
+        self.on_failure = on_failure  # called after a failed timer has released everything: the daemon ends
         self.rate = 1.0 + drift_ppm * 1e-6
         self.epoch_s = time.time()
         self.guardian = guardian
@@ -384,7 +385,8 @@ class Manager:
             self.failure = f"timer: {type(exc).__name__}: {exc}"
             print(self.failure, file=sys.stderr, flush=True)
             self.release()
-            os.kill(os.getpid(), signal.SIGTERM)
+            if self.on_failure is not None:
+                self.on_failure()
 
     def _timer_loop(self):
         with self.cond:
@@ -521,7 +523,7 @@ def main(argv=None):
 
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, stop)
-    manager = Manager(a.name, a.drift_ppm, guardian)
+    manager = Manager(a.name, a.drift_ppm, guardian, on_failure=lambda: os.kill(os.getpid(), signal.SIGTERM))
     server = None
     try:
         server = _Server((a.host, a.port), _Handler)
