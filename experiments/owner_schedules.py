@@ -15,12 +15,13 @@ from __future__ import annotations
 from typing import Sequence
 
 from experiments.config import ExperimentConfig
-from testbed.load.caps import MIN_SHARE, Schedule, onoff_schedule
+from testbed.load.caps import Schedule, onoff_schedule
 
 #: Seconds of stream time rendered: longer than any cell (the last step holds after it).
 HORIZON_S = 7200.0
-#: What a guest keeps of its speed while an owner holds its workstation (module for_engine).
-GUEST_FLOOR = MIN_SHARE / 0.1
+#: What a guest keeps of its speed while an owner holds its workstation: nothing (it is
+#: frozen, testbed.load.caps), which the engine, that divides by a pace, takes as this.
+GUEST_FLOOR = 1e-3
 
 
 def seed_of(config: ExperimentConfig, replication: int, workstation: str) -> int:
@@ -45,8 +46,6 @@ def shifted(schedule: Schedule, offset_s: float) -> Schedule:
 
 
 def for_engine(config: ExperimentConfig, replication: int, hosts: Sequence[str]) -> list[Schedule]:
-    """One schedule per host, as the engine takes it. A held workstation keeps the floor of its
-    cap, caps.MIN_SHARE of a core: a guest then crawls at well under GUEST_FLOOR of its speed
-    (its cap is 0.1 core or more), which the engine takes as GUEST_FLOOR, never 0."""
+    """One schedule per host, as the engine takes it: a burst's 0 as GUEST_FLOOR."""
     steps = rendered(config, replication)
     return [[(t, max(f, GUEST_FLOOR)) for t, f in steps.get(ws, [])] for ws in hosts]

@@ -300,6 +300,10 @@ class Cluster:
                 raise RuntimeError(f"{name}: {exc}") from exc
         self._replace_spec(new)
 
+    def hold(self, ws: str, held: bool) -> None:
+        """Stop (held) or continue every process on `ws` at once: cap mode's owner bursts."""
+        self.backend.hold(self.container_id(ws), held)
+
     def write_cpu_cap(self, ws: str, cores: float, period_us: int) -> None:
         """The cap in force now, written straight to the kernel; the spec and the engine keep
         the nominal cap. For caps that move on a schedule (cap mode): a `set_cpu` costs

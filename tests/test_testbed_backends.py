@@ -206,3 +206,14 @@ def test_write_cpu_cap_and_down_go_to_the_backend(tmp_path, monkeypatch):
     assert c.down() == {"containers": 2}
     assert ("remove", "he-rec") in be.calls
     assert "he-rec" not in state.running_names()
+
+
+def test_a_hold_freezes_and_thaws_through_the_freezer_file(tmp_path):
+    (tmp_path / "freezer" / "docker" / "c1").mkdir(parents=True)
+    be = DockerBackend(cgroup_root=tmp_path)
+    state = tmp_path / "freezer" / "docker" / "c1" / "freezer.state"
+    be.hold("c1", True)
+    assert state.read_text() == "FROZEN" and cgroups.is_frozen("c1", tmp_path)
+    be.hold("c1", False)
+    assert state.read_text() == "THAWED" and not cgroups.is_frozen("c1", tmp_path)
+    assert not cgroups.is_frozen("gone", tmp_path)  # no freezer file: nothing to thaw

@@ -95,6 +95,28 @@ def test_cap_mode_changes_the_quota_on_schedule(loaded):
     assert meta["changes"] == 3 and meta["max_lag_s"] < 0.2
 
 
+def test_a_burst_holds_the_workstation_and_lets_it_go_at_once(loaded):
+    # fraction 0 freezes every process of the workstation (the cap stays), then thaws it;
+    # a stop() that does not restore still never leaves it frozen
+    state = lambda: cgroup_file(loaded.container_id("ws2"), "freezer", "freezer.state").read_text().strip()  # noqa: E731
+    loop = loaded.start("ws2", ["python3", "-c", "import time\nt=time.time()\nwhile time.time()-t<3:\n"
+                                "  print(round(time.time(),3),flush=True); time.sleep(0.01)"])
+    time.sleep(0.5)
+    ctl = CapController(loaded, {"ws2": [(0.0, 1.0), (0.2, 0.0), (0.8, 1.0), (1.2, 0.0)]}, mode="test").start()
+    time.sleep(0.5)
+    assert state() == "FROZEN" and loaded.cpu_limits("ws2")["cores"] == pytest.approx(0.2)
+    time.sleep(0.5)
+    assert state() == "THAWED"
+    time.sleep(0.5)
+    assert state() == "FROZEN"
+    ctl.stop(restore=False)
+    assert state() == "THAWED"
+    stamps = [float(x) for x in loop.wait(timeout=20).stdout.split()]
+    gaps = sorted(b - a for a, b in zip(stamps, stamps[1:]))
+    # the first burst: 0.6 s without a line; the second, cut short by stop: about 0.3 s; no other stall
+    assert 0.45 < gaps[-1] < 0.75 and 0.15 < gaps[-2] < 0.45 and gaps[-3] < 0.1
+
+
 def test_background_traffic_lowers_the_available_bandwidth_and_the_monitor_follows_load(loaded):
     with pytest.raises(SpecError, match="dst: unknown workstation 'ws9'"):
         traffic.start(loaded, "ws1", "ws9", "5mbit")

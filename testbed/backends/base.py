@@ -138,6 +138,11 @@ class Backend(Protocol):
         record: for caps that move on a schedule (cap mode, the speed keeper)."""
         ...
 
+    def hold(self, machine: MachineId, held: bool) -> None:
+        """Stop every process of the workstation now (held) or let them go on: an owner's burst
+        that leaves its guests nothing (cap mode's fraction 0). `remove` lets held ones go first."""
+        ...
+
     def cpu_limits(self, machine: MachineId) -> CpuLimits:
         ...
 

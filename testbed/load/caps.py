@@ -4,7 +4,9 @@ A schedule (time, available fraction) is a description, rendered ahead of time f
 same ON/OFF closed workload as process mode, or from an availability trace; a controller
 thread then carries it out by changing the cgroup quota live. The cap is
 nominal x fraction, never below 0.1% of a core (the CFS period then grows to 1 s so that
-the quota stays at the kernel's 1 ms floor). On a governed (speed) workstation the cap is
+the quota stays at the kernel's 1 ms floor). A fraction of 0, an owner's burst, freezes
+the workstation's processes instead (Cluster.hold): the 1 s period's timer outlives the
+burst and stalled the guest for up to another second after it (benchmarks/bench_owner_burst_cost.py). On a governed (speed) workstation the cap is
 the governed quota x fraction: the fraction goes to the speed keeper, which applies it on
 every step (testbed.keeper.set_scale).
 """
@@ -121,10 +123,20 @@ class CapController:
     schedules: dict[str, Schedule]
     mode: str = "onoff"
     applied: list[dict] = field(default_factory=list)
+    _held: set[str] = field(default_factory=set)
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
 
     def _apply(self, ws: str, fraction: float) -> None:
+        """Fraction 0 holds the workstation (its processes frozen, the cap untouched); any other
+        lets it go and sets its cap to nominal x fraction (module docstring)."""
+        if fraction <= 0.0:
+            self.cluster.hold(ws, True)
+            self._held.add(ws)
+            return
+        if ws in self._held:
+            self.cluster.hold(ws, False)
+            self._held.discard(ws)
         base = self.cluster.spec.cpu(ws)
         if self.cluster.spec.governed(ws):
             # The keeper governs this cap: it scales its quota by the fraction from its next
@@ -153,6 +165,9 @@ class CapController:
         self._stop.set()
         if self._thread:
             self._thread.join()
+        for ws in sorted(self._held):  # never leave a workstation frozen, restored or not
+            self.cluster.hold(ws, False)
+        self._held.clear()
         if restore:
             for ws in self.schedules:
                 self._apply(ws, 1.0)

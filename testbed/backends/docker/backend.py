@@ -87,6 +87,9 @@ class DockerBackend:
 
     def remove(self, cluster: str) -> dict[str, int]:
         with _engine_errors(f"removing {cluster}"):
+            for cid in engine.labelled(self.client, cluster)["containers"]:
+                if cgroups.is_frozen(cid, self.cgroup_root):  # a killed run left it held: a frozen
+                    cgroups.write_frozen(cid, False, self.cgroup_root)  # process cannot be killed
             return engine.remove(self.client, cluster)
 
     def cluster_names(self) -> list[str]:
@@ -118,6 +121,9 @@ class DockerBackend:
 
     def write_cpu_cap(self, machine: str, cap: CpuCap) -> None:
         cgroups.write_cap(machine, cap, self.cgroup_root)
+
+    def hold(self, machine: str, held: bool) -> None:
+        cgroups.write_frozen(machine, held, self.cgroup_root)
 
     def cpu_limits(self, machine: str) -> CpuLimits:
         return cgroups.read_limits(machine, self.cgroup_root)
