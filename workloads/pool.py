@@ -45,7 +45,7 @@ from mpi4py import MPI
 
 from workloads import polite, pool_wire, runtime
 
-PRELOAD = ("numpy", "workloads.cg", "workloads.synthetic", "workloads.compute", "workloads.hello")
+PRELOAD = ("numpy", "workloads.cg", "workloads.synthetic", "workloads.stencil", "workloads.compute", "workloads.hello")
 
 
 IDLE_NAME = "nowlab-pool"

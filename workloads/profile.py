@@ -24,7 +24,7 @@ from workloads import sevcik
 from workloads.launch import Launcher
 from workloads.malleable import parse_result
 
-WORKLOADS = {"cg": "workloads.cg", "synthetic": "workloads.synthetic"}
+WORKLOADS = {"cg": "workloads.cg", "synthetic": "workloads.synthetic", "stencil": "workloads.stencil"}
 
 
 @dataclass(frozen=True)
