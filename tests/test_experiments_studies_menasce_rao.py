@@ -28,11 +28,25 @@ def test_the_report_gives_each_rows_error_and_the_verdict(tmp_path):
                RowResult(Row(2, "LX", 2), ("lx1", "lx2"), (40.0, 39.0, 41.0), 36.0, None, None)]
     assert [r.error for r in results] == [pytest.approx(0.02), pytest.approx(-0.10)]
     md = write(results, tmp_path, "nowlab taskgraph tables --tables 2").read_text()
-    assert "| LX | 1 | 60.00 (59.00-64.00) | 61.20 | +2.0% | n/a | 300.6 | 309.3 | 2.9% |" in md
+    assert "| LX | 1 | 60.00 (59.00-64.00) | 61.20 | +2.0% | n/a | n/a | n/a | 300.6 | 309.3 | 2.9% |" in md
     assert "median 6.0%, largest 10.0%" in md and "NOT met" in md
+    assert "metered kernel speeds: median" not in md  # none metered: no second verdict
     assert "`nowlab taskgraph tables --tables 2`" in md
     with (tmp_path / "tables.csv").open() as f:
         got = list(csv.DictReader(f))
     assert [(g["class"], g["n"], g["measured_median_s"], g["error"]) for g in got] == \
         [("LX", "1", "60.000", "0.0200"), ("LX", "2", "40.000", "-0.1000")]
     assert (tmp_path / "tables.png").stat().st_size > 10_000
+
+
+def test_the_report_gives_the_metered_kernel_prediction_and_its_verdict(tmp_path):
+    # spec speeds predict 10% low; the multiply kernel's metered speeds bring it to -2% and +3%
+    results = [RowResult(Row(2, "LX", 1), ("lx1",), (60.0,), 54.0, None, None, 58.8),
+               RowResult(Row(2, "LX", 2), ("lx1", "lx2"), (40.0,), 36.0, None, None, 41.2)]
+    assert [r.metered_error for r in results] == [pytest.approx(-0.02), pytest.approx(0.03)]
+    md = write(results, tmp_path, "cmd").read_text()
+    assert "| 54.00 | -10.0% | 58.80 | -2.0% |" in md
+    assert "NOT met). With the metered kernel speeds: median 2.5%, largest 3.0% (met)." in md
+    with (tmp_path / "tables.csv").open() as f:
+        got = list(csv.DictReader(f))
+    assert [g["metered_error"] for g in got] == ["-0.0200", "0.0300"]

@@ -17,7 +17,7 @@ from experiments.studies.menasce_rao.tables import RowResult  # noqa: E402
 #: The issue's targets: the paper's errors were 2.1-11%.
 MEDIAN_TARGET, MAX_TARGET = 0.05, 0.11
 COLUMNS = ("table", "class", "n", "workstations", "reps", "measured_median_s", "measured_min_s", "measured_max_s",
-           "tgs_s", "error", "monte_carlo_s", "monte_carlo_half_s", "paper_meas_s", "paper_mod_s", "paper_error_pct")
+           "tgs_s", "error", "tgs_metered_s", "metered_error", "monte_carlo_s", "monte_carlo_half_s", "paper_meas_s", "paper_mod_s", "paper_error_pct")
 
 
 def write(results: Sequence[RowResult], out: Path, command: str) -> Path:
@@ -29,7 +29,10 @@ def write(results: Sequence[RowResult], out: Path, command: str) -> Path:
             pm, pmod, pe = r.paper
             w.writerow([r.row.table, r.row.kind, r.row.n, " ".join(r.workstations), len(r.measured_s),
                         f"{r.median_s:.3f}", f"{min(r.measured_s):.3f}", f"{max(r.measured_s):.3f}",
-                        f"{r.tgs_s:.3f}", f"{r.error:.4f}", "" if r.monte_carlo_s is None else f"{r.monte_carlo_s:.3f}",
+                        f"{r.tgs_s:.3f}", f"{r.error:.4f}",
+                        "" if r.tgs_metered_s is None else f"{r.tgs_metered_s:.3f}",
+                        "" if r.metered_error is None else f"{r.metered_error:.4f}",
+                        "" if r.monte_carlo_s is None else f"{r.monte_carlo_s:.3f}",
                         "" if r.monte_carlo_half_s is None else f"{r.monte_carlo_half_s:.3f}",
                         "" if pm is None else pm, pmod, "" if pe is None else pe])
     _figure(results, out / "tables.png")
@@ -50,20 +53,30 @@ def _markdown(results: Sequence[RowResult], command: str) -> str:
         rows = [r for r in results if r.row.table == table]
         title = "no owners" if table == 2 else "owners N = 2, Z = 1 s, D = 0.2 s (the paper's 5 s and 1 s, scaled)"
         lines += [f"## Table {table}: {title}", "",
-                  "| class | n | measured (s) | TGS (s) | error | Monte Carlo (s) | paper T_meas (s) | paper T_mod (s) | paper E |",
-                  "|---|---|---|---|---|---|---|---|---|"]
+                  "| class | n | measured (s) | TGS (s) | error | TGS, metered kernel speeds (s) | error | "
+                  "Monte Carlo (s) | paper T_meas (s) | paper T_mod (s) | paper E |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in rows:
             pm, pmod, pe = r.paper
             mc = "n/a" if r.monte_carlo_s is None else f"{r.monte_carlo_s:.2f} ± {r.monte_carlo_half_s:.2f}"
             lines.append(f"| {r.row.kind} | {r.row.n} | {r.median_s:.2f} ({min(r.measured_s):.2f}-{max(r.measured_s):.2f}) "
-                         f"| {r.tgs_s:.2f} | {r.error:+.1%} | {mc} | {'-' if pm is None else f'{pm:.1f}'} "
+                         f"| {r.tgs_s:.2f} | {r.error:+.1%} "
+                         f"| {'n/a' if r.tgs_metered_s is None else f'{r.tgs_metered_s:.2f}'} "
+                         f"| {'n/a' if r.metered_error is None else f'{r.metered_error:+.1%}'} | {mc} | {'-' if pm is None else f'{pm:.1f}'} "
                          f"| {pmod:.1f} | {'-' if pe is None else f'{pe:.1f}%'} |")
         errs = [abs(r.error) for r in rows]
         med, worst = statistics.median(errs), max(errs)
         verdict = "met" if med <= MEDIAN_TARGET and worst <= MAX_TARGET else "NOT met"
         paper_errs = [pe for r in rows if (pe := r.paper[2]) is not None]
+        metered = [abs(e) for r in rows if (e := r.metered_error) is not None]
+        also = ""
+        if len(metered) == len(rows):
+            m_med, m_worst = statistics.median(metered), max(metered)
+            m_verdict = "met" if m_med <= MEDIAN_TARGET and m_worst <= MAX_TARGET else "NOT met"
+            also = (f" With the metered kernel speeds: median {m_med:.1%}, largest {m_worst:.1%} "
+                    f"({m_verdict}).")
         lines += ["", f"Our |error|: median {med:.1%}, largest {worst:.1%} (target: median at most "
-                      f"{MEDIAN_TARGET:.0%}, largest at most {MAX_TARGET:.0%}: {verdict}). The paper's: "
+                      f"{MEDIAN_TARGET:.0%}, largest at most {MAX_TARGET:.0%}: {verdict}).{also} The paper's: "
                       f"{min(paper_errs):.1f}% to {max(paper_errs):.1f}%. "
                       f"The paper: \"{QUOTES['table2' if table == 2 else 'table3']}\"", ""]
     lines += ["![Tables 2 and 3](tables.png)", ""]

@@ -11,6 +11,7 @@ workstations for its runs only. The paper's own numbers (`paper.py`) are printed
 from __future__ import annotations
 
 import statistics
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -21,13 +22,17 @@ from experiments.taskgraph_files import load_graph
 from experiments.taskgraph_live import makespan_s, precedence_violations, run, workstations_of
 from scheduler.taskgraph.placement import get_policy
 from scheduler.taskgraph.workstations import Owners
+from testbed import state
 from testbed.cluster import Cluster
+from testbed.meter import speed_over
 from testbed.load import owners as owner_daemons
 from testbed.spec import OwnerLoad
 
 #: Table 3's owners as the paper ran them (N, Z s, D s), before time scaling.
 PAPER_OWNERS = (2, 5.0, 1.0)
 POLICY = "pvm-default"
+#: The reference kernel the tasks run (workloads/taskgraph_task.py: the multiply loop).
+TASK_KERNEL = "multiply"
 
 Log = Callable[[str], None]
 
@@ -47,6 +52,10 @@ class RowResult:
     tgs_s: float                      # TGS with eq. 7: the paper's T_mod
     monte_carlo_s: float | None       # Fig. 2's mean (None without owners: it equals TGS)
     monte_carlo_half_s: float | None
+    # TGS again with each workstation's speed for the tasks' own kernel (multiply), as the meter
+    # read it on its core over the row's runs: the governor holds the blend of the meter's
+    # kernels, which ran the multiply loop ~11% below nominal here (None: no meter series)
+    tgs_metered_s: float | None = None
 
     @property
     def median_s(self) -> float:
@@ -56,6 +65,12 @@ class RowResult:
     def error(self) -> float:
         """Eq. 8 without the absolute value: (T_mod - T_meas) / T_meas."""
         return (self.tgs_s - self.median_s) / self.median_s
+
+    @property
+    def metered_error(self) -> float | None:
+        if self.tgs_metered_s is None:
+            return None
+        return (self.tgs_metered_s - self.median_s) / self.median_s
 
     @property
     def paper(self) -> tuple[float | None, float, float | None]:
@@ -94,6 +109,7 @@ def measure_row(cluster: Cluster, row: Row, reps: int, *, seed: int = 0, log: Lo
     times = []
     if owners:
         owner_daemons.start(cluster, {n: owners for n in names}, seed=seed)
+    t0 = time.time()
     try:
         for rep in range(reps):
             runs = run(cluster, graph, placement)
@@ -105,5 +121,25 @@ def measure_row(cluster: Cluster, row: Row, reps: int, *, seed: int = 0, log: Lo
     finally:
         if owners:
             owner_daemons.stop(cluster, list(names))
+    metered = kernel_speeds(cluster, names, t0, time.time())
+    tgs_metered = None
+    if metered is not None:
+        metered_ws = [w.model_copy(update={"speed": metered[w.name]}) for w in model_ws]
+        tgs_metered = tgs(graph, metered_ws, policy, network).makespan_s
+        log(f"Table {row.table}, {row.n} {row.kind}: multiply-kernel speeds "
+            f"{', '.join(f'{n} {metered[n]:.3f}' for n in names)}; TGS with them {tgs_metered:.2f} s")
     return RowResult(row, tuple(names), tuple(times), predicted.makespan_s,
-                     mc.mean_s if mc else None, mc.half_width_s if mc else None)
+                     mc.mean_s if mc else None, mc.half_width_s if mc else None, tgs_metered)
+
+
+def kernel_speeds(cluster: Cluster, names: Sequence[str], t0: float, t1: float,
+                  kernel: str = TASK_KERNEL) -> dict[str, float] | None:
+    """Each workstation's delivered reference speed for `kernel` over [t0, t1] (epoch s), from
+    the cluster's meter; None if any is not metered (the spec's speeds then stand alone)."""
+    out = {}
+    for n in names:
+        got = speed_over(state.cluster_dir(cluster.name), n, t0, t1, kernel=kernel)
+        if got.speed is None:
+            return None
+        out[n] = got.speed
+    return out
