@@ -50,3 +50,17 @@ def test_the_report_gives_the_metered_kernel_prediction_and_its_verdict(tmp_path
     with (tmp_path / "tables.csv").open() as f:
         got = list(csv.DictReader(f))
     assert [g["metered_error"] for g in got] == ["-0.0200", "0.0300"]
+
+
+def test_metered_speeds_replace_the_spec_speeds_and_change_the_prediction():
+    from experiments.models.tgs import Network, tgs
+    from experiments.studies.menasce_rao.tables import POLICY, with_speeds
+    from experiments.taskgraph_files import load_graph
+    from scheduler.taskgraph.placement import get_policy
+    from scheduler.taskgraph.workstations import Workstation
+
+    ws = [Workstation(name="lx1", speed=0.1)]
+    slower = with_speeds(ws, {"lx1": 0.08})
+    assert slower[0].speed_ref_cores == 0.08 and ws[0].speed_ref_cores == 0.1
+    graph, policy, net = load_graph("wavefront"), get_policy(POLICY), Network(bandwidth_bit_s=10_000_000)
+    assert tgs(graph, slower, policy, net).makespan_s > 1.2 * tgs(graph, ws, policy, net).makespan_s

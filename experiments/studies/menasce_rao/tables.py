@@ -21,7 +21,7 @@ from experiments.studies.menasce_rao.paper import CLASSES, PAPER, TIME_SCALE
 from experiments.taskgraph_files import load_graph
 from experiments.taskgraph_live import makespan_s, precedence_violations, run, workstations_of
 from scheduler.taskgraph.placement import get_policy
-from scheduler.taskgraph.workstations import Owners
+from scheduler.taskgraph.workstations import Owners, Workstation
 from testbed import state
 from testbed.cluster import Cluster
 from testbed.meter import speed_over
@@ -124,12 +124,16 @@ def measure_row(cluster: Cluster, row: Row, reps: int, *, seed: int = 0, log: Lo
     metered = kernel_speeds(cluster, names, t0, time.time())
     tgs_metered = None
     if metered is not None:
-        metered_ws = [w.model_copy(update={"speed": metered[w.name]}) for w in model_ws]
-        tgs_metered = tgs(graph, metered_ws, policy, network).makespan_s
+        tgs_metered = tgs(graph, with_speeds(model_ws, metered), policy, network).makespan_s
         log(f"Table {row.table}, {row.n} {row.kind}: multiply-kernel speeds "
             f"{', '.join(f'{n} {metered[n]:.3f}' for n in names)}; TGS with them {tgs_metered:.2f} s")
     return RowResult(row, tuple(names), tuple(times), predicted.makespan_s,
                      mc.mean_s if mc else None, mc.half_width_s if mc else None, tgs_metered)
+
+
+def with_speeds(workstations: Sequence[Workstation], speeds: dict[str, float]) -> list[Workstation]:
+    """The same workstations at the given reference speeds (owners kept)."""
+    return [w.model_copy(update={"speed_ref_cores": speeds[w.name]}) for w in workstations]
 
 
 def kernel_speeds(cluster: Cluster, names: Sequence[str], t0: float, t1: float,
