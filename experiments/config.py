@@ -203,7 +203,8 @@ class Load(_Strict):
     owner_mode: Literal["daemon", "schedule"] = Field(
         "daemon", description="daemon: owner processes run inside the workstations for the whole run, "
         "and predictions see their mean; schedule: each replication's owner bursts are rendered "
-        "from the seed (experiments/owner_schedules.py), carried out live as caps and replayed "
+        "from the seed (experiments/owner_schedules.py), carried out live by freezing the "
+        "workstation for each burst, and replayed "
         "burst for burst by the predictions")
     traffic: list[Traffic] = Field(default_factory=list)
 

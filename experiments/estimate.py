@@ -142,7 +142,7 @@ def cell_plans(config: ExperimentConfig, models: dict[str, ClassModel], P: int,
     from experiments import owner_schedules
     from experiments.runner import cells, cluster_spec, stream_for
 
-    by_schedule = config.load.owner_mode == "schedule" and bool(config.load.owner)
+    by_schedule = owner_schedules.in_use(config)
     hosts = cluster_spec(config).names[:P] if by_schedule else []
     out = []
     for policy, rate, rep in cells(config):

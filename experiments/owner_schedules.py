@@ -3,7 +3,8 @@
 With `load.owner_mode = "schedule"` a replication's owners are not processes left running
 for the whole run but the same closed M/M/1//N workload (Menascé & Rao's N, Z, D) rendered
 ahead as availability steps (testbed.load.caps.onoff_schedule): 0 while an owner computes,
-1 otherwise. The runner carries them out as caps from each segment's start, and the
+1 otherwise. The runner carries them out from each segment's start, freezing the
+workstation for each burst (testbed.load.caps), and the
 prediction of a cell replays the very same bursts (scheduler.engine's `schedule`), where
 the owners' mean alone left a job that ran through two bursts predicted as one that met
 the average (the demo's RA at 0.125/s: CG on four workstations measured 8.6-15.8 s, all
@@ -22,6 +23,11 @@ HORIZON_S = 7200.0
 #: What a guest keeps of its speed while an owner holds its workstation: nothing (it is
 #: frozen, testbed.load.caps), which the engine, that divides by a pace, takes as this.
 GUEST_FLOOR = 1e-3
+
+
+def in_use(config: ExperimentConfig) -> bool:
+    """The config has owners, and gives them as a schedule rather than as daemons."""
+    return config.load.owner_mode == "schedule" and bool(config.load.owner)
 
 
 def seed_of(config: ExperimentConfig, replication: int, workstation: str) -> int:

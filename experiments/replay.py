@@ -128,7 +128,7 @@ def owner_load(config: ExperimentConfig, store: ResultsStore, cell_id: int, repl
                hosts: list[str]) -> tuple[list[float] | None, list[Schedule] | None]:
     """What a cell's prediction knows of its owners: (availability, schedule), one of them None.
     A schedule is the bursts the run met, rendered again from the seed; daemons leave only means."""
-    if config.load.owner_mode == "schedule" and config.load.owner:
+    if owner_schedules.in_use(config):
         return None, owner_schedules.for_engine(config, replication, hosts)
     return availability_for(config, store.availability(cell_id), hosts), None
 

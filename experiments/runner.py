@@ -70,7 +70,7 @@ def cluster_spec(config: ExperimentConfig) -> ClusterSpec:
     """The config's cluster with its owner load put on the named workstations (as daemons;
     owners given as a schedule are carried out per segment instead, `Runner._segment`)."""
     spec = load_spec(config.cluster)
-    daemons = config.load.owner if config.load.owner_mode == "daemon" else {}
+    daemons = {} if owner_schedules.in_use(config) else config.load.owner
     workstations = [w.model_copy(update={"owner": daemons.get(w.name, w.owner)})
                     for w in spec.workstations]
     return spec.model_copy(update={"workstations": workstations}).with_name(cluster_name(config))
@@ -389,7 +389,7 @@ class Runner:
             if owner_caps is not None:
                 owner_caps.stop(restore=True)
                 meta = owner_caps.metadata()
-                self.log(f"owner schedule: {meta['changes']} cap changes, latest {meta['max_lag_s'] * 1e3:.0f} ms late")
+                self.log(f"owner schedule: {meta['changes']} changes, latest {meta['max_lag_s'] * 1e3:.0f} ms late")
             run.stop.set()
             watch.join()
             if run.executor.t0:  # 0: the executor never started its clock; keep the last heartbeat
@@ -398,11 +398,11 @@ class Runner:
         return []
 
     def _owner_caps(self, rep: int, offset: float) -> CapController | None:
-        """The replication's owner bursts from the segment's stream time on, as caps (schedule mode)."""
-        if self.config.load.owner_mode != "schedule" or not self.config.load.owner:
+        """The replication's owner bursts from the segment's stream time on (schedule mode)."""
+        if not owner_schedules.in_use(self.config):
             return None
         if not isinstance(self.cluster, Cluster):
-            raise RunStopped("load.owner_mode: schedule needs a cluster of containers (it sets their caps)")
+            raise RunStopped("load.owner_mode: schedule needs a cluster of containers (it freezes them)")
         steps = owner_schedules.rendered(self.config, rep)
         return CapController(self.cluster, {ws: owner_schedules.shifted(s, offset) for ws, s in steps.items()},
                              mode="owner-schedule")

@@ -213,10 +213,14 @@ class _Engine(SchedulerState):
         self.ready = [0.0] * P if any(j.teardown > 0 or j.release > 0 for j in jobs) else None
 
     # -- bookkeeping -------------------------------------------------------
+    def _speed(self, procs: Sequence[int]) -> float:
+        """The slowest member's speed relative to the profile (owners aside)."""
+        return min([self.speeds[p] for p in procs]) if self.speeds is not None else 1.0
+
     def _pace(self, procs: Sequence[int]) -> float:
         """A job's rate on `procs` relative to its profile: the slowest member's speed times
         the chance that no member's owner holds it (module docstring)."""
-        pace = min([self.speeds[p] for p in procs]) if self.speeds is not None else 1.0
+        pace = self._speed(procs)
         if self.avail is not None:
             for p in procs:
                 pace *= self.avail[p]
@@ -283,7 +287,7 @@ class _Engine(SchedulerState):
             pause = job.startup + job.setup_work / n if job.setup_work else job.startup
         if pause > 0:  # launching and setting up: no progress yet (slowed like the job, on its members)
             if self.steps:  # by their speeds only: a burst under way at the start is not its pace for long
-                job.t0 = now + pause / (min([self.speeds[p] for p in procs]) if self.speeds is not None else 1.0)
+                job.t0 = now + pause / self._speed(procs)
             else:
                 job.t0 = now + pause * T / job.model.T(n)
         self.tick += 1
