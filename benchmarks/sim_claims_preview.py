@@ -1,9 +1,10 @@
 """The Padhye & Dowdy configs' claims judged on the simulator alone, before any live run.
 
 Each config's cells (its streams, policies, rates, replications) go through
-`scheduler.engine` with the classes measured on now8 (experiments/configs/MEASUREMENTS.md,
-22 Nov 2026: Sevcik W, alpha, beta, pmax, the mean of the 8->4 and 4->8 resize costs,
-launch ~1.1 s + 0.3 s per workstation), and every claim of the config is judged on those
+`scheduler.engine` with the config's cached profiles where this machine has them for every
+class (the models a live run's predictions use), else with the classes measured on the raw-cap
+now8 (experiments/configs/MEASUREMENTS.md, 22 Nov 2026: Sevcik W, alpha, beta, pmax, the mean
+of the 8->4 and 4->8 resize costs, launch ~1.1 s + 0.3 s per workstation), and every claim of the config is judged on those
 cells with experiments.claims, as a report judges the measured ones. It previews which claims
 the model expects to hold, and how many replications a verdict needs to stand outside its
 95% interval; it is not evidence for the paper (nothing here is measured live).
@@ -16,6 +17,7 @@ Usage: .venv/bin/python benchmarks/sim_claims_preview.py [--replications N] [--e
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 
 import pandas as pd
@@ -35,7 +37,33 @@ FITS = {"syn50": (31.74, 0.0, 0.110, 8, (2.3, 3.5)), "syn15": (9.48, 0.0, 0.028,
 LAUNCH_S, LAUNCH_PER_PROC_S = 1.1, 0.3  # "about 1.1 s at p=1, 1.7-2 s at p=2-4, 3.2-4.2 s at p=8"
 
 
+def cached_models(config: ExperimentConfig) -> dict[str, ClassModel] | None:
+    """The models `nowlab run` would predict with, when every class's profile is cached."""
+    from experiments.profiles import cached
+    from experiments.replay import class_models
+    from experiments.runner import cluster_spec, profile_keys
+
+    spec = cluster_spec(config)
+    found = {name: cached(key) for name, key in profile_keys(config, spec, spec.names).items()}
+    return class_models(config, found) if all(found.values()) else None
+
+
+def scaled(model: ClassModel, scale: float) -> ClassModel:
+    """A cached model with its launch and resize costs multiplied by `scale` (the data moved
+    too: 0.1 is a link ten times as fast next to the same compute)."""
+    if scale == 1.0:
+        return model
+    launch = {f: scale * getattr(model, f) for f in ("reconfig_s", "launch_s", "launch_per_proc_s", "startup_s",
+                                                       "setup_work_s") if getattr(model, f) is not None}
+    resize = model.resize and dataclasses.replace(model.resize, **{
+        f: scale * getattr(model.resize, f) for f in ("fixed_s", "per_proc_s", "data_bytes", "grow_s")})
+    hello = tuple((p, scale * s) for p, s in model.hello_s)
+    return dataclasses.replace(model, **launch, resize=resize, hello_s=hello)
+
+
 def models(config: ExperimentConfig, scale: float = 1.0) -> dict[str, ClassModel]:
+    if (found := cached_models(config)) is not None:
+        return {name: scaled(m, scale) for name, m in found.items()}
     out = {}
     for name, cls in config.classes.items():
         W, alpha, beta, pmax, (loser, winner) = FITS[name]
@@ -79,8 +107,9 @@ def main(argv: list[str] | None = None) -> int:
             config = config.model_copy(update={"policies": [*config.policies, "EQUI"]})
         P = 16 if "16" in config.cluster.stem else 8
         table = simulated_cells(config, P, args.cost_scale)
+        fits = "cached profiles" if cached_models(config) is not None else "now8's 22 Nov fits"
         print(f"\n## {config.name} (simulated, P={P}, {config.arrivals.replications} replications, "
-              f"costs x{args.cost_scale:g})\n")
+              f"costs x{args.cost_scale:g}, {fits})\n")
         show = table[["policy", "rate", "response", "response_ci", "wait", "execution", "mean_procs", "preemptions",
                       "sync_delay"]].round(2)
         print(md_table(show))
