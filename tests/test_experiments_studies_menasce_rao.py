@@ -28,7 +28,7 @@ def test_the_report_gives_each_rows_error_and_the_verdict(tmp_path):
                RowResult(Row(2, "LX", 2), ("lx1", "lx2"), (40.0, 39.0, 41.0), 36.0, None, None)]
     assert [r.error for r in results] == [pytest.approx(0.02), pytest.approx(-0.10)]
     md = write(results, tmp_path, "nowlab taskgraph tables --tables 2").read_text()
-    assert "| LX | 1 | 60.00 (59.00-64.00) | 61.20 | +2.0% | n/a | n/a | n/a | 300.6 | 309.3 | 2.9% |" in md
+    assert "| LX | 1 | 60.00 (59.00-64.00) | 61.20 | +2.0% | n/a | n/a | n/a | n/a | n/a | 300.6 | 309.3 | 2.9% |" in md
     assert "median 6.0%, largest 10.0%" in md and "NOT met" in md
     assert "metered kernel speeds: median" not in md  # none metered: no second verdict
     assert "`nowlab taskgraph tables --tables 2`" in md
@@ -64,3 +64,27 @@ def test_metered_speeds_replace_the_spec_speeds_and_change_the_prediction():
     assert slower[0].speed_ref_cores == 0.08 and ws[0].speed_ref_cores == 0.1
     graph, policy, net = load_graph("wavefront"), get_policy(POLICY), Network(bandwidth_bit_s=10_000_000)
     assert tgs(graph, slower, policy, net).makespan_s > 1.2 * tgs(graph, ws, policy, net).makespan_s
+
+
+def test_the_report_gives_the_task_profiled_prediction_and_its_verdict(tmp_path):
+    # spec speeds 10% low, metered +8% and +15%, the task profile +1% and -4%: three columns, three verdicts
+    results = [RowResult(Row(2, "LX", 1), ("lx1",), (60.0,), 54.0, None, None, 64.8, 60.6),
+               RowResult(Row(2, "LX", 2), ("lx1", "lx2"), (40.0,), 36.0, None, None, 46.0, 38.4)]
+    assert [r.profiled_error for r in results] == [pytest.approx(0.01), pytest.approx(-0.04)]
+    md = write(results, tmp_path, "cmd").read_text()
+    assert "| 54.00 | -10.0% | 64.80 | +8.0% | 60.60 | +1.0% |" in md
+    assert ("With the metered kernel speeds: median 11.5%, largest 15.0% (NOT met). "
+            "With the task-profiled speeds: median 2.5%, largest 4.0% (met).") in md
+    with (tmp_path / "tables.csv").open() as f:
+        got = list(csv.DictReader(f))
+    assert [g["profiled_error"] for g in got] == ["0.0100", "-0.0400"]
+    # a row without a profile leaves the column empty and the verdict out
+    bare = write(results[:1] + [RowResult(Row(2, "LX", 2), ("lx1", "lx2"), (40.0,), 36.0, None, None)], tmp_path,
+                 "cmd").read_text()
+    assert "task-profiled speeds: median" not in bare and "| n/a | n/a |" in bare
+
+
+def test_profile_speeds_refuses_no_runs():
+    from experiments.studies.menasce_rao.tables import profile_speeds
+    with pytest.raises(ValueError, match="task profile reps: at least 1"):
+        profile_speeds(None, 0)

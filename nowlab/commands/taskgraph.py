@@ -257,6 +257,9 @@ def tables(cluster: Optional[str] = typer.Option(None, "--cluster", "-c",
                                                  help="a running compose/specs/menasce-rao.toml cluster"),
            which: str = typer.Option("2,3", "--tables", help="the paper's validation tables to run: 2, 3 or 2,3"),
            reps: int = typer.Option(3, "--reps", help="live runs per row (the median is reported)"),
+           task_reps: int = typer.Option(3, "--task-reps",
+                                         help="runs of one task alone per class, for the task-profiled speeds "
+                                              "(0: no profile)"),
            out: Path = typer.Option(Path("experiments/results/menasce-rao"), "--out", help="report directory"),
            seed: int = typer.Option(0, "--seed")) -> None:
     """Menascé & Rao's Tables 2 and 3 live: the wave front on 1-3 workstations of each class,
@@ -267,21 +270,24 @@ def tables(cluster: Optional[str] = typer.Option(None, "--cluster", "-c",
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from experiments.studies.menasce_rao.report import write
-    from experiments.studies.menasce_rao.tables import measure_row, rows
+    from experiments.studies.menasce_rao.tables import measure_row, profile_speeds, rows
     from testbed.cluster import Cluster
 
     with user_errors():
         if reps < 1:
             raise ValueError(f"--reps: at least 1, got {reps}")
+        if task_reps < 0:
+            raise ValueError(f"--task-reps: at least 0, got {task_reps}")
         todo = rows([int(t) for t in which.split(",") if t.strip()])
         c = Cluster.attach(cluster)
+        profiled = profile_speeds(c, task_reps, log=console.log) if task_reps else None
         results = []
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=console) as bar:
             job = bar.add_task("rows", total=len(todo))
             for row in todo:
                 bar.update(job, description=f"Table {row.table}: {row.n} {row.kind}")
-                results.append(measure_row(c, row, reps, seed=seed, log=console.log))
+                results.append(measure_row(c, row, reps, seed=seed, profiled=profiled, log=console.log))
                 bar.advance(job)
         report = write(results, out, "nowlab taskgraph " + shlex.join(sys.argv[2:]))
     console.print(f"report: {report}")

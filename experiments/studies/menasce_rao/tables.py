@@ -7,6 +7,12 @@ validation: "the same type of workstation was used in each experiment to run all
 Carlo of Fig. 2. Table 3 adds the paper's owners, N = 2 daemons of D = 1 s every Z = 5 s,
 scaled in time like the tasks (1/5: Z = 1 s, D = 0.2 s), started on the row's
 workstations for its runs only. The paper's own numbers (`paper.py`) are printed beside.
+
+The model's speeds come three ways, each a column: the spec's (what the governor is asked
+to hold), the meter's reading of the tasks' kernel over the row's runs, and a task profile
+(`profile_speeds`): one task of the graph run alone on one workstation of each class before
+the rows, as the paper's model takes each task's measured service demand on each type of
+workstation. The profile is a separate run, never the row being predicted.
 """
 from __future__ import annotations
 
@@ -21,6 +27,7 @@ from experiments.studies.menasce_rao.paper import CLASSES, PAPER, TIME_SCALE
 from experiments.taskgraph_files import load_graph
 from experiments.taskgraph_live import makespan_s, precedence_violations, run, workstations_of
 from scheduler.taskgraph.placement import get_policy
+from scheduler.taskgraph.spec import TaskGraph
 from scheduler.taskgraph.workstations import Owners, Workstation
 from testbed import state
 from testbed.cluster import Cluster
@@ -56,6 +63,8 @@ class RowResult:
     # read it on its core over the row's runs: the governor holds the blend of the meter's
     # kernels, which ran the multiply loop ~11% below nominal here (None: no meter series)
     tgs_metered_s: float | None = None
+    # TGS with each class's speed from the task profile (`profile_speeds`; None: not profiled)
+    tgs_profiled_s: float | None = None
 
     @property
     def median_s(self) -> float:
@@ -71,6 +80,12 @@ class RowResult:
         if self.tgs_metered_s is None:
             return None
         return (self.tgs_metered_s - self.median_s) / self.median_s
+
+    @property
+    def profiled_error(self) -> float | None:
+        if self.tgs_profiled_s is None:
+            return None
+        return (self.tgs_profiled_s - self.median_s) / self.median_s
 
     @property
     def paper(self) -> tuple[float | None, float, float | None]:
@@ -90,8 +105,27 @@ def scaled_owners() -> OwnerLoad:
     return OwnerLoad(n=n, z=z * TIME_SCALE, d=d * TIME_SCALE)
 
 
-def measure_row(cluster: Cluster, row: Row, reps: int, *, seed: int = 0, log: Log = lambda _m: None) -> RowResult:
-    """Run one row `reps` times live and predict it; owners run on its workstations for Table 3 only."""
+def profile_speeds(cluster: Cluster, reps: int, *, log: Log = lambda _m: None) -> dict[str, float]:
+    """Each class's delivered reference speed for the graph's task: one task alone on the class's
+    first workstation, `reps` times, demand over the median time. No owners: the model inflates
+    the dedicated demand itself (eq. 7)."""
+    if reps < 1:
+        raise ValueError(f"task profile reps: at least 1, got {reps}")
+    task = load_graph("wavefront").tasks[0]
+    one = TaskGraph(name="one-task", description="one wave-front task alone", tasks=(task,))
+    out = {}
+    for kind, names in CLASSES.items():
+        times = [makespan_s(run(cluster, one, {task.name: names[0]})) for _ in range(reps)]
+        out[kind] = task.demand_ref_s / statistics.median(times)
+        log(f"task profile, {kind} on {names[0]}: {', '.join(f'{t:.2f}' for t in times)} s; "
+            f"speed {out[kind]:.3f} reference cores")
+    return out
+
+
+def measure_row(cluster: Cluster, row: Row, reps: int, *, seed: int = 0, profiled: dict[str, float] | None = None,
+                log: Log = lambda _m: None) -> RowResult:
+    """Run one row `reps` times live and predict it; owners run on its workstations for Table 3 only.
+    `profiled`: each class's speed from `profile_speeds`, for the third prediction."""
     graph = load_graph("wavefront")
     names = CLASSES[row.kind][:row.n]
     ws = {w.name: w for w in workstations_of(cluster)}
@@ -127,8 +161,12 @@ def measure_row(cluster: Cluster, row: Row, reps: int, *, seed: int = 0, log: Lo
         tgs_metered = tgs(graph, with_speeds(model_ws, metered), policy, network).makespan_s
         log(f"Table {row.table}, {row.n} {row.kind}: multiply-kernel speeds "
             f"{', '.join(f'{n} {metered[n]:.3f}' for n in names)}; TGS with them {tgs_metered:.2f} s")
+    tgs_profiled = None
+    if profiled is not None:
+        tgs_profiled = tgs(graph, with_speeds(model_ws, {n: profiled[row.kind] for n in names}), policy,
+                           network).makespan_s
     return RowResult(row, tuple(names), tuple(times), predicted.makespan_s,
-                     mc.mean_s if mc else None, mc.half_width_s if mc else None, tgs_metered)
+                     mc.mean_s if mc else None, mc.half_width_s if mc else None, tgs_metered, tgs_profiled)
 
 
 def with_speeds(workstations: Sequence[Workstation], speeds: dict[str, float]) -> list[Workstation]:
