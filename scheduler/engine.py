@@ -61,6 +61,11 @@ bursts, rendered ahead from their seed, where `availability` is only their mean:
 live run that carries out the same schedule (testbed.load.caps) then meets the
 same bursts at the same times, and a job that ran through one is predicted so. At
 each step every job computing on that workstation is re-paced from that instant.
+
+What a placing policy reads (`Snapshot.availability`, scheduler.selection.placement): with
+speeds, availability or a schedule the engine shows each workstation's speed and its owners'
+fraction now (the mean, or the schedule's current step); it models no links, so it gives no
+bandwidth. Without any of the three every workstation is alike and it shows None.
 """
 from __future__ import annotations
 
@@ -70,6 +75,7 @@ import math
 from collections.abc import Iterable, Sequence
 
 from scheduler.actions import Preempt, Resize, Start
+from scheduler.availability import Availability
 from scheduler.model import Job
 from scheduler.policy import Policy
 from scheduler.registry import get_policy
@@ -209,6 +215,8 @@ class _Engine(SchedulerState):
         self.decide = policy.decide
         self.snap = Snapshot(0.0, P, _ARRIVAL, None, self.free, self.running, self.preempting,
                              self.preempted, self.queue)
+        if self.paced:
+            self.snap.availability = self._availability()
         # When each processor is physically usable again (only if some job holds on after leaving it).
         self.ready = [0.0] * P if any(j.teardown > 0 or j.release > 0 for j in jobs) else None
 
@@ -216,6 +224,10 @@ class _Engine(SchedulerState):
     def _speed(self, procs: Sequence[int]) -> float:
         """The slowest member's speed relative to the profile (owners aside)."""
         return min([self.speeds[p] for p in procs]) if self.speeds is not None else 1.0
+
+    def _availability(self) -> Availability:
+        """What the owners leave now and the speeds, as a placing policy reads them (no links)."""
+        return Availability(tuple(self.avail) if self.avail is not None else (1.0,) * self.P, self.speeds)
 
     def _pace(self, procs: Sequence[int]) -> float:
         """A job's rate on `procs` relative to its profile: the slowest member's speed times
@@ -381,6 +393,7 @@ class _Engine(SchedulerState):
         if self.avail[p] == fraction:
             return
         self.avail[p] = fraction
+        self.snap.availability = self._availability()
         now = self.now
         for group in (self.running, self.preempting):
             for job in list(group.values()):

@@ -30,9 +30,24 @@ def policy_names() -> list[str]:
     return list(_FACTORIES)
 
 
-def get_policy(name: str) -> Policy:
-    """A fresh policy object for `name`; a ValueError lists the known names."""
+def get_policy(name: str, *, select: str | None = None, select_budget_s: float | None = None,
+               select_seed: int = 0) -> Policy:
+    """A fresh policy object for `name`; a ValueError lists the known names.
+
+    `select` (or a suffix, "RA+BE") names a machine-selection algorithm (SA, GA, DP, BE, BRUTE):
+    the policy still decides how many processors and when, the selection which ones, within
+    `select_budget_s` per search (`scheduler.selection.placement`).
+    """
     key = name.strip().upper()
+    if "+" in key and select is None:
+        key, select = (part.strip() for part in key.rsplit("+", 1))
     if key not in _FACTORIES:
         raise ValueError(f"unknown policy {name!r}; known: {', '.join(policy_names())}")
-    return _FACTORIES[key]()
+    if select is None:
+        if select_budget_s is not None:
+            raise ValueError("select_budget_s: given without select (name an algorithm, e.g. select='BE')")
+        return _FACTORIES[key]()
+    from scheduler.selection.placement import DEFAULT_BUDGET_S, SelectingPolicy  # numpy and DEAP: only when asked
+
+    budget_s = DEFAULT_BUDGET_S if select_budget_s is None else select_budget_s
+    return SelectingPolicy(_FACTORIES[key](), select, budget_s, select_seed)

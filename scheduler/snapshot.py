@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Mapping, Sequence
 
+from scheduler.availability import Availability
 from scheduler.model import Model
 
 
@@ -66,6 +67,9 @@ class Snapshot:
     seq to job. `queue` is in the policy's own queue order (its queue_key).
     `free_mask` has bit i set iff workstation i is held by no job (ints are
     cheap to copy and to search for blocks); `free` and `n_free` derive from it.
+    `availability` is what owners and traffic leave to guests now (CPU per workstation,
+    bandwidth per link), None when the driver does not know it; only a policy that
+    places by it (`scheduler.selection.placement`) reads it.
     """
 
     time: float
@@ -77,6 +81,7 @@ class Snapshot:
     preempting: Mapping[int, JobView]
     preempted: Mapping[int, JobView]
     queue: Sequence[JobView]
+    availability: Availability | None = None
 
     @property
     def n_free(self) -> int:

@@ -24,6 +24,10 @@ it said hello, after the decision), ack (ack received), resize (decision,
 partition sent), finish (done received, or the exit of a failed job). Policy calls:
 ARRIVAL, ACK, RECONFIGURED (a relaunched job reported restored) and
 COMPLETION (done, or a failure: the job leaves the system).
+
+`availability`, when given, is called before each policy call for what the owners and the
+traffic leave now (processor i = hosts[i]; the caller reads the monitor, this module does not
+import the testbed) and shown to the policy as `Snapshot.availability`; None means not known.
 """
 from __future__ import annotations
 
@@ -36,6 +40,7 @@ from collections import deque
 from typing import Callable, Sequence
 
 from scheduler.actions import Preempt, Resize, Start
+from scheduler.availability import Availability
 from scheduler.live.channel import Event, Launch
 from scheduler.live.result import Decision, JobState, LiveResult, PhysicalRun
 from scheduler.live.stream import Arrival
@@ -52,6 +57,7 @@ from workloads.redistribution_plan import resize_kind
 
 Progress = Callable[[str, int, int], None]  # (what happened, jobs finished, jobs in all)
 OnFinish = Callable[[JobRecord, JobState], None]  # a job left the system (done or failed)
+AvailabilityProvider = Callable[[], Availability | None]  # now, by processor id; None: not known
 
 
 class Stopped(RuntimeError):
@@ -102,7 +108,8 @@ class LiveExecutor:
                  connect_timeout_s: float = 120.0, job_timeout_s: float = 1800.0,
                  run_timeout_s: float | None = None, progress: Progress = _quiet, tag: str | None = None,
                  on_finish: OnFinish | None = None, stop: threading.Event | None = None,
-                 launch_delay_s: float = 0.0, resize_delay_s: float = 0.0) -> None:
+                 launch_delay_s: float = 0.0, resize_delay_s: float = 0.0,
+                 availability: AvailabilityProvider | None = None) -> None:
         for name, value in (("launch_delay_s", launch_delay_s), ("resize_delay_s", resize_delay_s)):
             if not (math.isfinite(value) and value >= 0):
                 raise ValueError(f"{name} must be a finite number of seconds >= 0, got {value}")
@@ -126,6 +133,7 @@ class LiveExecutor:
         self.tag = tag or f"live-{uuid.uuid4().hex[:8]}"
         self.on_finish = on_finish  # called as each job leaves, so a caller can store it at once
         self.stop = stop  # set from another thread: the loop raises Stopped within a second
+        self.availability = availability
         self.state = SchedulerState(self.policy, self.P)  # what the policy sees, as in the engine
         self.jobs: list[_Job] = []
         # physical state
@@ -322,7 +330,7 @@ class LiveExecutor:
         if state.idle_for_policy():
             return
         snap = Snapshot(t, self.P, reason, subject, state.free, state.running, state.preempting,
-                        state.preempted, state.queue)
+                        state.preempted, state.queue, self.availability() if self.availability else None)
         seen = Decision.state_of(snap)
         t_a = time.perf_counter_ns()
         actions = self.policy.decide(snap)
