@@ -4,6 +4,11 @@ Workstations are CPU-capped (e.g. 0.1 core). Open MPI's blocking calls spin, so 
 rank that waits in Recv/Barrier burns its quota and is then throttled: a ping-pong
 took 100 ms under a 0.1-core cap against 1.6 ms when polling Test() with a short
 sleep (/work/shared/probes). Every wait in the workloads goes through here.
+
+The wait has a mode (Zhou & Brent §1, why coscheduling matters): `polite` (the default:
+Test() then a short sleep, so owners and other jobs get the core) or `spin` (Test() in a
+busy loop, as Open MPI's blocking calls do: fast when the peers are coscheduled, a waste of
+the slot when they are not). A job sets it once at start (runtime: --wait).
 Runs inside the containers: standard library, numpy and mpi4py only.
 """
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from enum import Enum
 from typing import Any, Sequence
 
 import numpy as np
@@ -31,9 +37,31 @@ def _check() -> None:
         raise Cancelled("the host cancelled the job")
 
 
+class WaitMode(str, Enum):
+    POLITE = "polite"  # Test(), then sleep POLL_SLEEP_S
+    SPIN = "spin"      # Test() again at once: the core stays busy while waiting
+
+
+_mode = WaitMode.POLITE
+
+
+def set_wait_mode(mode: WaitMode | str) -> None:
+    """How every later wait of this process waits; a bad name is one line naming the choices."""
+    global _mode
+    try:
+        _mode = WaitMode(mode)
+    except ValueError:
+        raise ValueError(f"wait: unknown mode {mode!r} (known: polite, spin)") from None
+
+
+def wait_mode() -> WaitMode:
+    return _mode
+
+
 def _pause() -> None:
     _check()
-    time.sleep(POLL_SLEEP_S)
+    if _mode is WaitMode.POLITE:
+        time.sleep(POLL_SLEEP_S)
 
 
 # Requests a cancelled job left behind, and its communicator: never freed. A collective its

@@ -31,7 +31,7 @@ from typing import Any, Callable
 
 from mpi4py import MPI
 
-from workloads import checkpoint, polite
+from workloads import checkpoint, polite, timeshare_checkin
 from workloads.checkpoint import LocalState
 from workloads.coordinator_channel import ControlClient, control_address
 from workloads.redistribution_plan import resize_kind
@@ -58,6 +58,7 @@ class JobConfig:
     control: str | None = None
     resume: bool = False
     ckpt_root: Path = checkpoint.DEFAULT_ROOT
+    wait: str = polite.WaitMode.POLITE.value
 
 
 @dataclass
@@ -70,10 +71,12 @@ class Malleable:
     restore_stats: dict[str, Any] = field(default_factory=dict)
     released: dict[str, Any] | None = None
     placement: list[str] = field(default_factory=list)  # each rank's real host name
+    timeshare: timeshare_checkin.Registration | None = None  # checked in with a time-sharing manager
 
     def __post_init__(self) -> None:
         if self.comm.Get_size() != len(self.config.hosts):
             raise ValueError(f"{self.comm.Get_size()} ranks but hosts {self.config.hosts}")
+        polite.set_wait_mode(self.config.wait)
 
     @property
     def rank(self) -> int:
@@ -88,7 +91,12 @@ class Malleable:
         return self.rank == 0
 
     def start(self, fresh: Callable[[], LocalState]) -> LocalState:
-        """A new state from `fresh`, or the checkpointed one moved to the current hosts."""
+        """A new state from `fresh`, or the checkpointed one moved to the current hosts.
+
+        First the rank checks in with its workstation's time-sharing manager, if there is one
+        (NOWLAB_TIMESHARE): from then on the manager's table decides when it runs.
+        """
+        self.timeshare = timeshare_checkin.check_in(self.config.job, self.host)
         state = self._resume() if self.config.resume else fresh()
         self.placement = polite.bcast_json(self.comm, polite.gather_json(self.comm, socket.gethostname()))
         if self.is_coordinator:
@@ -197,6 +205,9 @@ class Malleable:
     def close(self) -> None:
         if self.client is not None:
             self.client.close()
+        if self.timeshare is not None:
+            self.timeshare.check_out()
+            self.timeshare = None
 
 
 def print_released(m: Malleable) -> None:
@@ -214,11 +225,13 @@ def add_job_arguments(parser: Any) -> None:
                         help="scheduler HOST:PORT (else $NOWLAB_CONTROL; neither: not preemptible)")
     parser.add_argument("--resume", action="store_true", help="restart from the checkpoints on local disks")
     parser.add_argument("--ckpt-root", type=Path, default=checkpoint.DEFAULT_ROOT)
+    parser.add_argument("--wait", choices=[m.value for m in polite.WaitMode], default=polite.WaitMode.POLITE.value,
+                        help="how MPI waits: polite (test, then sleep 0.2 ms) or spin (busy test loop)")
 
 
 def config_from_args(args: Any) -> JobConfig:
     return JobConfig(job=args.job, hosts=[h for h in args.hosts.split(",") if h],
-                     control=args.control, resume=args.resume, ckpt_root=args.ckpt_root)
+                     control=args.control, resume=args.resume, ckpt_root=args.ckpt_root, wait=args.wait)
 
 
 def run_main(main: Callable[[], int]) -> int:

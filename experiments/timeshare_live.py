@@ -1,0 +1,317 @@
+"""The live global job manager (Zhou & Brent §5): tables to real local managers, resyncs, a watchdog.
+
+Who sends what, when (docs/timeshare.md draws it):
+1. The ranks check in with their workstation's local manager as their jobs start
+   (workloads/timeshare_checkin.py); `wait_for_checkins` waits until every job a table names is
+   registered where it is named (a manager refuses a table naming a job it does not know).
+2. `start` sends every workstation its table with one common start: round 0 begins `lead_s`
+   from now on this manager's clock, given to each manager on its own clock (below).
+3. A keeper thread resynchronises by the ResyncPlan: strict gang at every slot boundary of any
+   workstation's table, loose gang every k rounds, none for uncoordinated local scheduling.
+   A resync tells a manager "round n begins at T" with T the global boundary on *its* clock:
+   each time the manager's clock is read first (a status request; Cristian's estimate
+   offset = its now - the midpoint of the request, good to half the round trip). Its reply's
+   correction is how far its boundary had run off since the last one: the skew, recorded.
+   The keeper also polls every manager's timeline (who ran when) each `timeline_poll_s`.
+4. A watchdog thread (testbed Watchdog) reports a manager that stops answering within its
+   bound; it is given no more resyncs. Its ranks were continued by its guardian.
+5. `job_finished` checks out whatever a finished job left registered; `stop` does it for every
+   job, so nothing the tables stopped stays stopped once the global manager is gone.
+"""
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import TracebackType
+
+from experiments.timeshare_spec import TimeshareSpec
+from experiments.timeshare_wire import wire_slots
+from scheduler.timeshare.tables import ResyncPlan, WorkstationTable
+from testbed.timeshare_client import (DeadManager, ManagerClient, ManagerRefused, ManagerStatus, ManagerUnreachable,
+                                      Watchdog)
+
+DEFAULT_HORIZON_S = 1e7  # resyncs are planned this far ahead: longer than any run
+
+
+class LiveTimeshareError(ValueError):
+    """A live time-sharing setup or step that cannot go on: one line naming the field or workstation."""
+
+
+@dataclass(frozen=True, slots=True)
+class LiveSetup:
+    resync: ResyncPlan
+    lead_s: float = 0.3             # round 0 begins this long after the tables go out: every manager has its table by then
+    checkin_timeout_s: float = 30.0
+    timeline_poll_s: float = 1.0
+    watchdog_poll_s: float = 0.5
+    missed_polls: int = 2
+
+    def __post_init__(self) -> None:
+        for name in ("lead_s", "checkin_timeout_s", "timeline_poll_s", "watchdog_poll_s"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value > 0):
+                raise LiveTimeshareError(f"{name}: must be a positive time in s, got {value}")
+        if self.missed_polls < 1:
+            raise LiveTimeshareError(f"missed_polls: must be >= 1, got {self.missed_polls}")
+
+
+@dataclass(frozen=True, slots=True)
+class TableSent:
+    """A table put in force: round 0 at at_s on the manager's clock; offset_s = its clock - ours, then."""
+
+    workstation: str
+    at_s: float
+    offset_s: float
+    rtt_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class SyncRecord:
+    """One resync of one manager; correction_s (None if it failed) is how far its boundary was off."""
+
+    workstation: str
+    round: int
+    sent_s: float                 # on the global manager's clock
+    offset_s: float | None        # the manager's clock minus the global one, as estimated just before
+    rtt_s: float | None           # the estimate's round trip: its error is at most half of it
+    correction_s: float | None
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LiveTimeshareRecord:
+    """Everything a report needs: the tables, when they began, every resync, the timelines, the dead."""
+
+    round_s: float
+    anchor_s: float                                   # round 0 on the global manager's clock
+    resync: ResyncPlan
+    tables: Mapping[str, WorkstationTable]
+    sent: tuple[TableSent, ...]
+    syncs: tuple[SyncRecord, ...]
+    timelines: Mapping[str, tuple[tuple[float, str | None], ...]]  # each on its manager's clock
+    statuses: Mapping[str, ManagerStatus]             # the last status each manager gave
+    dead: tuple[DeadManager, ...]
+    checked_out: tuple[tuple[str, str, int], ...]     # (workstation, job, pid) the global manager let go
+    watchdog_bound_s: float
+
+    def corrections_s(self, workstation: str) -> tuple[float, ...]:
+        """The skew each resync removed on one workstation, in order."""
+        return tuple(s.correction_s for s in self.syncs if s.workstation == workstation and s.correction_s is not None)
+
+    def local_anchor_s(self, workstation: str) -> float:
+        """Round 0 on that workstation's clock, as its table gave it."""
+        return next(s.at_s for s in self.sent if s.workstation == workstation)
+
+
+@dataclass
+class LiveGlobalManager:
+    """Sends `tables` to the managers in `clients` and keeps them in step by `setup.resync` (module docstring)."""
+
+    tables: Mapping[str, WorkstationTable]
+    clients: Mapping[str, ManagerClient]
+    setup: LiveSetup
+    clock: Callable[[], float] = time.time  # the managers' clocks are this one, run off by their drift
+    on_dead: Callable[[DeadManager], None] | None = None  # told once of each manager the watchdog gives up on
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
+    _stop: threading.Event = field(default_factory=threading.Event, init=False)
+    _threads: list[threading.Thread] = field(default_factory=list, init=False)
+    _anchor_s: float | None = field(default=None, init=False)
+    _sent: list[TableSent] = field(default_factory=list, init=False)
+    _syncs: list[SyncRecord] = field(default_factory=list, init=False)
+    _timelines: dict[str, list[tuple[float, str | None]]] = field(default_factory=dict, init=False)
+    _statuses: dict[str, ManagerStatus] = field(default_factory=dict, init=False)
+    _dead: list[DeadManager] = field(default_factory=list, init=False)
+    _checked_out: list[tuple[str, str, int]] = field(default_factory=list, init=False)
+    _watchdog: Watchdog | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        if not self.tables:
+            raise LiveTimeshareError("tables: none to send")
+        missing = sorted(set(self.tables) - set(self.clients))
+        if missing:
+            raise LiveTimeshareError(f"clients: no manager for workstation {missing[0]} "
+                                     f"(given: {', '.join(sorted(self.clients)) or 'none'})")
+        rounds = {t.round_s for t in self.tables.values()}
+        if len(rounds) != 1:
+            raise LiveTimeshareError(f"tables: all workstations share one round, got {sorted(rounds)}")
+        self.round_s = rounds.pop()
+        self._timelines = {w: [] for w in self.tables}
+
+    @classmethod
+    def from_spec(cls, spec: TimeshareSpec, clients: Mapping[str, ManagerClient],
+                  setup: LiveSetup | None = None) -> "LiveGlobalManager":
+        """The spec's tables, resynchronised as its [simulate] section says unless `setup` says otherwise."""
+        setup = setup or LiveSetup(ResyncPlan(spec.simulate.resync, spec.simulate.every_rounds))
+        tables = {w: t for w, t in spec.tables().items() if t.processes}  # a workstation with no job needs no manager
+        return cls(tables, clients, setup)
+
+    # --- before the run -----------------------------------------------------------------------
+    def wait_for_checkins(self) -> None:
+        """Return once every job a table names is checked in on that workstation; TimeoutError naming what is missing."""
+        deadline = time.monotonic() + self.setup.checkin_timeout_s
+        while True:
+            missing = {}
+            for w, table in self.tables.items():
+                try:
+                    registered = set(self.clients[w].status().jobs)
+                except ManagerUnreachable as exc:
+                    raise LiveTimeshareError(f"{w}: manager unreachable while waiting for check-ins: {exc}") from None
+                lacking = sorted(set(table.processes) - registered)
+                if lacking:
+                    missing[w] = lacking
+            if not missing:
+                return
+            if time.monotonic() > deadline:
+                w, jobs = next(iter(missing.items()))
+                raise TimeoutError(f"check-in: after {self.setup.checkin_timeout_s:g} s {w} still has no "
+                                   f"{', '.join(jobs)}")
+            time.sleep(0.05)
+
+    def start(self) -> float:
+        """Send every table with one common round 0; start the resyncs and the watchdog. Returns round 0's time."""
+        if self._anchor_s is not None:
+            raise LiveTimeshareError("start: already started")
+        anchor_s = self.clock() + self.setup.lead_s
+        for w, table in self.tables.items():
+            client = self.clients[w]
+            try:
+                offset_s, rtt_s = self._offset(client)
+                client.table(table.round_s, wire_slots(table), at_s=anchor_s + offset_s, workstation=w)
+            except ManagerRefused as exc:
+                raise LiveTimeshareError(f"{w}: table refused: {exc}") from None
+            except ManagerUnreachable as exc:
+                raise LiveTimeshareError(f"{w}: manager unreachable: {exc}") from None
+            self._sent.append(TableSent(w, anchor_s + offset_s, offset_s, rtt_s))
+        if self.clock() > anchor_s:  # a manager that got its table after round 0 joins mid-round: out of step
+            raise LiveTimeshareError(f"lead_s: the tables took longer than {self.setup.lead_s:g} s to send; raise it")
+        self._anchor_s = anchor_s
+        self._watchdog = Watchdog(dict(self.clients), self.setup.watchdog_poll_s, self.setup.missed_polls)
+        self._threads = [threading.Thread(target=self._watchdog.run, args=(self._stop, self._on_dead),
+                                          name="timeshare-watchdog", daemon=True),
+                         threading.Thread(target=self._keep, name="timeshare-keeper", daemon=True)]
+        for t in self._threads:
+            t.start()
+        return anchor_s
+
+    # --- during the run -----------------------------------------------------------------------
+    @property
+    def dead(self) -> tuple[DeadManager, ...]:
+        with self._lock:
+            return tuple(self._dead)
+
+    @property
+    def watchdog_bound_s(self) -> float:
+        return Watchdog(dict(self.clients), self.setup.watchdog_poll_s, self.setup.missed_polls).bound_s
+
+    def job_finished(self, job: str) -> None:
+        """Check out whatever the finished `job` left registered (a rank that died before its own check-out)."""
+        for w, table in self.tables.items():
+            if job not in table.processes or self._is_dead(w):
+                continue
+            client = self.clients[w]
+            try:
+                pids = client.status().jobs.get(job, ())
+            except ManagerUnreachable:
+                continue
+            for pid in pids:
+                try:
+                    client.checkout(job, pid)
+                except (ManagerRefused, ManagerUnreachable):  # a descendant, not a checked-in root; or gone meanwhile
+                    continue
+                with self._lock:
+                    self._checked_out.append((w, job, pid))
+
+    def stop(self, release: bool = True) -> LiveTimeshareRecord:
+        """End the resyncs and the watchdog, collect the last timelines; with `release`, check every job out."""
+        self._stop.set()
+        for t in self._threads:
+            t.join()
+        if self._anchor_s is not None:
+            self._poll_timelines()
+        if release:
+            for job in sorted({p for t in self.tables.values() for p in t.processes}):
+                self.job_finished(job)
+        with self._lock:
+            return LiveTimeshareRecord(
+                round_s=self.round_s, anchor_s=self._anchor_s if self._anchor_s is not None else math.nan,
+                resync=self.setup.resync, tables=dict(self.tables), sent=tuple(self._sent), syncs=tuple(self._syncs),
+                timelines={w: tuple(tl) for w, tl in self._timelines.items()}, statuses=dict(self._statuses),
+                dead=tuple(self._dead), checked_out=tuple(self._checked_out), watchdog_bound_s=self.watchdog_bound_s)
+
+    def __enter__(self) -> "LiveGlobalManager":
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if not self._stop.is_set():
+            self.stop()
+
+    # --- the threads --------------------------------------------------------------------------
+    def _offset(self, client: ManagerClient) -> tuple[float, float]:
+        """(the manager's clock - ours, the round trip), from one status request (Cristian)."""
+        t0_s = self.clock()
+        now_s = client.status().now_s
+        t1_s = self.clock()
+        return now_s - (t0_s + t1_s) / 2, t1_s - t0_s
+
+    def _on_dead(self, dead: DeadManager) -> None:
+        with self._lock:
+            self._dead.append(dead)
+        if self.on_dead is not None:
+            self.on_dead(dead)
+
+    def _is_dead(self, workstation: str) -> bool:
+        with self._lock:
+            return any(d.workstation == workstation for d in self._dead)
+
+    def _keep(self) -> None:
+        """Resync at the plan's times and poll the timelines between; a resync that fell a round behind is skipped."""
+        assert self._anchor_s is not None
+        times = self.setup.resync.iter_sync_times_s(self.tables, DEFAULT_HORIZON_S)
+        next_sync = next(times, None)
+        next_poll_s = self.clock() + self.setup.timeline_poll_s
+        while not self._stop.is_set():
+            now_s = self.clock()
+            while next_sync is not None and self._anchor_s + next_sync < now_s - self.round_s:
+                next_sync = next(times, None)
+            if next_sync is not None and self._anchor_s + next_sync <= now_s:
+                self._resync(math.floor(next_sync / self.round_s + 1e-9))
+                next_sync = next(times, None)
+            elif next_poll_s <= now_s:
+                self._poll_timelines()
+                next_poll_s = max(next_poll_s + self.setup.timeline_poll_s, now_s)
+            else:
+                due_s = min(next_poll_s, self._anchor_s + next_sync if next_sync is not None else math.inf)
+                self._stop.wait(max(0.0, due_s - now_s))
+
+    def _resync(self, round_index: int) -> None:
+        boundary_s = self._anchor_s + round_index * self.round_s
+        for w, client in self.clients.items():
+            if w not in self.tables or self._is_dead(w):
+                continue
+            sent_s = self.clock()
+            try:
+                offset_s, rtt_s = self._offset(client)
+                correction_s = client.sync(round_index, boundary_s + offset_s)
+                record = SyncRecord(w, round_index, sent_s, offset_s, rtt_s, correction_s)
+            except (ManagerUnreachable, ManagerRefused) as exc:
+                record = SyncRecord(w, round_index, sent_s, None, None, None, str(exc).splitlines()[0])
+            with self._lock:
+                self._syncs.append(record)
+
+    def _poll_timelines(self) -> None:
+        for w in self.tables:
+            if self._is_dead(w):
+                continue
+            try:
+                status = self.clients[w].status(timeline=True)
+            except ManagerUnreachable:
+                continue
+            with self._lock:
+                self._statuses[w] = status
+                kept = self._timelines[w]
+                last_s = kept[-1][0] if kept else -math.inf
+                kept.extend(e for e in status.timeline if e[0] > last_s)
