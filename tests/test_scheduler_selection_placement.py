@@ -241,3 +241,44 @@ def test_policies_run_wrapped_within_the_rules(name, resizes):
     assert check_timeline(result.timeline, P, jobs=[job.id for job in jobs]) == []
     assert policy.searches > 0
     assert any(e.event == "resize" for e in result.timeline) == resizes
+
+
+def test_engine_shows_the_owner_schedule_as_it_steps():
+    """An owner holds workstation 0 (10% left) from t=0 to t=50: a job arriving meanwhile avoids
+    it, where plain RA takes it (lowest-numbered first); after the burst it counts again."""
+    schedule = [[(0.0, 0.1), (50.0, 1.0)], [], [], []]
+    jobs = [Job(0, 1.0, sevcik(pmax=2)), Job(1, 100.0, sevcik(pmax=4))]
+    plain = simulate(jobs, "RA", 4, schedule=schedule)
+    wrapped = simulate(jobs, "RA+BRUTE", 4, schedule=schedule)
+    assert plain.jobs[0].allocations[0] == (0, 1)
+    assert 0 not in wrapped.jobs[0].allocations[0]
+    assert wrapped.jobs[0].finish < plain.jobs[0].finish
+    assert wrapped.jobs[1].allocations[0] == (0, 1, 2, 3)
+
+
+@pytest.mark.host_mpi
+def test_live_executor_shows_the_providers_availability_to_the_policy():
+    """Real MPI jobs on this host (workloads.launch.LocalLauncher): ws1 and ws2 loaded, the job
+    of two goes to ws3 and ws4, and the provider is asked before each policy call."""
+    from scheduler.live import Arrival, LiveExecutor, job_class
+    from scheduler.live.audit import check_actions, check_physical
+    from scheduler.live.audit import check_timeline as check_live_timeline
+    from workloads.launch import LocalLauncher
+
+    hosts = ["ws1", "ws2", "ws3", "ws4"]
+    pair = job_class("pair", {"argv": ["python3", "-m", "workloads.synthetic", "--phases", "2",
+                                       "--mults", "500000", "--redist-bytes", "1024"],
+                              "W": 2.0, "alpha": 0.3, "beta": 0.1, "pmax": 2})
+    asked = []
+
+    def monitor() -> Availability:
+        asked.append(True)
+        return Availability.from_names(hosts, {"ws1": 0.2, "ws2": 0.3, "ws3": 1.0, "ws4": 0.95})
+
+    arrivals = [Arrival(0, pair, 0.0)]
+    result = LiveExecutor(arrivals, "RA+BRUTE", LocalLauncher(), hosts, "127.0.0.1", run_timeout_s=60,
+                          connect_timeout_s=30, job_timeout_s=30, availability=monitor).run()
+    # not audit(): its replay re-asks the policy without the availability, which decisions do not record
+    assert check_live_timeline(result) == [] and check_physical(result) == [] and check_actions(result) == []
+    assert [e.procs for e in result.timeline if e.event == "start"] == [(2, 3)]
+    assert asked and result.states[0].status == "done"

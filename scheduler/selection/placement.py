@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -100,18 +100,17 @@ def choose(availability: Availability, candidates: Sequence[int], p: int, predic
     if extra == 0 or extra == len(pool):
         procs = tuple(sorted(keep + (pool if extra else ())))
         return Placement(procs, predict(cluster.summary(procs, p)), None)
-    problem = cluster.problem(pool, keep, predict, p)
-    target = _fixed_size(predict, extra, p, problem)
-    search_problem = SelectionProblem(problem.workstations, problem.bw_bit_s, target)
     selection = None
     if extra == 1:  # one machine to add or keep: score each exactly, no search needed
-        scores = [predict(cluster.summary(tuple(sorted(keep + (pool[i],))), p)) for i in range(len(pool))]
-        found = [int(np.argmin(scores))]
+        scores = [predict(cluster.summary(tuple(sorted(keep + (i,))), p)) for i in pool]
+        chosen = (pool[int(np.argmin(scores))],)
     else:
-        selection = select_hosts(search_problem, algorithm, budget_s, seed)
-        found = [int(name) for name in selection.workstations]
-        found = _fit(problem, found, extra, predict, p)
-    procs = tuple(sorted(keep + tuple(pool[i] for i in found)))
+        problem = cluster.problem(pool, keep, predict)
+        selection = select_hosts(replace(problem, predict_s=_fixed_size(predict, extra, p, problem)),
+                                 algorithm, budget_s, seed)
+        found = _fit(problem, [int(name) for name in selection.workstations], extra, predict, p)
+        chosen = tuple(pool[i] for i in found)
+    procs = tuple(sorted(keep + chosen))
     return Placement(procs, predict(cluster.summary(procs, p)), selection)
 
 
@@ -137,7 +136,7 @@ class _Cluster:
         bw = float(self.mean_bw[idx[0]]) if idx.size == 1 else float(self.bw[np.ix_(idx, idx)].min())
         return SubsetSummary(p, float(self.cpu[idx].min()), bw)
 
-    def problem(self, pool: tuple[int, ...], keep: tuple[int, ...], predict: Predictor, p: int) -> SelectionProblem:
+    def problem(self, pool: tuple[int, ...], keep: tuple[int, ...], predict: Predictor) -> SelectionProblem:
         """The pool as a selection problem, with the kept set folded in: each machine's CPU
         capped by the kept set's slowest, each link's bandwidth by the slowest link either end
         has into the kept set and by the kept set's own, so a subset E of two or more is summarised
@@ -152,8 +151,9 @@ class _Cluster:
             to_keep = np.minimum(self.bw[np.ix_(idx, k)].min(axis=1), inside)
             bw = np.minimum(bw, np.minimum.outer(to_keep, to_keep))
             np.fill_diagonal(bw, math.inf)
+        # named by position in the pool; avail_cpu x speed = the effective CPU (speed > 1 allowed)
         machines = tuple(Workstation(str(i), min(1.0, float(c)), float(c) / min(1.0, float(c)))
-                         for i, c in zip(range(len(pool)), cpu))
+                         for i, c in enumerate(cpu))
         return SelectionProblem(machines, bw, predict)
 
 
@@ -177,19 +177,24 @@ def _fit(problem: SelectionProblem, found: list[int], m: int, predict: Predictor
     """`found` cut or grown to m machines by Eq. 2: the best p of it, or it plus the best additions."""
     if len(found) == m:
         return found
-    members, pool = ([], found) if len(found) > m else (list(found), [i for i in range(problem.size) if i not in found])
+    if len(found) > m:
+        members, pool = [], set(found)
+    else:
+        members, pool = list(found), set(range(problem.size)) - set(found)
     cpu, bw = problem.cpu, problem.bw_bit_s
     if not members:  # the first: the best machine on its own (Fig. 3, lines 2-5)
-        members.append(min(pool, key=lambda i: _single(problem, predict, p, i)))
+        members.append(min(sorted(pool), key=lambda i: _single(problem, predict, p, i)))
+    pool -= set(members)
     min_cpu = float(cpu[members].min())
     min_bw = float(bw[np.ix_(members, members)].min())
     while len(members) < m:
-        rest = np.array([i for i in pool if i not in members], dtype=np.intp)
+        rest = np.array(sorted(pool), dtype=np.intp)
         new_cpu = np.minimum(cpu[rest], min_cpu)
         new_bw = np.minimum(bw[np.ix_(rest, members)].min(axis=1), min_bw)
         scores = [predict(SubsetSummary(p, float(c), float(b))) for c, b in zip(new_cpu, new_bw)]
         k = int(np.argmin(scores))
         members.append(int(rest[k]))
+        pool.discard(int(rest[k]))
         min_cpu, min_bw = float(new_cpu[k]), float(new_bw[k])
     return members
 
