@@ -20,7 +20,7 @@ MIN_AVAIL_CPU = 1e-3
 MIN_LINK_BIT_S = 1.0  # the same for a link the monitor saw saturated
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # eq by identity: an array has no plain ==
 class Availability:
     """Per-workstation available CPU and, when known, the available bandwidth of each link.
 
@@ -32,7 +32,7 @@ class Availability:
 
     cpu: tuple[float, ...]
     speed: tuple[float, ...] | None = None
-    bw_bit_s: np.ndarray | None = field(default=None, repr=False, compare=False)
+    bw_bit_s: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         n = len(self.cpu)

@@ -19,6 +19,7 @@ from scheduler.model import Job, SevcikModel
 from scheduler.policies.ra import RA
 from scheduler.policy import Policy
 from scheduler.registry import get_policy
+from scheduler.selection import SubsetSummary
 from scheduler.selection.placement import SelectingPolicy, choose, profile_predictor
 from scheduler.selection.registry import algorithm_names
 from scheduler.snapshot import JobView, Reason, Snapshot
@@ -193,7 +194,6 @@ def test_the_set_has_p_members_and_brute_force_is_the_size_p_optimum(cpu, conges
             idx = np.array(procs)
             links = bw[np.ix_(idx, idx)][~np.eye(len(idx), dtype=bool)]
             mean = bw[idx[0]][np.arange(n) != idx[0]].mean()
-            from scheduler.selection import SubsetSummary
             return predict(SubsetSummary(p, min(cpu[i] for i in procs), links.min() if links.size else mean))
         rest = [i for i in range(n) if i not in keep]
         best = min(exact(keep + extra) for extra in itertools.combinations(rest, p - len(keep)))
