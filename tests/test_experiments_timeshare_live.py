@@ -202,3 +202,72 @@ def test_two_cg_jobs_time_share_three_workstations_under_loose_gang_and_survive_
             bound_s = (before.rtt_s + s.rtt_s) / 2 + 0.001
             gained_s = DRIFT_PPM.get(w, 0) * 1e-6 * (s.round - before.round) * round_s
             assert s.correction_s == pytest.approx(gained_s, abs=bound_s), (w, s, before)
+
+
+# --- live, without MPI: sleeping processes as the jobs' ranks (no CPU) ---------------------------
+
+def proc_state(pid: int) -> str | None:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return None
+
+
+@pytest.fixture
+def sleepers(managers) -> Iterator[dict[tuple[str, str], subprocess.Popen]]:
+    """One sleeping process per job and workstation, checked in with that workstation's manager."""
+    procs = {(w, j): subprocess.Popen(["sleep", "60"]) for w in WORKSTATIONS for j in ("A", "B")}
+    try:
+        for (w, j), p in procs.items():
+            ManagerClient("127.0.0.1", managers[w].port).checkin(j, p.pid)
+        yield procs
+    finally:
+        for p in procs.values():
+            p.kill()
+            p.wait(timeout=5)
+
+
+@pytest.mark.parametrize("kind", [Resync.STRICT, Resync.NONE])
+def test_strict_gang_resyncs_at_every_slot_boundary_uncoordinated_never_and_stop_leaves_nothing_stopped(
+        managers, sleepers, kind):
+    round_s = 0.4
+    tables = build_tables([JobShare(j, WORKSTATIONS, 0.5) for j in ("A", "B")], WORKSTATIONS, round_s)
+    clients = {w: ManagerClient("127.0.0.1", managers[w].port, timeout_s=0.5) for w in WORKSTATIONS}
+    gm = LiveGlobalManager(tables, clients, LiveSetup(ResyncPlan(kind), lead_s=0.2, timeline_poll_s=0.3))
+    with gm:
+        gm.wait_for_checkins()
+        anchor_s = gm.start()
+        time.sleep(max(0.0, anchor_s + 3 * round_s + 0.1 - time.time()))
+        assert sum(proc_state(p.pid) == "T" for p in sleepers.values()) == 3  # one job's three ranks wait their slot
+        record = gm.stop()
+    assert all(proc_state(p.pid) != "T" for p in sleepers.values())  # released: checked out, continued
+    assert {(w, j) for w, j, _ in record.checked_out} == set(sleepers)
+    if kind is Resync.NONE:
+        assert record.syncs == ()
+    else:  # a resync of every manager at every slot boundary (each 0.2 s), each giving its round's start
+        for w in WORKSTATIONS:
+            mine = [s for s in record.syncs if s.workstation == w]
+            assert len(mine) >= 5 and all(s.error is None for s in mine), mine
+            assert [s.round for s in mine[:5]] == [0, 1, 1, 2, 2]
+            late_s = [(s.sent_s - anchor_s) - 0.2 * (i + 1) for i, s in enumerate(mine[:5])]
+            assert all(0 <= d < 0.1 for d in late_s), late_s
+    for w in WORKSTATIONS:  # who ran when: A and B by turns, each a slot of 0.2 s
+        ran = [(t, j) for t, j in record.timelines[w] if t >= record.local_anchor_s(w)]
+        assert [j for _, j in ran[:6]] == ["A", "B"] * 3, ran
+        assert all(0.15 < t1 - t0 < 0.25 for (t0, _), (t1, _) in zip(ran, ran[1:6])), ran
+
+
+def test_waiting_for_check_ins_names_the_workstation_and_the_job_missing(managers):
+    tables = build_tables([JobShare("A", WORKSTATIONS, 0.5)], WORKSTATIONS, 0.4)
+    clients = {w: ManagerClient("127.0.0.1", managers[w].port, timeout_s=0.5) for w in WORKSTATIONS}
+    gm = LiveGlobalManager(tables, clients, LiveSetup(ResyncPlan(Resync.LOOSE), checkin_timeout_s=0.2))
+    with pytest.raises(TimeoutError, match=r"^check-in: after 0.2 s ws1 still has no A$"):
+        gm.wait_for_checkins()
+
+
+def test_from_spec_takes_the_specs_tables_and_resync():
+    spec = load_timeshare_spec(FIG3)
+    clients = {w: ManagerClient("127.0.0.1", 9) for w in spec.workstations}
+    gm = LiveGlobalManager.from_spec(spec, clients)
+    assert gm.setup.resync == ResyncPlan(spec.simulate.resync, spec.simulate.every_rounds)
+    assert set(gm.tables) == set(spec.workstations) and gm.round_s == spec.round_s
