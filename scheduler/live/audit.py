@@ -87,7 +87,7 @@ def replay(result: LiveResult, arrivals: Sequence[Arrival], policy: str | None =
         if d.reason == Reason.COMPLETION.value:
             subject.status, subject.procs = Status.FINISHED, ()
         snap = Snapshot(d.time, result.P, Reason(d.reason), subject, d.state["free_mask"], tables["running"],
-                        tables["preempting"], tables["preempted"], queue)
+                        tables["preempting"], tables["preempted"], queue, availability=d.state.get("availability"))
         again = tuple(pol.decide(snap))
         if again != d.actions:
             problems.append(f"decision {i} at t={d.time:.3f} ({d.reason} of job {d.subject}): live {d.actions}, "

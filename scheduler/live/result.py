@@ -38,8 +38,10 @@ class Decision:
     def state_of(snap: Snapshot) -> dict[str, Any]:
         def table(jobs):  # in the mapping's own order: a policy may iterate it
             return [(j.id, j.procs) for j in jobs.values()]
+        # the availability object as the policy saw it (immutable): a replay must see it too
         return {"free_mask": snap.free_mask, "running": table(snap.running), "preempting": table(snap.preempting),
-                "preempted": table(snap.preempted), "queue": [j.id for j in snap.queue]}
+                "preempted": table(snap.preempted), "queue": [j.id for j in snap.queue],
+                "availability": snap.availability}
 
 
 @dataclass(frozen=True)
