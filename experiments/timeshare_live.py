@@ -12,7 +12,9 @@ Who sends what, when (docs/timeshare.md draws it):
    each time the manager's clock is read first (a status request; Cristian's estimate
    offset = its now - the midpoint of the request, good to half the round trip). Its reply's
    correction is how far its boundary had run off since the last one: the skew, recorded.
-   The keeper also polls every manager's timeline (who ran when) each `timeline_poll_s`.
+   The keeper also polls every manager's timeline (who ran when) each `timeline_poll_s`, and
+   measures each one's skew then: where its round 0 lies on the global clock, against where
+   it should (a `SkewSample`); with no resync that is how the skew grows.
 4. A watchdog thread (testbed Watchdog) reports a manager that stops answering within its
    bound; it is given no more resyncs. Its ranks were continued by its guardian.
 5. `job_finished` checks out whatever a finished job left registered; `stop` does it for every
@@ -82,6 +84,16 @@ class SyncRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class SkewSample:
+    """At at_s (global clock), w's slot boundaries lay skew_s from the global ones (> 0: late), to rtt_s / 2."""
+
+    workstation: str
+    at_s: float
+    skew_s: float
+    rtt_s: float
+
+
+@dataclass(frozen=True, slots=True)
 class LiveTimeshareRecord:
     """Everything a report needs: the tables, when they began, every resync, the timelines, the dead."""
 
@@ -91,6 +103,7 @@ class LiveTimeshareRecord:
     tables: Mapping[str, WorkstationTable]
     sent: tuple[TableSent, ...]
     syncs: tuple[SyncRecord, ...]
+    skews: tuple[SkewSample, ...]
     timelines: Mapping[str, tuple[tuple[float, str | None], ...]]  # each on its manager's clock
     statuses: Mapping[str, ManagerStatus]             # the last status each manager gave
     dead: tuple[DeadManager, ...]
@@ -100,6 +113,10 @@ class LiveTimeshareRecord:
     def corrections_s(self, workstation: str) -> tuple[float, ...]:
         """The skew each resync removed on one workstation, in order."""
         return tuple(s.correction_s for s in self.syncs if s.workstation == workstation and s.correction_s is not None)
+
+    def skews_s(self, workstation: str) -> tuple[float, ...]:
+        """The skew measured at each timeline poll on one workstation, in order."""
+        return tuple(s.skew_s for s in self.skews if s.workstation == workstation)
 
     def local_anchor_s(self, workstation: str) -> float:
         """Round 0 on that workstation's clock, as its table gave it."""
@@ -121,11 +138,13 @@ class LiveGlobalManager:
     _anchor_s: float | None = field(default=None, init=False)
     _sent: list[TableSent] = field(default_factory=list, init=False)
     _syncs: list[SyncRecord] = field(default_factory=list, init=False)
+    _skews: list[SkewSample] = field(default_factory=list, init=False)
     _timelines: dict[str, list[tuple[float, str | None]]] = field(default_factory=dict, init=False)
     _statuses: dict[str, ManagerStatus] = field(default_factory=dict, init=False)
     _dead: list[DeadManager] = field(default_factory=list, init=False)
     _checked_out: list[tuple[str, str, int]] = field(default_factory=list, init=False)
     _watchdog: Watchdog | None = field(default=None, init=False)
+    round_s: float = field(default=math.nan, init=False)
 
     def __post_init__(self) -> None:
         if not self.tables:
@@ -238,6 +257,7 @@ class LiveGlobalManager:
             return LiveTimeshareRecord(
                 round_s=self.round_s, anchor_s=self._anchor_s if self._anchor_s is not None else math.nan,
                 resync=self.setup.resync, tables=dict(self.tables), sent=tuple(self._sent), syncs=tuple(self._syncs),
+                skews=tuple(self._skews),
                 timelines={w: tuple(tl) for w, tl in self._timelines.items()}, statuses=dict(self._statuses),
                 dead=tuple(self._dead), checked_out=tuple(self._checked_out), watchdog_bound_s=self.watchdog_bound_s)
 
@@ -306,11 +326,21 @@ class LiveGlobalManager:
         for w in self.tables:
             if self._is_dead(w):
                 continue
+            client = self.clients[w]
             try:
-                status = self.clients[w].status(timeline=True)
-            except ManagerUnreachable:
+                t0_s = self.clock()
+                raw = client.request({"op": "status", "timeline": True})
+                t1_s = self.clock()
+            except (ManagerUnreachable, ManagerRefused):
                 continue
+            status = ManagerStatus.of(raw)
+            offset_s = status.now_s - (t0_s + t1_s) / 2
+            skew = None
+            if raw.get("anchor_s") is not None and self._anchor_s is not None:
+                skew = SkewSample(w, (t0_s + t1_s) / 2, raw["anchor_s"] - offset_s - self._anchor_s, t1_s - t0_s)
             with self._lock:
+                if skew is not None:
+                    self._skews.append(skew)
                 self._statuses[w] = status
                 kept = self._timelines[w]
                 last_s = kept[-1][0] if kept else -math.inf

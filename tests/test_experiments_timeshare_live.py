@@ -242,8 +242,18 @@ def test_strict_gang_resyncs_at_every_slot_boundary_uncoordinated_never_and_stop
         record = gm.stop()
     assert all(proc_state(p.pid) != "T" for p in sleepers.values())  # released: checked out, continued
     assert {(w, j) for w, j, _ in record.checked_out} == set(sleepers)
+    table_rtt_s = {t.workstation: t.rtt_s for t in record.sent}
+    for sample in record.skews:  # uncorrected, ws2's boundaries run early by its drift since its table came
+        drift = DRIFT_PPM.get(sample.workstation, 0) * 1e-6
+        since_s = sample.at_s - (anchor_s - 0.2) if kind is Resync.NONE else min(0.2, sample.at_s - anchor_s)
+        expected_s = -drift * since_s if kind is Resync.NONE else 0.0
+        bound_s = (sample.rtt_s + table_rtt_s[sample.workstation]) / 2 + 0.002 + (0 if kind is Resync.NONE else drift * 0.2)
+        assert sample.skew_s == pytest.approx(expected_s, abs=bound_s), (sample, expected_s)
+    print({w: [round(x * 1e3, 2) for x in record.skews_s(w)] for w in WORKSTATIONS})
+    assert len(record.skews_s("ws2")) >= 3
     if kind is Resync.NONE:
         assert record.syncs == ()
+        assert record.skews_s("ws2")[-1] < -0.01  # 1 % of 1.4 s: the skew grows while nothing corrects it
     else:  # a resync of every manager at every slot boundary (each 0.2 s), each giving its round's start
         for w in WORKSTATIONS:
             mine = [s for s in record.syncs if s.workstation == w]
