@@ -245,9 +245,12 @@ def test_strict_gang_resyncs_at_every_slot_boundary_uncoordinated_never_and_stop
     table_rtt_s = {t.workstation: t.rtt_s for t in record.sent}
     for sample in record.skews:  # uncorrected, ws2's boundaries run early by its drift since its table came
         drift = DRIFT_PPM.get(sample.workstation, 0) * 1e-6
-        since_s = sample.at_s - (anchor_s - 0.2) if kind is Resync.NONE else min(0.2, sample.at_s - anchor_s)
-        expected_s = -drift * since_s if kind is Resync.NONE else 0.0
-        bound_s = (sample.rtt_s + table_rtt_s[sample.workstation]) / 2 + 0.002 + (0 if kind is Resync.NONE else drift * 0.2)
+        expected_s = -drift * (sample.at_s - (anchor_s - 0.2)) if kind is Resync.NONE else 0.0
+        # the sample's clock estimate and the one its boundaries were last set by: half a round trip each
+        last_set = [s.rtt_s for s in record.syncs if s.workstation == sample.workstation and s.sent_s < sample.at_s
+                    and s.rtt_s is not None]
+        set_rtt_s = last_set[-1] if last_set else table_rtt_s[sample.workstation]
+        bound_s = (sample.rtt_s + set_rtt_s) / 2 + 0.002 + (0 if kind is Resync.NONE else drift * 0.2)
         assert sample.skew_s == pytest.approx(expected_s, abs=bound_s), (sample, expected_s)
     print({w: [round(x * 1e3, 2) for x in record.skews_s(w)] for w in WORKSTATIONS})
     assert len(record.skews_s("ws2")) >= 3
