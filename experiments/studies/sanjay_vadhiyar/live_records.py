@@ -1,0 +1,169 @@
+"""The bookkeeping of the live runs: what each run measured, as rows and CSV files.
+
+A run's availability is read twice from the monitor: over a window *before* the job (the
+load applied and settled, nothing else running: what a scheduler sees when it chooses, and
+what Fig. 7's predictions use) and over the job's own span (the paper's training reading).
+The monitor's bandwidth is passive and counts the job's own messages as load (see
+`testbed.load.monitor`), so over the span a job's busiest link looks congested by itself;
+the model columns therefore take the *before* window unless asked otherwise, and the span's
+figures are kept beside them. Either way the minima over a set are taken the one way the
+selection algorithms take them (`SelectionProblem.summary`: the slowest machine, the slowest
+link inside the set, and for one machine the mean of its links).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import pandas as pd
+
+from experiments.models.sv_store import RUN_COLUMNS
+from scheduler.availability import MIN_AVAIL_CPU, MIN_LINK_BIT_S
+from scheduler.selection import SelectionProblem, Workstation
+from testbed.load.monitor import Availability
+
+Window = Literal["before", "run"]
+WINDOWS: tuple[Window, ...] = ("before", "run")
+
+
+@dataclass(frozen=True)
+class Minima:
+    """minAvgAvailCPU (a fraction) and minAvgAvailBW (bit/s) over a set of workstations."""
+
+    min_avail_cpu: float
+    min_avail_bw_bit_s: float
+
+
+def clamped(availability: Availability) -> Availability:
+    """The monitor's averages kept where Eq. 1 is defined: CPU in (0, 1] (a reading a little over
+    the nominal speed, or a held machine's 0, would otherwise be refused) and every link > 0."""
+    cpu = {w: min(1.0, max(MIN_AVAIL_CPU, float(v))) for w, v in availability.avg_avail_cpu.items()}
+    bw = {k: max(MIN_LINK_BIT_S, float(v)) for k, v in availability.avg_avail_bw.items()}
+    return Availability(cpu, bw, min(cpu.values(), default=float("nan")), min(bw.values(), default=float("nan")))
+
+
+def subset_minima(availability: Availability, cluster: Sequence[str], subset: Sequence[str]) -> Minima:
+    """Eq. 1's two load figures for `subset`, from the monitor's averages over the whole cluster."""
+    names = list(cluster)
+    missing = [w for w in subset if w not in names]
+    if missing:
+        raise ValueError(f"workstations: {missing[0]} is not in the cluster")
+    absent = [w for w in names if w not in availability.avg_avail_cpu]
+    if absent:
+        raise ValueError(f"availability: no AvgAvailCPU for workstation {absent[0]}")
+    avail = clamped(availability)
+    machines = [Workstation(w, avail.avg_avail_cpu[w]) for w in names]
+    links = avail.avg_avail_bw
+    try:
+        problem = SelectionProblem.from_links(machines, links, lambda _s: 0.0)
+    except ValueError as exc:
+        raise ValueError(str(exc).replace("bw_bit_s: no available bandwidth", "availability: no AvgAvailBW")) from None
+    index = {w: i for i, w in enumerate(names)}
+    s = problem.summary([index[w] for w in subset])
+    return Minima(s.min_avail_cpu, s.min_avail_bw_bit_s)
+
+
+@dataclass(frozen=True)
+class JobOutcome:
+    """One real run of the application: its loop time (`compute_s`, the workload's own timer,
+    what Eq. 1 models), launch to done (`wall_s`), and the monitor's minima during it."""
+
+    status: str  # done, failed or timeout
+    compute_s: float = float("nan")
+    wall_s: float = float("nan")
+    during: Minima | None = None
+    error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "done" and self.compute_s > 0
+
+
+TRAINING_COLUMNS = (*RUN_COLUMNS, "window", "run", "application", "wall_s", "before_min_avail_cpu",
+                    "before_min_avail_bw_bit_s", "run_min_avail_cpu", "run_min_avail_bw_bit_s", "workstations",
+                    "load", "status", "error")
+
+
+@dataclass(frozen=True)
+class TrainingRecord:
+    run: int
+    application: str
+    problem_size: int
+    workstations: tuple[str, ...]
+    load: str  # LoadDraw.describe()
+    before: Minima
+    outcome: JobOutcome
+
+    def row(self, window: Window) -> dict:
+        chosen = self.before if window == "before" or self.outcome.during is None else self.outcome.during
+        during = self.outcome.during or Minima(float("nan"), float("nan"))
+        return {"problem_size": self.problem_size, "procs": len(self.workstations),
+                "min_avail_cpu": chosen.min_avail_cpu, "min_avail_bw_bit_s": chosen.min_avail_bw_bit_s,
+                "elapsed_s": self.outcome.compute_s, "window": window, "run": self.run,
+                "application": self.application, "wall_s": self.outcome.wall_s,
+                "before_min_avail_cpu": self.before.min_avail_cpu,
+                "before_min_avail_bw_bit_s": self.before.min_avail_bw_bit_s,
+                "run_min_avail_cpu": during.min_avail_cpu, "run_min_avail_bw_bit_s": during.min_avail_bw_bit_s,
+                "workstations": " ".join(self.workstations), "load": self.load,
+                "status": self.outcome.status, "error": self.outcome.error}
+
+
+def training_frames(records: Sequence[TrainingRecord], window: Window) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(the runs `nowlab select fit` reads: RUN_COLUMNS first, then the rest; the failed runs)."""
+    if window not in WINDOWS:
+        raise ValueError(f"--window: {window!r} is not one of {', '.join(WINDOWS)}")
+    ok = [r.outcome.ok for r in records]
+    done = pd.DataFrame([r.row(window) for r, good in zip(records, ok) if good], columns=list(TRAINING_COLUMNS))
+    failed = pd.DataFrame([r.row(window) for r, good in zip(records, ok) if not good], columns=list(TRAINING_COLUMNS))
+    return done, failed
+
+
+def write_training(records: Sequence[TrainingRecord], window: Window, out: Path) -> tuple[Path, Path | None]:
+    """The runs CSV at `out` and, when any run failed, `<out stem>.failed.csv` beside it."""
+    done, failed = training_frames(records, window)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    done.to_csv(out, index=False)
+    failed_path = out.with_name(out.stem + ".failed.csv")
+    if len(failed):
+        failed.to_csv(failed_path, index=False)
+        return out, failed_path
+    return out, None
+
+
+@dataclass(frozen=True)
+class LiveRecord:
+    """One algorithm's choice in one Fig. 7 experiment, predicted and run."""
+
+    experiment: int
+    problem_size: int
+    budget_s: float
+    algorithm: str
+    workstations: tuple[str, ...]
+    predicted_s: float
+    evaluations: int
+    search_s: float
+    finished: bool
+    before: Minima
+    outcome: JobOutcome
+    reused: bool = False  # another algorithm chose the same set in this experiment: its run is shared
+    load: str = field(default="")
+
+    def row(self) -> dict:
+        during = self.outcome.during or Minima(float("nan"), float("nan"))
+        base = {k: v for k, v in asdict(self).items() if k not in ("before", "outcome", "workstations")}
+        return {**base, "procs": len(self.workstations), "workstations": " ".join(self.workstations),
+                "actual_s": self.outcome.compute_s, "wall_s": self.outcome.wall_s, "status": self.outcome.status,
+                "error": self.outcome.error, "min_avail_cpu": self.before.min_avail_cpu,
+                "min_avail_bw_bit_s": self.before.min_avail_bw_bit_s, "run_min_avail_cpu": during.min_avail_cpu,
+                "run_min_avail_bw_bit_s": during.min_avail_bw_bit_s}
+
+
+LIVE_COLUMNS = ("experiment", "problem_size", "budget_s", "algorithm", "procs", "workstations", "predicted_s",
+                "actual_s", "wall_s", "status", "reused", "evaluations", "search_s", "finished", "min_avail_cpu",
+                "min_avail_bw_bit_s", "run_min_avail_cpu", "run_min_avail_bw_bit_s", "load", "error")
+
+
+def live_frame(records: Sequence[LiveRecord]) -> pd.DataFrame:
+    return pd.DataFrame([r.row() for r in records], columns=list(LIVE_COLUMNS))
