@@ -291,3 +291,125 @@ def tables(cluster: Optional[str] = typer.Option(None, "--cluster", "-c",
                 bar.advance(job)
         report = write(results, out, "nowlab taskgraph " + shlex.join(sys.argv[2:]))
     console.print(f"report: {report}")
+
+
+SPEC_DEFAULT = Path("compose/specs/menasce-rao.toml")
+StudyCluster = typer.Option(None, "--cluster", "-c", help="a running compose/specs/menasce-rao.toml cluster")
+StudyReps = typer.Option(2, "--reps", help="live runs per point (the median is reported)")
+StudyTaskReps = typer.Option(3, "--task-reps", help="runs of one task alone per class, for the task-profiled "
+                                                    "speeds the Monte Carlo uses (0: the spec's speeds)")
+StudyOut = typer.Option(Path("experiments/results/menasce-rao"), "--out", help="report directory")
+PredictOnly = typer.Option(False, "--predict-only", help="predict and write the report without a cluster "
+                                                         "(no live runs, no profile)")
+StudySpec = typer.Option(SPEC_DEFAULT, "--spec", help="the cluster spec the predictions read with --predict-only")
+
+
+def _study_cluster(cluster: str | None, predict_only: bool, spec: Path, reps: int, task_reps: int):
+    """The running cluster (or, with --predict-only, its spec) and the task-profiled speeds."""
+    from experiments.studies.menasce_rao.measure import Planned
+    from experiments.studies.menasce_rao.tables import profile_speeds
+    from testbed.cluster import Cluster
+    from testbed.spec import load
+
+    if reps < 1:
+        raise ValueError(f"--reps: at least 1, got {reps}")
+    if task_reps < 0:
+        raise ValueError(f"--task-reps: at least 0, got {task_reps}")
+    if predict_only:
+        return Planned(load(spec)), None
+    c = Cluster.attach(cluster)
+    return c, (profile_speeds(c, task_reps, log=console.log) if task_reps else None)
+
+
+def _progress():
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=console)
+
+
+@app.command("figures")
+def figures(cluster: Optional[str] = StudyCluster,
+            which: str = typer.Option("4,5,6", "--figures", help="the §5 figures to run: any of 4, 5, 6"),
+            reps: int = StudyReps, task_reps: int = StudyTaskReps, out: Path = StudyOut, seed: int = typer.Option(0, "--seed"),
+            predict_only: bool = PredictOnly, spec: Path = StudySpec) -> None:
+    """Menascé & Rao's Figs. 4-6 live: the wave front on three workstations of each class against the
+    owners' D, N and Z, measured beside the Monte Carlo and TGS, with the §5 remarks judged."""
+    import shlex
+    import sys
+
+    from experiments.studies.menasce_rao import figures as figs
+    from experiments.studies.menasce_rao.figures_report import write
+    from experiments.studies.menasce_rao.sweeps import figures as parse_figures
+    from experiments.studies.menasce_rao.sweeps import points
+
+    with user_errors():
+        chosen = parse_figures(which)
+        c, profiled = _study_cluster(cluster, predict_only, spec, reps, task_reps)
+        todo = points(chosen)
+        with _progress() as bar:
+            job = bar.add_task("predicting", total=len(todo))
+            results = []
+            for p in todo:
+                results.append(figs.predict_point(c, p, profiled=profiled, seed=seed))
+                bar.advance(job)
+        console.print(f"{len(todo)} points; live at --reps {reps}: about "
+                      f"{figs.estimate_s(results, reps) / 60:.0f} min by the Monte Carlo means")
+        if not predict_only:
+            with _progress() as bar:
+                job = bar.add_task("points", total=len(results))
+                for i, r in enumerate(results):
+                    p = r.point
+                    bar.update(job, description=f"{p.kind} N={p.n} D={p.d_s:g} Z={p.z_s:g}")
+                    results[i] = figs.measure_point(c, r, reps, seed=seed, log=console.log)
+                    bar.advance(job)
+        report = write(results, chosen, out, "nowlab taskgraph " + shlex.join(sys.argv[2:]), profiled)
+    console.print(f"report: {report}")
+
+
+@app.command("placements")
+def placements(cluster: Optional[str] = StudyCluster,
+               graphs: str = typer.Option("wavefront,small-then-large", "--graphs",
+                                          help="task graphs to compare the policies on"),
+               owners_on: str = typer.Option("SPARC20", "--owners-on",
+                                             help="classes whose workstations get the baseline owners in the "
+                                                  "'with owners' runs (LX, SPARC5, SPARC20, or all)"),
+               reps: int = StudyReps, task_reps: int = StudyTaskReps, out: Path = StudyOut,
+               seed: int = typer.Option(0, "--seed"), predict_only: bool = PredictOnly,
+               spec: Path = StudySpec) -> None:
+    """Menascé & Rao §6: every placement policy on each graph, without and with owners, measured
+    beside the Monte Carlo and TGS, with the paper's sentences about the policies judged."""
+    import shlex
+    import sys
+
+    from experiments.studies.menasce_rao import placements as pl
+    from experiments.studies.menasce_rao.placements_report import write
+    from experiments.taskgraph_files import load_graph
+
+    with user_errors():
+        loaded = pl.loaded_classes(owners_on)
+        names = [g.strip() for g in graphs.split(",") if g.strip()]
+        if not names:
+            raise ValueError(f"--graphs: at least one task graph, got {graphs!r}")
+        for g in names:
+            load_graph(g)  # a bad graph fails before anything runs
+        c, profiled = _study_cluster(cluster, predict_only, spec, reps, task_reps)
+        todo = pl.cases(names)
+        with _progress() as bar:
+            job = bar.add_task("predicting", total=len(todo))
+            results = []
+            for case in todo:
+                results.append(pl.predict_case(c, case, loaded, profiled=profiled, seed=seed))
+                bar.advance(job)
+        console.print(f"{len(todo)} cases; live at --reps {reps}: about {pl.estimate_s(results, reps) / 60:.0f} min "
+                      "by the Monte Carlo means")
+        if not predict_only:
+            with _progress() as bar:
+                job = bar.add_task("cases", total=len(results))
+                for i, r in enumerate(results):
+                    bar.update(job, description=f"{r.case.graph} {r.case.policy}"
+                                                f"{' + owners' if r.case.owners else ''}")
+                    results[i] = pl.measure_case(c, r, reps, loaded, seed=seed, log=console.log)
+                    bar.advance(job)
+        report = write(results, out, "nowlab taskgraph " + shlex.join(sys.argv[2:]), loaded, profiled)
+    console.print(f"report: {report}")

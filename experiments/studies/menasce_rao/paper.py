@@ -38,3 +38,35 @@ QUOTES = {
               "range between 2.9 and 11%.",
     "table3": "As before, we can see that errors are fairly small and are in the range between 4.6 and 8.4 %.",
 }
+
+#: §5, the sentences about Figs. 4-6 judged in `claims.py` (the figures' own numbers are not in our copy).
+FIGURE_QUOTES = {
+    "fig4-nonlinear": "As it can be seen, the computing demand of the interactive workload has a non-linear "
+                      "effect on the execution time of the parallel application.",
+    "fig4-slower": "Slower workstations suffer a bigger impact than faster ones.",
+    "fig5-similar": "The curves show a similar kind of degradation as the one seen in figure 4.",
+    "fig5-n5": "For example, at N = 5 the execution time T is 2.9 higher using LX workstations than using "
+               "SPARCstation 20's.",
+    "fig5-n1": "However, at N = 1, the degradation factor is 2.65.",
+    "fig5-growing": "As N increases, the slower workstations show an increasing degradation factor when "
+                    "compared with the faster ones.",
+    "fig6-dramatic": "The figure shows the dramatic decrease in the parallel execution time of the parallel "
+                     "application as the think time increases",
+}
+#: The LX / SPARCstation 20 time ratios §5 quotes from Fig. 5, at N = 5 and N = 1.
+FIG5_RATIO_N5, FIG5_RATIO_N1 = 2.9, 2.65
+
+#: §6, the sentences about the placement policies judged in `policy_claims.py`.
+POLICY_QUOTES = {
+    "pvm-default": "However, this scheduling policy is very inefficient from the parallel application point "
+                   "of view. The scheduling disciplines discussed below try to utilize the computing resources "
+                   "in better ways.",
+    "workstation-speed": "This policy generates poor scheduling when the initial tasks have smaller "
+                         "computational demands than the ones that follow them because parallel task demands "
+                         "are not considered.",
+    "parallel-load-speed": "Then, the parallel task with the largest computation demand is allocated to a "
+                           "faster workstation.",
+    "workstation-load-speed": "this scheduling policy is an improvement over the previous policy in that the "
+                              "current load at the workstation is taken into account along with the computing "
+                              "demand of the parallel tasks and the workstation speeds.",
+}
