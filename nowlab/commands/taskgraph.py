@@ -293,7 +293,7 @@ def tables(cluster: Optional[str] = typer.Option(None, "--cluster", "-c",
     console.print(f"report: {report}")
 
 
-SPEC_DEFAULT = Path("compose/specs/menasce-rao.toml")
+SPEC_DEFAULT = Path(__file__).resolve().parents[2] / "compose" / "specs" / "menasce-rao.toml"
 StudyCluster = typer.Option(None, "--cluster", "-c", help="a running compose/specs/menasce-rao.toml cluster")
 StudyReps = typer.Option(2, "--reps", help="live runs per point (the median is reported)")
 StudyTaskReps = typer.Option(3, "--task-reps", help="runs of one task alone per class, for the task-profiled "
@@ -301,7 +301,8 @@ StudyTaskReps = typer.Option(3, "--task-reps", help="runs of one task alone per 
 StudyOut = typer.Option(Path("experiments/results/menasce-rao"), "--out", help="report directory")
 PredictOnly = typer.Option(False, "--predict-only", help="predict and write the report without a cluster "
                                                          "(no live runs, no profile)")
-StudySpec = typer.Option(SPEC_DEFAULT, "--spec", help="the cluster spec the predictions read with --predict-only")
+StudySpec = typer.Option(SPEC_DEFAULT, "--spec", show_default="compose/specs/menasce-rao.toml",
+                         help="the cluster spec the predictions read with --predict-only")
 
 
 def _study_cluster(cluster: str | None, predict_only: bool, spec: Path, reps: int, task_reps: int):

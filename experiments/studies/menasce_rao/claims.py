@@ -19,6 +19,7 @@ the whole loop); measured is the median of the live runs. Each claim quotes its 
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -78,9 +79,11 @@ def _curves(times: Times, figure: int) -> dict[str, list[tuple[float, float]]] |
 
 
 def _slope_ratio(c: Sequence[tuple[float, float]]) -> float:
+    """Slope over the last step / slope over the first; nan when the first step does not rise."""
     (x0, t0), (x1, t1) = c[0], c[1]
     (y0, s0), (y1, s1) = c[-2], c[-1]
-    return ((s1 - s0) / (y1 - y0)) / ((t1 - t0) / (x1 - x0))
+    first = (t1 - t0) / (x1 - x0)
+    return ((s1 - s0) / (y1 - y0)) / first if first > 0 else math.nan
 
 
 def _convex(times: Times, figure: int) -> Judged | None:
@@ -88,8 +91,8 @@ def _convex(times: Times, figure: int) -> Judged | None:
     if cs is None:
         return None
     ratios = {k: _slope_ratio(c) for k, c in cs.items()}
-    return Judged(", ".join(f"{k} {r:.2f}x" for k, r in ratios.items()),
-                  all(r >= CONVEX_MIN for r in ratios.values()))
+    return Judged(", ".join(f"{k} {r:.2f}x" if not math.isnan(r) else f"{k}: first step flat" for k, r in ratios.items()),
+                  all(r >= CONVEX_MIN for r in ratios.values()))  # nan >= x is False
 
 
 def _absolute_impact(times: Times) -> Judged | None:

@@ -13,7 +13,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from experiments.studies.menasce_rao.figures_report import claims_table  # noqa: E402
-from experiments.studies.menasce_rao.paper import TIME_SCALE  # noqa: E402
+from experiments.studies.menasce_rao.paper import CLASSES, TIME_SCALE  # noqa: E402
 from experiments.studies.menasce_rao.placements import WORKSTATIONS, CaseResult  # noqa: E402
 from experiments.studies.menasce_rao.policy_claims import BEAT, section6  # noqa: E402
 from scheduler.taskgraph.placement import POLICIES  # noqa: E402
@@ -61,13 +61,15 @@ def markdown(results: Sequence[CaseResult], command: str, loaded_classes: Sequen
     live = any(r.measured_s for r in results)
     speeds = ("the task-profiled speeds (" + ", ".join(f"{k} {v:.3f}" for k, v in profiled.items())
               + " reference cores)") if profiled else "the spec's speeds"
+    on = ("every workstation" if set(loaded_classes) == set(CLASSES)
+          else f"the {', '.join(loaded_classes)} workstations only")
     lines = ["# Menascé & Rao (1996) §6: the four placement policies compared, "
              + ("live" if live else "predicted only (not run live yet)"), "",
              f"Made by `{command}`. Each graph on {', '.join(WORKSTATIONS)} of `compose/specs/menasce-rao.toml` "
              "(two of each class, in host-list order: why, `experiments/studies/menasce_rao/placements.py`), "
              "placed by each policy inside TGS at the spec's speeds, then run live on that placement. "
              "With owners: the paper's baseline owners (N = 2, D = 1 s, Z = 5 s, times "
-             f"x{TIME_SCALE:g}) on the {', '.join(loaded_classes)} workstations only. Measured: the median of "
+             f"x{TIME_SCALE:g}) on {on}. Measured: the median of "
              f"the repetitions (range). Predicted: the Monte Carlo of Fig. 2 (mean ± 95%) at {speeds}, at the "
              "same placement; TGS with eq. 7 beside it. Error: (Monte Carlo - measured) / measured.", ""]
     graphs = list(dict.fromkeys(r.case.graph for r in results))
