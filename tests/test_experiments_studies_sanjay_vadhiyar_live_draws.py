@@ -5,9 +5,12 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from experiments.models.sv_model import SvModel, selection_problem
 from experiments.models.sv_regression import MIN_UNLOADED_RUNS
 from experiments.studies.sanjay_vadhiyar.load_draws import (NO_LOAD, PAPER, avoidance_load, draw_load, plan_experiments,
                                                             plan_training, violations)
+from scheduler.selection import select_hosts
+from testbed.load.monitor import Availability
 
 WS = [f"ws{i}" for i in range(1, 17)]
 MBIT100 = 100_000_000
@@ -68,3 +71,20 @@ def test_the_avoidance_scenario_and_what_a_set_must_avoid():
     assert load.links[0].traffic_bit_s == 95_000_000
     assert violations(load, ["ws1", "ws4", "ws6"]) == []  # one end of the congested link is fine
     assert violations(load, ["ws1", "ws3", "ws4", "ws5"]) == ["loaded workstation ws3", "congested link ws4-ws5"]
+
+
+def test_under_the_avoidance_scenario_dp_be_and_brute_force_avoid_the_load():
+    """The live test's premise, without a cluster: the monitor reading the scenario exactly, each
+    deterministic algorithm's set on 6 workstations keeps off ws2, ws3 and the ws4-ws5 link."""
+    names = WS[:6]
+    load = avoidance_load(names, link_rate)
+    cpu = {w: 1.0 for w in names} | {c.workstation: c.avail_cpu for c in load.cpu}
+    bw = {(a, b): float(MBIT100) for a in names for b in names if a != b}
+    bw |= {(s, d): float(MBIT100 - bits) for s, d, bits in load.flows()}
+    model = SvModel(application="cg", problem_size_range=(400, 1600), f_comp="N^2", f_comm="N", f_cpu="x",
+                    f_bw="x", f_pcomp="P", f_pcomm="1", a_comp_s=4e-6, a_comm_s=1e-4)
+    problem = selection_problem(model, 800, Availability(cpu, bw, min(cpu.values()), min(bw.values())), names)
+    for algorithm in ("DP", "BE", "BRUTE"):  # SA and GA, random walks, need not find it in 0.2 s (§5.1 finds them worst)
+        chosen = select_hosts(problem, algorithm, 0.2, seed=1)
+        assert violations(load, chosen.workstations) == [], (algorithm, chosen)
+        assert len(chosen.workstations) == 3, (algorithm, chosen)  # ws1, ws6 and one end of the link

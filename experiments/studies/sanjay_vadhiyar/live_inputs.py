@@ -46,18 +46,18 @@ def _items(option: str, text: str) -> list[str]:
     return items
 
 
-def parse_sizes(text: str) -> tuple[int, ...]:
+def parse_sizes(text: str, option: str = "--sizes") -> tuple[int, ...]:
     """`--sizes 1000,2000`: whole problem sizes > 0."""
     out = []
-    for item in _items("--sizes", text):
+    for item in _items(option, text):
         try:
             value = float(item)
         except ValueError:
-            raise LiveInputError(f"--sizes: {item!r} is not a number") from None
+            raise LiveInputError(f"{option}: {item!r} is not a number") from None
         if not value > 0:
-            raise LiveInputError(f"--sizes: {item} is not > 0")
+            raise LiveInputError(f"{option}: {item} is not > 0")
         if value != int(value):
-            raise LiveInputError(f"--sizes: {item} is not a whole number (it is the workload's --n)")
+            raise LiveInputError(f"{option}: {item} is not a whole number (it is the workload's --n)")
         out.append(int(value))
     return tuple(out)
 
@@ -76,14 +76,14 @@ def parse_budgets(text: str) -> tuple[float, ...]:
     return tuple(out)
 
 
-def parse_algorithms(text: str) -> tuple[str, ...]:
+def parse_algorithms(text: str, option: str = "--algorithms") -> tuple[str, ...]:
     """`--algorithms SA,GA,DP,BE`: known selection algorithms, in the order given."""
     known = algorithm_names()
     out = []
-    for item in _items("--algorithms", text):
+    for item in _items(option, text):
         key = item.upper()
         if key not in known:
-            raise LiveInputError(f"--algorithms: unknown {item!r}; known: {', '.join(known)}")
+            raise LiveInputError(f"{option}: unknown {item!r}; known: {', '.join(known)}")
         if key not in out:
             out.append(key)
     return tuple(out)
@@ -101,7 +101,7 @@ def positive_s(option: str, value: float) -> float:
     return value
 
 
-def model_for(path: Path, application: str, sizes: Sequence[int]) -> SvModel:
+def model_for(path: Path, application: str, sizes: Sequence[int], option: str = "--sizes") -> SvModel:
     """The stored model of `application`, checked to cover every size asked for."""
     try:
         model = load_model(path, application)
@@ -111,7 +111,7 @@ def model_for(path: Path, application: str, sizes: Sequence[int]) -> SvModel:
         try:
             model.check_problem_size(size)
         except SvModelError as exc:
-            raise LiveInputError(f"--sizes: {str(exc).removeprefix('problem_size: ')}") from None
+            raise LiveInputError(f"{option}: {str(exc).removeprefix('problem_size: ')}") from None
     return model
 
 

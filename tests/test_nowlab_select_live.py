@@ -1,0 +1,76 @@
+"""`nowlab select train / live / avoid`: bad input is one line naming the option, before any cluster is touched."""
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from experiments.models.sv_model import SvModel
+from experiments.models.sv_store import save_model
+from nowlab.cli import app
+
+CG = SvModel(application="cg", problem_size_range=(1000, 4000), f_comp="N^2", f_comm="N", f_cpu="x", f_bw="x",
+             f_pcomp="P", f_pcomm="P/log P", a_comp_s=2e-6, a_comm_s=2e-5)
+KNOWN = "known: SA, GA, DP, BE, BRUTE"
+
+
+@pytest.fixture
+def model(tmp_path):
+    return str(save_model(CG, tmp_path / "cg.json"))
+
+
+def one_line_error(args: list[str]) -> str:
+    result = CliRunner().invoke(app, ["select", *args])
+    assert result.exit_code == 2, result.output
+    assert result.output.count("\n") == 1, result.output
+    return result.output.strip()
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--sizes", "0"], "--sizes: 0 is not > 0"),
+    (["--sizes", "2000,-5"], "--sizes: -5 is not > 0"),
+    (["--sizes", "2000.5"], "--sizes: 2000.5 is not a whole number (it is the workload's --n)"),
+    (["--sizes", "9000"], "--sizes: 9000 is outside the range cg was trained on, [1000, 4000]"),
+    (["--budget-s", "0"], "--budget-s: 0 is not a number of seconds > 0"),
+    (["--budget-s", "1,-2"], "--budget-s: -2 is not a number of seconds > 0"),
+    (["--algorithms", "SA,tabu"], f"--algorithms: unknown 'tabu'; {KNOWN}"),
+    (["--application", "stencil"], "--model: model file cg.json: application is 'cg', not 'stencil'"),
+    (["--application", "md"], "--application: unknown 'md'; known: cg, stencil"),
+    (["--experiments", "0"], "--experiments: 0 is not >= 1"),
+    (["--settle-s", "0"], "--settle-s: 0 is not a number of seconds > 0"),
+])
+def test_live_bad_input(model, tmp_path, extra, message):
+    base = {"--model": model, "--application": "cg", "--sizes": "2000", "--out": str(tmp_path / "fig7")}
+    base.update(dict(zip(extra[::2], extra[1::2])))
+    assert one_line_error(["live", *[x for kv in base.items() for x in kv]]) == f"error: {message}"
+
+
+def test_live_refuses_a_missing_model_file(tmp_path):
+    args = ["live", "--model", str(tmp_path / "none.json"), "--application", "cg", "--sizes", "2000",
+            "--out", str(tmp_path)]
+    assert one_line_error(args) == f"error: --model: model file {tmp_path / 'none.json'}: not found"
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--sizes", "0"], "--sizes: 0 is not > 0"),
+    (["--sizes", "big"], "--sizes: 'big' is not a number"),
+    (["--runs", "0"], "--runs: 0 is not >= 1"),
+    (["--window", "after"], "--window: 'after' is not one of before, run"),
+    (["--iterations", "0"], "--iterations: 0 is not >= 1"),
+    (["--run-timeout-s", "-1"], "--run-timeout-s: -1 is not a number of seconds > 0"),
+])
+def test_train_bad_input(tmp_path, extra, message):
+    base = {"--application": "cg", "--sizes": "1000,2000", "--out": str(tmp_path / "runs.csv")}
+    base.update(dict(zip(extra[::2], extra[1::2])))
+    assert one_line_error(["train", *[x for kv in base.items() for x in kv]]) == f"error: {message}"
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--problem-size", "0"], "--problem-size: 0 is not > 0"),
+    (["--problem-size", "9000"], "--problem-size: 9000 is outside the range cg was trained on, [1000, 4000]"),
+    (["--budget-s", "0"], "--budget-s: 0 is not a number of seconds > 0"),
+    (["--algorithm", "tabu"], f"--algorithm: unknown 'tabu'; {KNOWN}"),
+])
+def test_avoid_bad_input(model, extra, message):
+    base = {"--model": model, "--application": "cg", "--problem-size": "2000"}
+    base.update(dict(zip(extra[::2], extra[1::2])))
+    assert one_line_error(["avoid", *[x for kv in base.items() for x in kv]]) == f"error: {message}"
