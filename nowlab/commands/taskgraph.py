@@ -344,6 +344,7 @@ def figures(cluster: Optional[str] = StudyCluster,
     from experiments.studies.menasce_rao.sweeps import figures as parse_figures
     from experiments.studies.menasce_rao.sweeps import points
 
+    command = "nowlab taskgraph " + shlex.join(sys.argv[2:])
     with user_errors():
         chosen = parse_figures(which)
         c, profiled = _study_cluster(cluster, predict_only, spec, reps, task_reps)
@@ -363,8 +364,9 @@ def figures(cluster: Optional[str] = StudyCluster,
                     p = r.point
                     bar.update(job, description=f"{p.kind} N={p.n} D={p.d_s:g} Z={p.z_s:g}")
                     results[i] = figs.measure_point(c, r, reps, seed=seed, log=console.log)
+                    write(results, chosen, out, command, profiled)  # a run cut short keeps what it measured
                     bar.advance(job)
-        report = write(results, chosen, out, "nowlab taskgraph " + shlex.join(sys.argv[2:]), profiled)
+        report = write(results, chosen, out, command, profiled)
     console.print(f"report: {report}")
 
 
@@ -387,6 +389,7 @@ def placements(cluster: Optional[str] = StudyCluster,
     from experiments.studies.menasce_rao.placements_report import write
     from experiments.taskgraph_files import load_graph
 
+    command = "nowlab taskgraph " + shlex.join(sys.argv[2:])
     with user_errors():
         loaded = pl.loaded_classes(owners_on)
         names = [g.strip() for g in graphs.split(",") if g.strip()]
@@ -411,6 +414,7 @@ def placements(cluster: Optional[str] = StudyCluster,
                     bar.update(job, description=f"{r.case.graph} {r.case.policy}"
                                                 f"{' + owners' if r.case.owners else ''}")
                     results[i] = pl.measure_case(c, r, reps, loaded, seed=seed, log=console.log)
+                    write(results, out, command, loaded, profiled)  # a run cut short keeps what it measured
                     bar.advance(job)
-        report = write(results, out, "nowlab taskgraph " + shlex.join(sys.argv[2:]), loaded, profiled)
+        report = write(results, out, command, loaded, profiled)
     console.print(f"report: {report}")
