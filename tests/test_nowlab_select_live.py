@@ -6,6 +6,8 @@ from typer.testing import CliRunner
 
 from experiments.models.sv_model import SvModel
 from experiments.models.sv_store import save_model
+from experiments.studies.sanjay_vadhiyar.live_records import JobOutcome, LiveRecord, Minima, live_frame
+from experiments.studies.sanjay_vadhiyar.live_report import save_conditions
 from nowlab.cli import app
 
 CG = SvModel(application="cg", problem_size_range=(1000, 4000), f_comp="N^2", f_comm="N", f_cpu="x", f_bw="x",
@@ -74,3 +76,24 @@ def test_avoid_bad_input(model, extra, message):
     base = {"--model": model, "--application": "cg", "--problem-size": "2000"}
     base.update(dict(zip(extra[::2], extra[1::2])))
     assert one_line_error(["avoid", *[x for kv in base.items() for x in kv]]) == f"error: {message}"
+
+
+def test_report_redoes_a_live_folder_from_its_runs(tmp_path):
+    m = Minima(0.5, 5e7)
+    records = [LiveRecord(0, 2000, 1.0, alg, subset, predicted, 10, 0.1, True, m,
+                          JobOutcome(status, actual, actual + 2, None, error), reused)
+               for alg, subset, predicted, actual, status, error, reused in [
+                   ("DP", ("ws1", "ws2"), 10.0, 10.5, "done", "", False),
+                   ("BE", ("ws1", "ws2"), 10.0, 10.5, "done", "", True),
+                   ("SA", ("ws3",), 30.0, float("nan"), "timeout", "run still going after 60 s", False)]]
+    live_frame(records).to_csv(tmp_path / "runs.csv", index=False)
+    save_conditions(tmp_path, "Fig. 7 cut short", ["cluster now16-governed"])
+    result = CliRunner().invoke(app, ["select", "report", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("model error on 1 held-out runs: mean absolute 4.8% (ours: at most 10%, met;")
+    text = (tmp_path / "report.md").read_text()
+    assert text.startswith("# Fig. 7 cut short\n\n- cluster now16-governed\n")
+    assert "experiment 0 N 2000 SA: timeout run still going after 60 s" in text
+    assert (tmp_path / "fig7.png").exists()
+    assert one_line_error(["report", str(tmp_path / "none")]) == (
+        f"error: {tmp_path / 'none'}: no runs.csv (not a folder of `nowlab select live`)")

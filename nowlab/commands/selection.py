@@ -198,8 +198,6 @@ def live_cmd(
                                                                                 c.spec.link_rate)), seed)
         console.print(f"Fig. 7 on {c.name}: {experiments} loads x {len(size_list)} sizes x {len(budgets)} budgets x "
                       f"{len(algs)} algorithms = {plan.choices} choices (a set chosen twice in one load runs once)")
-        with progress_bar(console) as update:
-            df = live.fig7(c, app_, model, plan, out, timing=timing, update=update, log=console.log)
         conditions = [f"cluster {c.name}, {len(c.workstations)} workstations; application {application}, "
                       f"{iterations} iterations; sizes {', '.join(map(str, size_list))}",
                       f"model {model_file.name}: {model.describe()}",
@@ -209,7 +207,25 @@ def live_cmd(
                       f"availability: the monitor's averages over {timing.window_s:g} s after {timing.settle_s:g} s "
                       f"of settling, before the runs; algorithms {', '.join(algs)} at "
                       f"{', '.join(f'{b:g}' for b in budgets)} s"]
-        paths = live_report.write_report(df, out, f"Sanjay & Vadhiyar Fig. 7 live: {application}", conditions)
+        heading = f"Sanjay & Vadhiyar Fig. 7 live: {application}"
+        live_report.save_conditions(out, heading, conditions)
+        with progress_bar(console) as update:
+            df = live.fig7(c, app_, model, plan, out, timing=timing, update=update, log=console.log)
+        paths = live_report.write_report(df, out, heading, conditions)
+    typer.echo(live_report.model_error(df).line())
+    typer.echo(f"report: {paths.markdown}")
+
+
+@app.command("report")
+def report_cmd(
+    folder: Annotated[Path, typer.Argument(help="the --out folder of `nowlab select live`")],
+) -> None:
+    """Redo a live Fig. 7 report from its runs.csv (a run cut short is reported as far as it got)."""
+    from experiments.studies.sanjay_vadhiyar import live_report
+
+    with user_errors():
+        paths = live_report.report_folder(folder)
+        df = live_report.read_runs(folder)
     typer.echo(live_report.model_error(df).line())
     typer.echo(f"report: {paths.markdown}")
 

@@ -9,6 +9,7 @@ times") is printed beside it.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -171,3 +172,40 @@ def write_report(df: pd.DataFrame, out: Path, heading: str, conditions: list[str
     plot_fig7(df, paths.figure)
     paths.markdown.write_text(render_markdown(df, heading, conditions) + f"\n![Fig. 7]({paths.figure.name})\n")
     return paths
+
+
+CONDITIONS = "conditions.json"  # what was run, written before the first run so a cut run can be reported
+
+
+def save_conditions(out: Path, heading: str, conditions: list[str]) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / CONDITIONS
+    path.write_text(json.dumps({"heading": heading, "conditions": conditions}, indent=2) + "\n")
+    return path
+
+
+def read_runs(out: Path) -> pd.DataFrame:
+    """The runs a live Fig. 7 wrote so far (`runs.csv`), as `live_records.live_frame` made them."""
+    path = out / "runs.csv"
+    try:
+        df = pd.read_csv(path)
+    except FileNotFoundError:
+        raise ValueError(f"{out}: no runs.csv (not a folder of `nowlab select live`)") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise ValueError(f"{path}: not a CSV ({str(exc).splitlines()[0]})") from None
+    missing = [c for c in ("experiment", "problem_size", "budget_s", "algorithm", "procs", "predicted_s", "actual_s",
+                           "status", "reused") if c not in df.columns]
+    if missing:
+        raise ValueError(f"{path}: no column {missing[0]}")
+    return df.assign(error=df.error.fillna("") if "error" in df.columns else "", reused=df.reused.astype(bool))
+
+
+def report_folder(out: Path) -> ReportPaths:
+    """Redo the report of a live Fig. 7 folder from its runs.csv (a run cut short included)."""
+    runs = read_runs(out)
+    try:
+        meta = json.loads((out / CONDITIONS).read_text())
+        heading, conditions = str(meta["heading"]), [str(c) for c in meta["conditions"]]
+    except (FileNotFoundError, json.JSONDecodeError, KeyError, TypeError):
+        heading, conditions = "Sanjay & Vadhiyar Fig. 7 live", [f"(no {CONDITIONS} in {out})"]
+    return write_report(runs, out, heading, conditions)
