@@ -12,7 +12,8 @@ from typer.testing import CliRunner
 from experiments.models.sv_model import SvModel
 from experiments.models.sv_store import RUN_COLUMNS, load_model, read_runs
 from experiments.studies.sanjay_vadhiyar.live_records import (JobOutcome, Minima, TrainingRecord, clamped,
-                                                              subset_minima, training_frames, write_training)
+                                                              failed_path, finished_runs, subset_minima,
+                                                              training_frames, append_training)
 from experiments.studies.sanjay_vadhiyar.load_draws import LoadDraw, plan_training
 from nowlab.cli import app
 from testbed.load.monitor import Availability
@@ -71,8 +72,12 @@ def training_records() -> list[TrainingRecord]:
 
 def test_the_runs_csv_round_trips_through_select_fit(tmp_path):
     records = training_records()
-    out, failed = write_training(records, "before", tmp_path / "runs.csv")
-    assert failed == tmp_path / "runs.failed.csv"
+    out = tmp_path / "runs.csv"
+    assert finished_runs(out, "before") == set()
+    written = {append_training(r, "before", out) for r in records}
+    failed = failed_path(out)
+    assert written == {out, failed}
+    assert finished_runs(out, "before") == {r.run for r in records[:-1]}  # what --resume skips
     table = pd.read_csv(out)
     assert tuple(table.columns[:len(RUN_COLUMNS)]) == RUN_COLUMNS
     assert len(table) == 36 and pd.read_csv(failed).status.tolist() == ["timeout"]
@@ -95,3 +100,13 @@ def test_the_window_chooses_which_availability_the_model_columns_carry():
     assert during.before_min_avail_bw_bit_s.tolist() == before.min_avail_bw_bit_s.tolist()
     with pytest.raises(ValueError, match="--window: 'after' is not one of before, run"):
         training_frames(records, "after")  # type: ignore[arg-type]
+
+
+def test_resuming_with_another_window_or_a_foreign_file_is_refused(tmp_path):
+    out = tmp_path / "runs.csv"
+    append_training(training_records()[0], "before", out)
+    with pytest.raises(ValueError, match="--window: runs.csv was measured with --window before, not run"):
+        finished_runs(out, "run")
+    (tmp_path / "other.csv").write_text("problem_size,procs\n1,2\n")
+    with pytest.raises(ValueError, match="--out: other.csv was not written by `nowlab select train`"):
+        finished_runs(tmp_path / "other.csv", "before")

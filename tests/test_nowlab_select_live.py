@@ -59,10 +59,15 @@ def test_live_refuses_a_missing_model_file(tmp_path):
     (["--window", "after"], "--window: 'after' is not one of before, run"),
     (["--iterations", "0"], "--iterations: 0 is not >= 1"),
     (["--run-timeout-s", "-1"], "--run-timeout-s: -1 is not a number of seconds > 0"),
+    (["--out", "EXISTS"], "--out: EXISTS exists; add --resume to continue it, or name another file"),
 ])
 def test_train_bad_input(tmp_path, extra, message):
     base = {"--application": "cg", "--sizes": "1000,2000", "--out": str(tmp_path / "runs.csv")}
     base.update(dict(zip(extra[::2], extra[1::2])))
+    if base["--out"] == "EXISTS":  # a long run's data is never overwritten
+        base["--out"] = str(tmp_path / "runs.csv")
+        (tmp_path / "runs.csv").write_text("problem_size\n")
+        message = message.replace("EXISTS", base["--out"])
     assert one_line_error(["train", *[x for kv in base.items() for x in kv]]) == f"error: {message}"
 
 

@@ -128,14 +128,17 @@ def train_cmd(
     max_procs: Annotated[int | None, typer.Option("--max-procs", help="largest set drawn (default: all)")] = None,
     window: Annotated[str, typer.Option("--window", help="availability for the model: before the run or over it")] = "before",
     seed: Annotated[int, typer.Option("--seed")] = 0,
+    resume: Annotated[bool, typer.Option("--resume", help="continue --out: skip the runs already in it")] = False,
     settle_s: Annotated[float, typer.Option("--settle-s", help=TIMING_HELP["settle"])] = 6.0,
     window_s: Annotated[float, typer.Option("--window-s", help=TIMING_HELP["window"])] = 8.0,
     interval_s: Annotated[float, typer.Option("--interval-s", help=TIMING_HELP["interval"])] = 2.0,
     run_timeout_s: Annotated[float, typer.Option("--run-timeout-s", help=TIMING_HELP["timeout"])] = 1800.0,
 ) -> None:
-    """Training runs for Eq. 1 (§3, §5.1): random sets under random CPU caps and link loads."""
+    """Training runs for Eq. 1 (§3, §5.1): random sets under random CPU caps and link loads.
+
+    The plan is the seed's: --resume with the same options continues a cut run where it stopped."""
     from experiments.studies.sanjay_vadhiyar import live, live_inputs as li
-    from experiments.studies.sanjay_vadhiyar.live_records import WINDOWS
+    from experiments.studies.sanjay_vadhiyar.live_records import WINDOWS, finished_runs
     from experiments.studies.sanjay_vadhiyar.load_draws import plan_training
     from testbed.cluster import Cluster
     from testbed.progress import progress_bar
@@ -148,6 +151,9 @@ def train_cmd(
         if window not in WINDOWS:
             raise li.LiveInputError(f"--window: {window!r} is not one of {', '.join(WINDOWS)}")
         timing = _timing(settle_s, window_s, interval_s, run_timeout_s)
+        if out.exists() and not resume:
+            raise li.LiveInputError(f"--out: {out} exists; add --resume to continue it, or name another file")
+        finished_runs(out, window)  # a file to resume is checked before the cluster is touched
         c = Cluster.attach(cluster)
         li.check_cluster_size("--max-procs", c.workstations, max_procs)
         plan = plan_training(c.workstations, size_list, runs, seed, c.spec.link_rate,
@@ -157,7 +163,7 @@ def train_cmd(
         with progress_bar(console) as update:
             records = live.train(c, app_, plan, out, window=window, timing=timing, update=update, log=console.log)
     failed = sum(not r.outcome.ok for r in records)
-    typer.echo(f"{len(records) - failed} runs in {out}" + (f"; {failed} failed (listed beside it)" if failed else ""))
+    typer.echo(f"{len(records) - failed} runs added to {out}" + (f"; {failed} failed (listed beside it)" if failed else ""))
     typer.echo(f"next: nowlab select fit {out} --application {application} --out MODEL.json")
 
 

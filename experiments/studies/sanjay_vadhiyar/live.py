@@ -21,7 +21,8 @@ import pandas as pd
 from experiments.models.sv_model import SvModel, selection_problem
 from experiments.studies.sanjay_vadhiyar.live_inputs import LiveApp
 from experiments.studies.sanjay_vadhiyar.live_records import (JobOutcome, LiveRecord, TrainingRecord, Window,
-                                                              clamped, live_frame, subset_minima, write_training)
+                                                              append_training, clamped, finished_runs, live_frame,
+                                                              subset_minima)
 from experiments.studies.sanjay_vadhiyar.load_draws import LoadDraw, PlannedRun, avoidance_load, violations
 from scheduler.live import Arrival, JobClass, LiveExecutor
 from scheduler.live.stream import PmaxOnlyModel
@@ -144,25 +145,30 @@ def measured_run(cluster: Cluster, watch: Watch, app: LiveApp, problem_size: int
 
 def train(cluster: Cluster, app: LiveApp, plan: Sequence[PlannedRun], out: Path, *, window: Window = "before",
           timing: Timing = Timing(), update: Update = quiet, log: Log = _silent) -> list[TrainingRecord]:
-    """Each planned run under its load; the runs CSV (and failed runs beside it) after every run."""
+    """Each planned run not yet in `out` under its load, appended to the runs CSV (or to the failed
+    runs beside it) as soon as it ends; the monitor's series is saved beside it."""
+    skip = finished_runs(out, window)
+    todo = [run for run in plan if run.index not in skip]
+    if skip:
+        log(f"{len(skip)} runs already in {out}; {len(todo)} to go")
     records: list[TrainingRecord] = []
     with Watch(cluster, timing.interval_s) as watch:
         try:
-            for i, run in enumerate(plan):
-                update("training runs", i, len(plan))
+            for i, run in enumerate(todo):
+                update("training runs", i, len(todo))
                 with loaded(cluster, run.load):
                     before = subset_minima(watch.settled(timing), cluster.workstations, run.workstations)
                     outcome = measured_run(cluster, watch, app, run.problem_size, run.workstations,
-                                      f"sv-train-{app.name}-{run.index}", timing)
+                                           f"sv-train-{app.name}-{run.index}", timing)
                 records.append(TrainingRecord(run.index, app.name, run.problem_size, run.workstations,
                                               run.load.describe(), before, outcome))
-                write_training(records, window, out)
+                append_training(records[-1], window, out)
                 log(f"run {run.index}: N {run.problem_size} on {len(run.workstations)} ({' '.join(run.workstations)}), "
                     f"cpu {before.min_avail_cpu:.1%} bw {before.min_avail_bw_bit_s / 1e6:.1f} Mbit/s: "
                     + (f"{outcome.compute_s:.2f} s" if outcome.ok else f"{outcome.status} {outcome.error}"))
-            update("training runs", len(plan), len(plan))
+            update("training runs", len(todo), len(todo))
         finally:
-            watch.monitor.save(out.with_name(out.stem + "-monitor"))
+            watch.monitor.save(out.with_name(f"{out.stem}-monitor-{int(time.time())}"))
     return records
 
 

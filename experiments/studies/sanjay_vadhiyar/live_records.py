@@ -120,16 +120,35 @@ def training_frames(records: Sequence[TrainingRecord], window: Window) -> tuple[
     return done, failed
 
 
-def write_training(records: Sequence[TrainingRecord], window: Window, out: Path) -> tuple[Path, Path | None]:
-    """The runs CSV at `out` and, when any run failed, `<out stem>.failed.csv` beside it."""
-    done, failed = training_frames(records, window)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    done.to_csv(out, index=False)
-    failed_path = out.with_name(out.stem + ".failed.csv")
-    if len(failed):
-        failed.to_csv(failed_path, index=False)
-        return out, failed_path
-    return out, None
+def failed_path(out: Path) -> Path:
+    """Where the runs that did not finish go: beside the runs CSV, so `select fit` never reads them."""
+    return out.with_name(out.stem + ".failed.csv")
+
+
+def append_training(record: TrainingRecord, window: Window, out: Path) -> Path:
+    """Add one run to the runs CSV (or, when it did not finish, to the failed runs beside it); the
+    file is appended to, so a long training set cut short keeps every run before the cut."""
+    done, failed = training_frames([record], window)
+    path = out if len(done) else failed_path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    (done if len(done) else failed).to_csv(path, mode="a", header=not path.exists(), index=False)
+    return path
+
+
+def finished_runs(out: Path, window: Window) -> set[int]:
+    """The plan indices already in a runs CSV, to continue it (--resume); its window must match."""
+    if not out.exists():
+        return set()
+    try:
+        table = pd.read_csv(out)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise ValueError(f"--out: {out.name} is not a runs CSV ({str(exc).splitlines()[0]})") from None
+    if "run" not in table.columns or "window" not in table.columns:
+        raise ValueError(f"--out: {out.name} was not written by `nowlab select train` (no run or window column)")
+    windows = set(table.window.dropna())
+    if windows - {window}:
+        raise ValueError(f"--window: {out.name} was measured with --window {sorted(windows)[0]}, not {window}")
+    return {int(r) for r in table.run}
 
 
 @dataclass(frozen=True)
