@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from experiments.models.sv_model import SvModel
 from experiments.models.sv_store import RUN_COLUMNS, load_model, read_runs
-from experiments.studies.sanjay_vadhiyar.live_records import (JobOutcome, Minima, TrainingRecord, clamped,
+from experiments.studies.sanjay_vadhiyar.live_records import (JobOutcome, Minima, TrainingRecord, clamped, cluster_order,
                                                               failed_path, finished_runs, subset_minima,
                                                               training_frames, append_training)
 from experiments.studies.sanjay_vadhiyar.load_draws import LoadDraw, plan_training
@@ -48,6 +48,13 @@ def test_minima_over_a_set_are_the_slowest_machine_and_link_inside_it():
         subset_minima(avail, WS, ["ws9"])
     with pytest.raises(ValueError, match="availability: no AvgAvailBW for link ws1-ws2"):
         subset_minima(Availability(cpu, {}, 0.1, math.nan), WS, ["ws1", "ws2"])
+
+
+def test_hosts_go_to_mpiexec_in_the_clusters_order():
+    cluster = [f"ws{i}" for i in range(1, 17)]
+    assert cluster_order(cluster, ("ws1", "ws10", "ws2")) == ("ws1", "ws2", "ws10")  # as selection sorts: text
+    with pytest.raises(ValueError, match="workstations: ws17 is not in the cluster"):
+        cluster_order(cluster, ["ws17"])
 
 
 def test_clamped_keeps_the_monitor_inside_eq1s_domain():

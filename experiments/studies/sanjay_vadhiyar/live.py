@@ -21,7 +21,8 @@ import pandas as pd
 from experiments.models.sv_model import SvModel, selection_problem
 from experiments.studies.sanjay_vadhiyar.live_inputs import LiveApp
 from experiments.studies.sanjay_vadhiyar.live_records import (JobOutcome, LiveRecord, TrainingRecord, Window,
-                                                              append_training, clamped, finished_runs, live_frame,
+                                                              append_training, clamped, cluster_order, finished_runs,
+                                                              live_frame,
                                                               subset_minima)
 from experiments.studies.sanjay_vadhiyar.load_draws import LoadDraw, PlannedRun, avoidance_load, violations
 from scheduler.live import Arrival, JobClass, LiveExecutor
@@ -130,6 +131,7 @@ def run_job(launcher: Launcher, controller_host: str, app: LiveApp, problem_size
 def measured_run(cluster: Cluster, watch: Watch, app: LiveApp, problem_size: int, hosts: Sequence[str], tag: str,
                  timing: Timing) -> JobOutcome:
     """`run_job` on the cluster, with the monitor's minima over the run's span."""
+    hosts = cluster_order(cluster.workstations, hosts)
     run = run_job(cluster.job_launcher(), cluster.controller_address, app, problem_size, hosts, tag,
                   timing.run_timeout_s)
     if run.span is None:
@@ -209,12 +211,14 @@ def fig7(cluster: Cluster, app: LiveApp, model: SvModel, plan: Fig7Plan, out: Pa
                             for algorithm in plan.algorithms:
                                 update("choices run", done, plan.choices)
                                 chosen = select_hosts(problem, algorithm, budget, plan.seed + e)
-                                reused = chosen.workstations in measured
+                                hosts = cluster_order(cluster.workstations, chosen.workstations)
+                                reused = hosts in measured
                                 if not reused:
-                                    measured[chosen.workstations] = measured_run(
-                                        cluster, watch, app, size, chosen.workstations,
+                                    measured[hosts] = measured_run(
+                                        cluster, watch, app, size, hosts,
                                         f"sv-fig7-{app.name}-e{e}-n{size}-{algorithm}-{budget:g}", timing)
-                                records.append(_record(e, size, budget, chosen, avail, cluster, measured, reused, draw))
+                                records.append(_record(e, size, budget, chosen, hosts, avail, cluster, measured[hosts],
+                                                       reused, draw))
                                 live_frame(records).to_csv(out / "runs.csv", index=False)
                                 log(_line(records[-1]))
                                 done += 1
@@ -224,11 +228,10 @@ def fig7(cluster: Cluster, app: LiveApp, model: SvModel, plan: Fig7Plan, out: Pa
     return live_frame(records)
 
 
-def _record(experiment: int, size: int, budget: float, chosen: Selection, avail: Availability, cluster: Cluster,
-            measured: dict[tuple[str, ...], JobOutcome], reused: bool, draw: LoadDraw) -> LiveRecord:
-    return LiveRecord(experiment, size, budget, chosen.algorithm, chosen.workstations, chosen.predicted_s,
-                      chosen.evaluations, chosen.elapsed_s, chosen.finished,
-                      subset_minima(avail, cluster.workstations, chosen.workstations), measured[chosen.workstations],
+def _record(experiment: int, size: int, budget: float, chosen: Selection, hosts: tuple[str, ...], avail: Availability,
+            cluster: Cluster, outcome: JobOutcome, reused: bool, draw: LoadDraw) -> LiveRecord:
+    return LiveRecord(experiment, size, budget, chosen.algorithm, hosts, chosen.predicted_s, chosen.evaluations,
+                      chosen.elapsed_s, chosen.finished, subset_minima(avail, cluster.workstations, hosts), outcome,
                       reused, draw.describe())
 
 

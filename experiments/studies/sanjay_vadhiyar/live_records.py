@@ -36,6 +36,16 @@ class Minima:
     min_avail_bw_bit_s: float
 
 
+def cluster_order(cluster: Sequence[str], subset: Sequence[str]) -> tuple[str, ...]:
+    """`subset` in the cluster's order (ws2 before ws10), the order mpiexec needs its hosts in;
+    the selection algorithms return names sorted as text (ws10 before ws2)."""
+    members = set(subset)
+    unknown = sorted(members - set(cluster))
+    if unknown:
+        raise ValueError(f"workstations: {unknown[0]} is not in the cluster")
+    return tuple(w for w in cluster if w in members)
+
+
 def clamped(availability: Availability) -> Availability:
     """The monitor's averages kept where Eq. 1 is defined: CPU in (0, 1] (a reading a little over
     the nominal speed, or a held machine's 0, would otherwise be refused) and every link > 0."""
