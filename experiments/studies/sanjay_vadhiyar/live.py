@@ -22,8 +22,7 @@ from experiments.models.sv_model import SvModel, selection_problem
 from experiments.studies.sanjay_vadhiyar.live_inputs import LiveApp
 from experiments.studies.sanjay_vadhiyar.live_records import (JobOutcome, LiveRecord, TrainingRecord, Window,
                                                               append_training, clamped, cluster_order, finished_runs,
-                                                              live_frame,
-                                                              subset_minima)
+                                                              live_frame, subset_minima)
 from experiments.studies.sanjay_vadhiyar.load_draws import LoadDraw, PlannedRun, avoidance_load, violations
 from scheduler.live import Arrival, JobClass, LiveExecutor
 from scheduler.live.stream import PmaxOnlyModel

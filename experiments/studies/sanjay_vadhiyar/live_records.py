@@ -107,6 +107,8 @@ class TrainingRecord:
     outcome: JobOutcome
 
     def row(self, window: Window) -> dict:
+        """A runs-CSV row; with window "run", a run too short for a monitor sample of its own
+        carries the before-run figures (its run_min_avail_* columns stay empty)."""
         chosen = self.before if window == "before" or self.outcome.during is None else self.outcome.during
         during = self.outcome.during or Minima(float("nan"), float("nan"))
         return {"problem_size": self.problem_size, "procs": len(self.workstations),
