@@ -57,18 +57,25 @@ class Timing:
 
 @contextlib.contextmanager
 def loaded(cluster: Cluster, draw: LoadDraw) -> Iterator[None]:
-    """The draw's caps and flows in force for the body; removed whatever happens."""
+    """The draw's caps and flows in force for the body; removed whatever happens: every flow is
+    stopped even if stopping one fails (the backend's and the spec's errors are ValueError,
+    OSError or RuntimeError), then the caps are restored, then a failed stop is reported."""
     caps = CapController(cluster, draw.cap_schedules(), mode="sanjay-vadhiyar").start()
     try:
         for src, dst, bits in draw.flows():
             traffic.start(cluster, src, dst, bits)
         yield
     finally:
-        try:
-            for src, dst, _bits in draw.flows():
+        failed: list[str] = []
+        for src, dst, _bits in draw.flows():
+            try:
                 traffic.stop(cluster, src, dst)
-        finally:
-            caps.stop(restore=True)
+            except (ValueError, OSError, RuntimeError) as exc:
+                failed.append(f"{src}->{dst}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+        caps.stop(restore=True)
+        if failed:
+            raise RuntimeError(f"traffic: {len(failed)} flow(s) may still run ({failed[0]}); "
+                               f"`nowlab traffic stop -c {cluster.name}` stops them all")
 
 
 class Watch:
