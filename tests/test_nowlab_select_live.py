@@ -46,6 +46,12 @@ def test_live_bad_input(model, tmp_path, extra, message):
     assert one_line_error(["live", *[x for kv in base.items() for x in kv]]) == f"error: {message}"
 
 
+def test_live_never_overwrites_a_run(model, tmp_path):
+    (tmp_path / "runs.csv").write_text("experiment\n")
+    args = ["live", "--model", model, "--application", "cg", "--sizes", "2000", "--out", str(tmp_path)]
+    assert one_line_error(args) == f"error: --out: {tmp_path} holds a Fig. 7 run already; name another folder"
+
+
 def test_live_refuses_a_missing_model_file(tmp_path):
     args = ["live", "--model", str(tmp_path / "none.json"), "--application", "cg", "--sizes", "2000",
             "--out", str(tmp_path)]

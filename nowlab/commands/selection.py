@@ -122,7 +122,7 @@ def train_cmd(
     sizes: Annotated[str, typer.Option("--sizes", help="problem sizes N (the workload's --n), comma-separated")],
     out: Annotated[Path, typer.Option("--out", help="the runs CSV that `nowlab select fit` reads")],
     cluster: Annotated[str | None, typer.Option("--cluster", "-c", help="a running cluster")] = None,
-    runs: Annotated[int, typer.Option("--runs", help="runs per size, each on its own set and load")] = 9,
+    runs: Annotated[int, typer.Option("--runs", help="runs per size, each on its own set and load")] = 12,
     iterations: Annotated[int, typer.Option("--iterations", help=ITERATIONS_HELP)] = 100,
     unloaded_every: Annotated[int, typer.Option("--unloaded-every", help="every k-th run of a size has no load")] = 3,
     max_procs: Annotated[int | None, typer.Option("--max-procs", help="largest set drawn (default: all)")] = None,
@@ -198,6 +198,8 @@ def live_cmd(
         li.at_least("--experiments", experiments)
         model = li.model_for(model_file, application, size_list)
         timing = _timing(settle_s, window_s, interval_s, run_timeout_s)
+        if (out / "runs.csv").exists():
+            raise li.LiveInputError(f"--out: {out} holds a Fig. 7 run already; name another folder")
         c = Cluster.attach(cluster)
         li.check_cluster_size("--cluster", c.workstations, None)
         plan = live.Fig7Plan(size_list, algs, budgets, tuple(plan_experiments(c.workstations, experiments, seed,
