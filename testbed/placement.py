@@ -16,6 +16,7 @@ less: that is its container's cap, the governor's ceiling, and what other cluste
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from testbed.governor import HEADROOM_LOW
@@ -37,19 +38,24 @@ class Placement:
         return spec.resolve(self.cpu, self.factor) if self.cpu else spec
 
 
+def _core(c: int) -> str:
+    return f"core {c}"
+
+
 def place(spec: ClusterSpec, cores: list[int], taken: dict[int, float] | None = None,
-          factors: dict[int, float] | None = None) -> Placement:
+          factors: dict[int, float] | None = None, core_name: Callable[[int], str] = _core) -> Placement:
     """Largest share first onto the least loaded core (LPT), then refuse or warn above 90%.
 
     `taken` is what other running clusters already pinned, so two clusters side by side
-    share the cores fairly instead of both starting on core 0.
+    share the cores fairly instead of both starting on core 0. `core_name` says a core id
+    in messages (placement across hosts numbers every host's cores as one list).
     """
     if not cores:
         raise SpecError("no CPU cores available to pin workstations to")
     if any(spec.speed(n) is not None for n in spec.names):
         if not factors:
             raise SpecError("workstations: speeds in reference cores need the cores' measured factors to be placed")
-        return _place_speeds(spec, cores, taken or {}, factors)
+        return _place_speeds(spec, cores, taken or {}, factors, core_name)
     load = {c: (taken or {}).get(c, 0.0) for c in cores}
     total = sum(spec.cpu(n) for n in spec.names)
     room = sum(CORE_LIMIT - load[c] for c in cores)
@@ -64,14 +70,15 @@ def place(spec: ClusterSpec, cores: list[int], taken: dict[int, float] | None = 
         load[core] += spec.cpu(name)
     over = {c: v for c, v in load.items() if v > CORE_LIMIT + 1e-9}
     if over:
-        detail = ", ".join(f"core {c}: {v:.2f}" for c, v in sorted(over.items()))
+        detail = ", ".join(f"{core_name(c)}: {v:.2f}" for c, v in sorted(over.items()))
         if not spec.oversubscribe:
             raise SpecError(f"workstations: caps cannot be packed at <= {CORE_LIMIT:.0%} per core ({detail})")
         warnings.warn(f"cores oversubscribed ({detail}); delivered shares will fall short by 5-10%", stacklevel=2)
     return Placement(cores={n: assignment[n] for n in spec.names}, load=load)
 
 
-def _place_speeds(spec: ClusterSpec, cores: list[int], taken: dict[int, float], factors: dict[int, float]) -> Placement:
+def _place_speeds(spec: ClusterSpec, cores: list[int], taken: dict[int, float], factors: dict[int, float],
+                  core_name: Callable[[int], str] = _core) -> Placement:
     """Raw caps first (LPT), then speeds, largest first, onto the core with most speed room."""
     raw = [n for n in spec.names if spec.speed(n) is None]
     fast = [n for n in spec.names if spec.speed(n) is not None]
@@ -96,7 +103,7 @@ def _place_speeds(spec: ClusterSpec, cores: list[int], taken: dict[int, float], 
         if speed > avail + 1e-9 and not spec.oversubscribe:
             raise SpecError(
                 f"workstation {name}: speed {speed:.3f} reference cores asked, {max(avail, 0.0):.3f} available "
-                f"(core {core}: {room(core):.2f} cores free x factor {factors[core]:.2f} x {REFUSE_AT} headroom"
+                f"({core_name(core)}: {room(core):.2f} cores free x factor {factors[core]:.2f} x {REFUSE_AT} headroom"
                 f"{f', less {asked[core]:.3f} given to others' if asked[core] else ''})")
         assignment[name] = core
         asked[core] += speed
@@ -107,7 +114,7 @@ def _place_speeds(spec: ClusterSpec, cores: list[int], taken: dict[int, float], 
         if not mine:
             continue
         if asked[c] > room(c) * factors[c] * HEADROOM_LOW + 1e-9:
-            warnings.warn(f"core {c}: speeds {asked[c]:.3f} reference cores leave the governor thin headroom "
+            warnings.warn(f"{core_name(c)}: speeds {asked[c]:.3f} reference cores leave the governor thin headroom "
                           f"(it covers a slowdown to {asked[c] / max(room(c) * factors[c], 1e-9):.2f}x of factor "
                           f"{factors[c]:.2f}, not {HEADROOM_LOW}x)", stacklevel=3)
         for n in mine:

@@ -79,6 +79,48 @@ class Defaults(_Strict):
         return v
 
 
+class HostSpec(_Strict):
+    """A machine the cluster may use (issue 18). Without any, the cluster is on this one host."""
+
+    name: str
+    address: str = Field(description="where the controller reaches it: a hostname or IP")
+    cores: list[int] | Literal["all"] = Field("all", description="core ids it may pin workstations to")
+    factors: dict[int, float] | None = Field(None, description="measured core factors: core id -> reference cores")
+
+    @field_validator("name")
+    @classmethod
+    def _hostname(cls, v: str) -> str:
+        if not HOSTNAME.match(v):
+            raise ValueError(f"{v!r} is not a valid host name (lowercase letters, digits and '-', max 63)")
+        return v
+
+    @field_validator("address")
+    @classmethod
+    def _address(cls, v: str) -> str:
+        if not v or any(ch.isspace() for ch in v):
+            raise ValueError(f"must be a hostname or IP without spaces, got {v!r}")
+        return v
+
+    @field_validator("cores")
+    @classmethod
+    def _cores(cls, v: list[int] | str) -> list[int] | str:
+        if isinstance(v, list):
+            if not v:
+                raise ValueError('a host with no cores (list some, or "all")')
+            if any(c < 0 for c in v) or len(set(v)) != len(v):
+                raise ValueError(f"core ids must be distinct and >= 0, got {v}")
+        return v
+
+    @model_validator(mode="after")
+    def _factors(self) -> "HostSpec":
+        for core, f in (self.factors or {}).items():
+            if not 0 < f < float("inf"):
+                raise ValueError(f"factors.{core}: must be > 0 reference cores, and finite, got {f}")
+            if self.cores != "all" and core not in self.cores:
+                raise ValueError(f"factors.{core}: core {core} is not among the host's cores {self.cores}")
+        return self
+
+
 class WorkstationSpec(_Strict):
     name: str
     cpu: float | None = Field(None, description="CPU share in cores (a raw cap); overrides the speed class")
@@ -87,6 +129,7 @@ class WorkstationSpec(_Strict):
     egress: int | None = Field(None, description="egress bandwidth, bit/s")
     links: dict[str, int] = Field(default_factory=dict, description="per-peer bandwidth, bit/s")
     owner: OwnerLoad | None = Field(None, description="owner load started with the cluster")
+    host: str | None = Field(None, description="the host it runs on (one of the spec's hosts); None: placement picks")
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
@@ -141,6 +184,8 @@ class ClusterSpec(_Strict):
     defaults: Defaults = Field(default_factory=Defaults)
     classes: dict[str, float] = Field(default_factory=dict, description="speed classes: name -> cores")
     workstations: list[WorkstationSpec] = Field(alias="workstation", min_length=1)
+    hosts: list[HostSpec] = Field(default_factory=list, alias="host",
+                                  description="machines to spread over; none: this one host, as before")
     symmetric_links: bool = Field(True, description="a per-link rate applies both ways unless the peer sets its own")
     oversubscribe: bool = Field(False, description="warn instead of refusing caps above 90% of a core")
     seed: int = Field(0, description="seed of the owner load, for repeatable runs")
@@ -168,6 +213,15 @@ class ClusterSpec(_Strict):
 
     @model_validator(mode="after")
     def _cross_checks(self) -> "ClusterSpec":
+        hosts: set[str] = set()
+        for i, h in enumerate(self.hosts):
+            if h.name in hosts:
+                raise ValueError(f"host[{i}].name: duplicate host name {h.name!r}")
+            hosts.add(h.name)
+        for i, ws in enumerate(self.workstations):
+            if ws.host is not None and ws.host not in hosts:
+                known = ", ".join(h.name for h in self.hosts) or "none listed"
+                raise ValueError(f"workstation[{i}].host: unknown host {ws.host!r} (known: {known})")
         seen: set[str] = set()
         for i, ws in enumerate(self.workstations):
             if ws.name in seen:
