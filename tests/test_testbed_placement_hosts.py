@@ -1,6 +1,8 @@
 """Hosts in the spec, and placement across them: both outcomes by hand, then properties."""
 from __future__ import annotations
 
+import warnings
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -146,3 +148,34 @@ def _fits_by_lpt_bound(spec: ClusterSpec, found: dict[str, HostCores]) -> bool:
     m = sum(len(hc.cores) for hc in found.values())
     return (all(per_host[h] <= len(hc.cores) * (CORE_LIMIT - s) + 1e-9 for h, hc in found.items())
             and every <= m * (CORE_LIMIT - s) + 1e-9)
+
+
+@st.composite
+def speed_layouts(draw):
+    found, hosts = {}, []
+    for h in range(draw(st.integers(1, 3))):
+        cores = draw(st.lists(st.integers(0, 3), min_size=1, max_size=3, unique=True))
+        found[f"h{h}"] = HostCores(cores, {}, {c: draw(st.sampled_from([1.5, 1.9, 2.0])) for c in cores})
+        hosts.append({"name": f"h{h}", "address": f"h{h}.lab"})
+    wss = [{"name": f"ws{i}", "speed": draw(st.sampled_from([0.05, 0.1, 0.2])),
+            **({"host": draw(st.sampled_from(list(found)))} if draw(st.booleans()) else {})}
+           for i in range(draw(st.integers(1, 10)))]
+    return from_dict({"host": hosts, "workstation": wss}), found
+
+
+@settings(max_examples=40, deadline=None)
+@given(speed_layouts())
+def test_speed_workstations_get_their_own_cores_factor_and_a_cap_within_90_percent(layout):
+    spec, found = layout
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # thin headroom warns; the property is about the result
+            p = place_hosts(spec, found)
+    except SpecError as exc:
+        assert "\n" not in str(exc) and str(exc).startswith(("host '", "workstation ")), str(exc)
+        return
+    for n in spec.names:
+        assert p.factor[n] == found[p.host[n]].factors[p.core[n]]
+        assert 0 < p.cpu[n] <= 1
+        assert spec.workstation(n).host in (None, p.host[n])
+    assert all(v <= CORE_LIMIT + 1e-9 for cores in p.load.values() for v in cores.values())
