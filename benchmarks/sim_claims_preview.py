@@ -9,10 +9,13 @@ cells with experiments.claims, as a report judges the measured ones. It previews
 the model expects to hold, and how many replications a verdict needs to stand outside its
 95% interval; it is not evidence for the paper (nothing here is measured live).
 
-Usage: .venv/bin/python benchmarks/sim_claims_preview.py [--replications N] [--equi] [--cost-scale F] CONFIG.toml...
+Usage: .venv/bin/python benchmarks/sim_claims_preview.py [--replications N] [--equi] [--cost-scale F]
+       [--results STORE.sqlite] CONFIG.toml...
+  --results: a finished run's store; its kept profiles are the models (what-ifs on a run).
   --equi: also run Fig. 3 with EQUI (remainder handed out) beside EQUI-FLOOR (the paper's).
-  --cost-scale: multiply the launch and resize costs (0: free preemption, nearer the Paragon's
-  0.5-2 MB moves than now8's 50-128 MB ones), to see which claims turn on this difference.
+  --cost-scale: multiply the resize costs (0: free preemption, nearer the Paragon's 0.5-2 MB
+  moves than now8's 50-128 MB ones), to see which claims turn on this difference; with the
+  22 Nov fits (no cached profiles) the launch costs are multiplied too.
 """
 from __future__ import annotations
 
@@ -37,6 +40,19 @@ FITS = {"syn50": (31.74, 0.0, 0.110, 8, (2.3, 3.5)), "syn15": (9.48, 0.0, 0.028,
 LAUNCH_S, LAUNCH_PER_PROC_S = 1.1, 0.3  # "about 1.1 s at p=1, 1.7-2 s at p=2-4, 3.2-4.2 s at p=8"
 
 
+def stored_models(config: ExperimentConfig, results: Path) -> dict[str, ClassModel]:
+    """The models a finished run predicted with: the profiles kept in its results store."""
+    from experiments.replay import class_models
+    from experiments.store import ResultsStore
+
+    store = ResultsStore.open(results, readonly=True)
+    found = store.profiles()
+    missing = [name for name in config.classes if name not in found]
+    if missing:
+        raise SystemExit(f"--results: {results} has no profile for class {missing[0]}")
+    return class_models(config, found)
+
+
 def cached_models(config: ExperimentConfig) -> dict[str, ClassModel] | None:
     """The models `nowlab run` would predict with, when every class's profile is cached."""
     from experiments.profiles import cached
@@ -49,19 +65,19 @@ def cached_models(config: ExperimentConfig) -> dict[str, ClassModel] | None:
 
 
 def scaled(model: ClassModel, scale: float) -> ClassModel:
-    """A cached model with its launch and resize costs multiplied by `scale` (the data moved
-    too: 0.1 is a link ten times as fast next to the same compute)."""
+    """A cached model with its resize costs multiplied by `scale`, the data moved included (0.1
+    is a link ten times as fast next to the same compute). Launches are left alone: a cached
+    model's launch pause is mostly the job's own set-up work (CG generating its matrix)."""
     if scale == 1.0:
         return model
-    launch = {f: scale * getattr(model, f) for f in ("reconfig_s", "launch_s", "launch_per_proc_s", "startup_s",
-                                                       "setup_work_s") if getattr(model, f) is not None}
     resize = model.resize and dataclasses.replace(model.resize, **{
         f: scale * getattr(model.resize, f) for f in ("fixed_s", "per_proc_s", "data_bytes", "grow_s")})
-    hello = tuple((p, scale * s) for p, s in model.hello_s)
-    return dataclasses.replace(model, **launch, resize=resize, hello_s=hello)
+    return dataclasses.replace(model, reconfig_s=scale * model.reconfig_s, resize=resize)
 
 
-def models(config: ExperimentConfig, scale: float = 1.0) -> dict[str, ClassModel]:
+def models(config: ExperimentConfig, scale: float = 1.0, results: Path | None = None) -> dict[str, ClassModel]:
+    if results is not None:
+        return {name: scaled(m, scale) for name, m in stored_models(config, results).items()}
     if (found := cached_models(config)) is not None:
         return {name: scaled(m, scale) for name, m in found.items()}
     out = {}
@@ -73,9 +89,9 @@ def models(config: ExperimentConfig, scale: float = 1.0) -> dict[str, ClassModel
     return out
 
 
-def simulated_cells(config: ExperimentConfig, P: int, scale: float = 1.0) -> pd.DataFrame:
+def simulated_cells(config: ExperimentConfig, P: int, scale: float = 1.0, results: Path | None = None) -> pd.DataFrame:
     """cell_table of every (policy, rate, replication) simulated, sync delay included."""
-    ms = models(config, scale)
+    ms = models(config, scale, results)
     rows, delays = [], []
     for policy, rate, rep in track(cells(config), description=config.name, transient=True):
         stream = stream_for(config, rate, rep)
@@ -96,7 +112,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("configs", nargs="+", type=Path)
     parser.add_argument("--replications", type=int, default=None, help="override the config's replications")
     parser.add_argument("--equi", action="store_true", help="Fig. 3: EQUI beside EQUI-FLOOR")
-    parser.add_argument("--cost-scale", type=float, default=1.0, help="factor on launch and resize costs")
+    parser.add_argument("--results", type=Path, default=None,
+                        help="a finished run's results store: predict with the profiles it kept (one config only)")
+    parser.add_argument("--cost-scale", type=float, default=1.0, help="factor on resize costs (and launches, with the 22 Nov fits)")
     args = parser.parse_args(argv)
     for path in args.configs:
         config = load(path)
@@ -106,8 +124,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.equi and "EQUI-FLOOR" in config.policies:
             config = config.model_copy(update={"policies": [*config.policies, "EQUI"]})
         P = 16 if "16" in config.cluster.stem else 8
-        table = simulated_cells(config, P, args.cost_scale)
-        fits = "cached profiles" if cached_models(config) is not None else "now8's 22 Nov fits"
+        table = simulated_cells(config, P, args.cost_scale, args.results)
+        fits = (f"the profiles kept in {args.results.name}" if args.results is not None else
+                "cached profiles" if cached_models(config) is not None else "now8's 22 Nov fits")
         print(f"\n## {config.name} (simulated, P={P}, {config.arrivals.replications} replications, "
               f"costs x{args.cost_scale:g}, {fits})\n")
         show = table[["policy", "rate", "response", "response_ci", "wait", "execution", "mean_procs", "preemptions",
