@@ -105,6 +105,12 @@ def scaled_owners() -> OwnerLoad:
     return OwnerLoad(n=n, z=z * TIME_SCALE, d=d * TIME_SCALE)
 
 
+#: Runs of the profile's task left out on each workstation: on a cluster just brought up the first
+#: ones ran 10.8 and 8.9 s where the third and every table row ran 7.4 s (LX, 24 Nov), with
+#: the governor's quota x factor already on 0.1: a warm-up of the workstation, not its speed.
+WARMUP_RUNS = 2
+
+
 def profile_speeds(cluster: Cluster, reps: int, *, log: Log = lambda _m: None) -> dict[str, float]:
     """Each class's delivered reference speed for the graph's task: one task alone on the class's
     first workstation, `reps` times, demand over the median time. No owners: the model inflates
@@ -115,10 +121,11 @@ def profile_speeds(cluster: Cluster, reps: int, *, log: Log = lambda _m: None) -
     one = TaskGraph(name="one-task", description="one wave-front task alone", tasks=(task,))
     out = {}
     for kind, names in CLASSES.items():
-        times = [makespan_s(run(cluster, one, {task.name: names[0]})) for _ in range(reps)]
-        out[kind] = task.demand_ref_s / statistics.median(times)
-        log(f"task profile, {kind} on {names[0]}: {', '.join(f'{t:.2f}' for t in times)} s; "
-            f"speed {out[kind]:.3f} reference cores")
+        times = [makespan_s(run(cluster, one, {task.name: names[0]})) for _ in range(WARMUP_RUNS + reps)]
+        kept = times[WARMUP_RUNS:]
+        out[kind] = task.demand_ref_s / statistics.median(kept)
+        log(f"task profile, {kind} on {names[0]}: {', '.join(f'{t:.2f}' for t in times)} s "
+            f"(the first {WARMUP_RUNS} left out); speed {out[kind]:.3f} reference cores")
     return out
 
 
