@@ -1,0 +1,83 @@
+"""Time sharing in a running cluster's workstations: the Docker-facing part of experiments/timeshare_run.py.
+
+Each workstation a table uses gets its local manager, started detached in the container
+(`python3 /opt/nowlab/agents/timeshare_manager.py --name WS --port 7717`); the host speaks to
+it at the workstation's address on the cluster network. Every rank speaks to the manager on
+its own workstation (NOWLAB_TIMESHARE=127.0.0.1:7717). A manager is stopped by SIGTERM to its
+pid inside the container, found as the parent of the guardian it reports in its status (the
+agent writes no pid file); its handler continues whatever it held.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from testbed.cluster import Cluster
+from testbed.remote_exec import RemoteProcess
+from testbed.timeshare_client import DEFAULT_PORT, ManagerClient, ManagerUnreachable
+
+AGENT_PATH = "/opt/nowlab/agents/timeshare_manager.py"
+START_TIMEOUT_S = 10.0
+
+
+def manager_argv(workstation: str, port: int = DEFAULT_PORT) -> list[str]:
+    return ["python3", AGENT_PATH, "--name", workstation, "--port", str(port)]
+
+
+def parent_pid(stat_text: str) -> int | None:
+    """The parent pid in a /proc/PID/stat line (field 4, after the command's closing parenthesis)."""
+    fields = stat_text.rsplit(")", 1)[-1].split()
+    return int(fields[1]) if len(fields) > 1 and fields[1].isdigit() and int(fields[1]) > 1 else None
+
+
+@dataclass
+class ClusterBackend:
+    cluster: Cluster
+    port: int = DEFAULT_PORT
+    client_timeout_s: float = 2.0
+    _started: dict[str, RemoteProcess] = field(default_factory=dict, init=False)
+    _clients: dict[str, ManagerClient] = field(default_factory=dict, init=False)
+
+    def start_managers(self, workstations: Sequence[str]) -> dict[str, ManagerClient]:
+        ips = self.cluster.ips
+        for w in workstations:
+            client = ManagerClient(ips[w], self.port, timeout_s=self.client_timeout_s)
+            self._clients[w] = client
+            self._stop_one(w, client)  # one left from an earlier run would hold the port
+            self._started[w] = self.cluster.start(w, manager_argv(w, self.port))
+        for w in workstations:
+            self.cluster.wait_listening(w, self.port, timeout=START_TIMEOUT_S)
+        return dict(self._clients)
+
+    def stop_managers(self) -> None:
+        for w, client in self._clients.items():
+            self._stop_one(w, client)
+        for p in self._started.values():
+            p.terminate()  # the host side of the detached exec
+        self._started.clear()
+
+    def _stop_one(self, w: str, client: ManagerClient) -> None:
+        try:
+            guardian = client.status().guardian_pid
+        except ManagerUnreachable:
+            return
+        stat = self.cluster.exec(w, ["cat", f"/proc/{guardian}/stat"]) if guardian else None
+        pid = parent_pid(stat.stdout) if stat is not None and stat.ok else None
+        if pid is None:
+            raise RuntimeError(f"{w}: cannot find the manager's pid (guardian {guardian}) to stop it")
+        self.cluster.exec(w, ["kill", "-TERM", str(pid)])
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            try:
+                client.status()
+            except ManagerUnreachable:
+                return
+            time.sleep(0.1)
+        raise RuntimeError(f"{w}: the manager (pid {pid}) still answers {START_TIMEOUT_S:g} s after SIGTERM")
+
+    def rank_env(self) -> dict[str, str]:
+        return {"NOWLAB_TIMESHARE": f"127.0.0.1:{self.port}"}
+
+    def launch(self, hosts: Sequence[str], argv: Sequence[str], env: Mapping[str, str] | None) -> RemoteProcess:
+        return self.cluster.mpirun_popen(list(hosts), list(argv), env=dict(env) if env else None)

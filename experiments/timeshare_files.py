@@ -1,0 +1,75 @@
+"""A time-sharing run's rows as CSV files in one directory, and back: the report is redone from these alone."""
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import astuple, fields
+from pathlib import Path
+from typing import TypeVar
+
+from experiments.timeshare_measure import (IntervalRow, JobRow, ManagerRow, RunRow, RunRows, ShareRow, SkewRow,
+                                           TableRow)
+
+FILES = {"run": ("run.csv", RunRow), "jobs": ("jobs.csv", JobRow), "shares": ("shares.csv", ShareRow),
+         "intervals": ("timeline.csv", IntervalRow), "tables": ("tables.csv", TableRow),
+         "skews": ("skew.csv", SkewRow), "managers": ("managers.csv", ManagerRow)}
+Row = TypeVar("Row")
+
+
+class RunFilesError(ValueError):
+    """A run directory that cannot be read back: one line naming the file and the column."""
+
+
+def _text(value: object) -> str:
+    if isinstance(value, float):
+        return "" if math.isnan(value) else repr(value)
+    return str(value)
+
+
+def _value(kind: str, text: str, where: str) -> object:
+    try:
+        if kind == "float":
+            return math.nan if text == "" else float(text)
+        if kind == "int":
+            return int(text)
+        if kind == "bool":
+            if text not in ("True", "False"):
+                raise ValueError(text)
+            return text == "True"
+        return text
+    except ValueError:
+        raise RunFilesError(f"{where}: expected {kind}, got {text!r}") from None
+
+
+def write_rows(out_dir: Path, rows: RunRows) -> list[Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for attr, (name, cls) in FILES.items():
+        value = getattr(rows, attr)
+        items = (value,) if attr == "run" else value
+        path = out_dir / name
+        with path.open("w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow([fl.name for fl in fields(cls)])
+            w.writerows([_text(v) for v in astuple(item)] for item in items)
+        written.append(path)
+    return written
+
+
+def _read(path: Path, cls: type[Row]) -> list[Row]:
+    if not path.is_file():
+        raise RunFilesError(f"{path}: missing (a run directory holds {', '.join(n for n, _ in FILES.values())})")
+    with path.open(newline="") as f:
+        reader = csv.DictReader(f)
+        want = [fl.name for fl in fields(cls)]
+        if reader.fieldnames != want:
+            raise RunFilesError(f"{path.name}: columns {reader.fieldnames}, expected {want}")
+        return [cls(**{fl.name: _value(str(fl.type), row[fl.name], f"{path.name} line {i + 2} {fl.name}")
+                       for fl in fields(cls)}) for i, row in enumerate(reader)]
+
+
+def read_rows(run_dir: Path) -> RunRows:
+    got = {attr: _read(run_dir / name, cls) for attr, (name, cls) in FILES.items()}
+    if len(got["run"]) != 1:
+        raise RunFilesError(f"{run_dir / 'run.csv'}: expected one row, got {len(got['run'])}")
+    return RunRows(got["run"][0], *(tuple(got[a]) for a in list(FILES)[1:]))

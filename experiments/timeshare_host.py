@@ -1,0 +1,70 @@
+"""Time sharing on this host: local managers as host processes, ranks on the host's Open MPI.
+
+The whole path of experiments/timeshare_run.py without Docker (tests, development): each
+"workstation" is a name; its manager listens on 127.0.0.1 on a free port, and a rank finds it
+by its --hosts name (NOWLAB_TIMESHARE=ws1=127.0.0.1:P1,...). All ranks share this host's cores.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from testbed.timeshare_client import ManagerClient
+from workloads.launch import LocalHandle, LocalLauncher
+
+AGENT = Path(__file__).resolve().parent.parent / "containers" / "agents" / "timeshare_manager.py"
+STOP_TIMEOUT_S = 10.0
+
+
+def manager_argv(workstation: str, nice: int, drift_ppm: float = 0.0) -> list[str]:
+    """One manager on 127.0.0.1, any free port (it prints `listening HOST PORT`)."""
+    return [sys.executable, str(AGENT), "--name", workstation, "--host", "127.0.0.1", "--port", "0",
+            "--nice", str(nice), "--drift-ppm", repr(drift_ppm)]
+
+
+@dataclass
+class HostBackend:
+    """Managers as child processes of this one; ranks by LocalLauncher. `drift_ppm` runs a manager's clock off."""
+
+    nice: int = 19
+    drift_ppm: Mapping[str, float] = field(default_factory=dict)
+    client_timeout_s: float = 1.0
+    launcher: LocalLauncher = field(default_factory=LocalLauncher)
+    _procs: dict[str, subprocess.Popen] = field(default_factory=dict, init=False)
+    _ports: dict[str, int] = field(default_factory=dict, init=False)
+
+    def start_managers(self, workstations: Sequence[str]) -> dict[str, ManagerClient]:
+        for w in workstations:
+            self._procs[w] = subprocess.Popen(manager_argv(w, self.nice, self.drift_ppm.get(w, 0.0)),
+                                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for w in workstations:
+            line = self._procs[w].stdout.readline()
+            if not line.startswith("listening"):
+                raise RuntimeError(f"{w}: the manager did not start: {line.strip() or 'no output'}")
+            self._ports[w] = int(line.split()[2])
+        return {w: ManagerClient("127.0.0.1", self._ports[w], timeout_s=self.client_timeout_s) for w in workstations}
+
+    def stop_managers(self) -> None:
+        """SIGTERM each (its handler continues what it held), then wait for it."""
+        for p in self._procs.values():
+            if p.poll() is None:
+                p.terminate()
+        for p in self._procs.values():
+            try:
+                p.wait(timeout=STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait(timeout=STOP_TIMEOUT_S)
+            for stream in (p.stdout, p.stderr):
+                if stream is not None:
+                    stream.close()
+        self._procs.clear()
+
+    def rank_env(self) -> dict[str, str]:
+        return {"NOWLAB_TIMESHARE": ",".join(f"{w}=127.0.0.1:{port}" for w, port in sorted(self._ports.items()))}
+
+    def launch(self, hosts: Sequence[str], argv: Sequence[str], env: Mapping[str, str] | None) -> LocalHandle:
+        return self.launcher.mpirun_popen(hosts, argv, env=dict(env) if env else None)

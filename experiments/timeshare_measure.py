@@ -1,0 +1,174 @@
+"""What a time-sharing run measured, as flat rows: S_e against β·S_d, shares, who ran when, skew, switch cost.
+
+Pure: from a TimeshareRun (experiments/timeshare_run.py) to the rows the report writes as CSV
+and draws (experiments/timeshare_report.py). Zhou & Brent §2: a job given utilisation ratio β
+on p processors has effective speedup S_e(p) = β·S_d(p), S_d(p) = T_d(1) / T_d(p); measured,
+S_e(p) = T_d(1) / T_e(p), with T_e(p) its time time-shared. Times of one workstation's
+timeline are on its manager's clock, given here from that workstation's round 0.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from experiments.timeshare_run import TimeshareRun
+from experiments.timeshare_timeline import intervals, shares, whole_rounds
+
+NAN = math.nan
+
+
+@dataclass(frozen=True, slots=True)
+class RunRow:
+    spec: str
+    resync: str
+    every_rounds: int
+    round_s: float
+    run_s: float                 # first launch to last job done (host clock)
+    lead_before_round0_s: float  # launch to round 0: the jobs ran unmanaged, all at once
+    watchdog_bound_s: float
+    dead_managers: str
+
+
+@dataclass(frozen=True, slots=True)
+class JobRow:
+    job: str
+    workstations: str            # space-separated, rank order
+    p: int
+    beta: float
+    t_d1_s: float                # dedicated on one workstation (NaN: not run)
+    t_dp_s: float                # dedicated on its p
+    t_e_s: float                 # time-shared on its p
+    s_d: float
+    s_e_predicted: float         # beta * s_d
+    s_e_measured: float          # t_d1 / t_e
+    error: float                 # s_e_measured / s_e_predicted - 1
+    same_answer: str             # yes, no, or - (no dedicated run to compare)
+
+
+@dataclass(frozen=True, slots=True)
+class ShareRow:
+    workstation: str
+    job: str
+    beta: float
+    share: float                 # its time holding the workstation over whole rounds while it ran
+    rounds: int
+
+
+@dataclass(frozen=True, slots=True)
+class IntervalRow:
+    workstation: str
+    job: str                     # "" : no parallel job (sequential work only)
+    start_s: float               # from that workstation's round 0, on its clock
+    end_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class TableRow:
+    workstation: str
+    slot: int
+    process: str                 # "" : a dummy slot (sequential work)
+    offset_s: float
+    parallel_s: float
+    sequential_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class SkewRow:
+    workstation: str
+    kind: str                    # sample: measured at a timeline poll; correction: removed by a resync
+    at_s: float                  # since round 0, global clock
+    skew_s: float
+    rtt_s: float                 # the clock estimate's round trip: its error is at most half of it
+
+
+@dataclass(frozen=True, slots=True)
+class ManagerRow:
+    workstation: str
+    switches: int
+    switch_median_s: float       # slot end to the next process continued
+    switch_p95_s: float
+    switch_max_s: float
+    wake_median_s: float         # slot end to the manager's timer awake
+    cpu_s: float
+    cpu_share: float             # cpu_s over round 0 to its last status (its CPU before round 0 counted: an upper bound)
+    dead: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RunRows:
+    run: RunRow
+    jobs: tuple[JobRow, ...]
+    shares: tuple[ShareRow, ...]
+    intervals: tuple[IntervalRow, ...]
+    tables: tuple[TableRow, ...]
+    skews: tuple[SkewRow, ...]
+    managers: tuple[ManagerRow, ...]
+
+
+def _none(x: float | None) -> float:
+    return NAN if x is None else float(x)
+
+
+def job_row(run: TimeshareRun, job: str) -> JobRow:
+    program = next(p for p in run.programs if p.job == job)
+    p = len(program.hosts)
+    one = run.dedicated.get((job, 1))
+    on_p = run.dedicated.get((job, p))
+    t_d1_s = one.compute_s if one is not None else NAN
+    t_dp_s = on_p.compute_s if on_p is not None else NAN
+    t_e_s = run.shared[job].compute_s
+    s_d = t_d1_s / t_dp_s
+    predicted = program.beta * s_d
+    measured = t_d1_s / t_e_s
+    same = run.answers_equal.get(job)
+    return JobRow(job, " ".join(program.hosts), p, program.beta, t_d1_s, t_dp_s, t_e_s, s_d, predicted, measured,
+                  measured / predicted - 1, "-" if same is None else ("yes" if same else "no"))
+
+
+def measure(run: TimeshareRun) -> RunRows:
+    live = run.live
+    offsets = {s.workstation: s.offset_s for s in live.sent}
+    last_done_s = max(r.done_s for r in run.shared.values())
+    dead = {d.workstation for d in live.dead}
+    beta = {p.job: p.beta for p in run.programs}
+
+    share_rows, interval_rows = [], []
+    for w, timeline in sorted(live.timelines.items()):
+        local0_s = live.local_anchor_s(w)
+        end_local_s = last_done_s + offsets[w]
+        for iv in intervals(timeline, end_local_s):  # cut at round 0: what ran before it was unmanaged
+            if iv.end_s > local0_s:
+                interval_rows.append(IntervalRow(w, iv.job or "", max(iv.start_s, local0_s) - local0_s,
+                                                 iv.end_s - local0_s))
+        for job in live.tables[w].processes:
+            if w in dead:
+                continue
+            try:
+                start_s, stop_s = whole_rounds(local0_s, live.round_s, local0_s, run.shared[job].done_s + offsets[w])
+            except ValueError:  # ended within its first round: no whole round to measure over
+                continue
+            share_rows.append(ShareRow(w, job, beta[job], shares(timeline, start_s, stop_s).get(job, 0.0),
+                                       round((stop_s - start_s) / live.round_s)))
+
+    table_rows = [TableRow(w, i, s.process or "", s.offset_s, s.parallel_s, s.sequential_s)
+                  for w, t in sorted(live.tables.items()) for i, s in enumerate(t.slots, start=1)]
+    skew_rows = [SkewRow(s.workstation, "sample", s.at_s - live.anchor_s, s.skew_s, s.rtt_s) for s in live.skews]
+    skew_rows += [SkewRow(s.workstation, "correction", s.sent_s - live.anchor_s, s.correction_s, _none(s.rtt_s))
+                  for s in live.syncs if s.correction_s is not None]
+    managers = []
+    for w in sorted(live.tables):
+        st = live.statuses.get(w)
+        if st is None:
+            managers.append(ManagerRow(w, 0, NAN, NAN, NAN, NAN, NAN, NAN, w in dead))
+            continue
+        elapsed_s = st.now_s - live.local_anchor_s(w)
+        managers.append(ManagerRow(w, st.switches, _none(st.latency.median_s), _none(st.latency.p95_s),
+                                   _none(st.latency.max_s), _none(st.wake_late.median_s), st.cpu_s,
+                                   st.cpu_s / elapsed_s if elapsed_s > 0 else NAN, w in dead))
+    first_launch_s = min(r.launched_s for r in run.shared.values())
+    run_row = RunRow(run.spec_name, live.resync.kind.value, live.resync.every_rounds, live.round_s,
+                     last_done_s - first_launch_s, live.anchor_s - first_launch_s, live.watchdog_bound_s,
+                     " ".join(sorted(dead)))
+    jobs = tuple(job_row(run, p.job) for p in run.programs)
+    return RunRows(run_row, jobs, tuple(share_rows), tuple(interval_rows), tuple(table_rows),
+                   tuple(sorted(skew_rows, key=lambda r: (r.workstation, r.at_s))), tuple(managers))

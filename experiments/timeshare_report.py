@@ -1,0 +1,114 @@
+"""A time-sharing run's report: Markdown beside its PNGs, from the run's CSV files alone.
+
+`write_report(dir)` reads the CSVs experiments/timeshare_files.py wrote and writes report.md,
+timeline.png (Zhou & Brent Figs. 3/4: who ran when, the tables beside it), skew.png and
+speedup.png. `render_markdown` is pure.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+from pathlib import Path
+
+from experiments.timeshare_files import read_rows, write_rows
+from experiments.timeshare_measure import RunRows, SkewRow, measure
+from experiments.timeshare_report_plot import skew_png, speedup_png, timeline_png
+from experiments.timeshare_run import TimeshareRun
+
+SPEEDUP_TOLERANCE = 0.10  # S_e measured within 10 % of β·S_d (issue 17)
+SHARE_TOLERANCE = 0.05    # a job's share within 5 % of its β
+
+
+def _f(x: float, digits: int = 3) -> str:
+    return "-" if math.isnan(x) else f"{x:.{digits}g}"
+
+
+def _ms(x: float) -> str:
+    return "-" if math.isnan(x) else f"{x * 1e3:.2f}"
+
+
+def _spread(values: list[float]) -> tuple[str, str, str]:
+    """Median, 95th percentile and max of |values|, in ms."""
+    if not values:
+        return "-", "-", "-"
+    mag = sorted(abs(v) for v in values)
+    p95 = mag[min(len(mag) - 1, math.ceil(0.95 * len(mag)) - 1)]
+    return _ms(statistics.median(mag)), _ms(p95), _ms(mag[-1])
+
+
+def skew_summary(skews: tuple[SkewRow, ...]) -> list[tuple[str, str, int, str, str, str]]:
+    out = []
+    for w in sorted({s.workstation for s in skews}):
+        for kind in ("sample", "correction"):
+            vals = [s.skew_s for s in skews if s.workstation == w and s.kind == kind]
+            if vals:
+                out.append((w, kind, len(vals), *_spread(vals)))
+    return out
+
+
+def render_markdown(rows: RunRows) -> str:
+    r = rows.run
+    variant = r.resync + (f" every {r.every_rounds} rounds" if r.resync == "loose" else "")
+    within = [j for j in rows.jobs if not math.isnan(j.error) and abs(j.error) <= SPEEDUP_TOLERANCE]
+    judged = [j for j in rows.jobs if not math.isnan(j.error)]
+    lines = [f"# Time sharing live: {r.spec} under {variant}", "",
+             f"Round {r.round_s:g} s. The run took {r.run_s:.1f} s from the first launch to the last job done; "
+             f"the jobs ran unmanaged, all at once, for the first {r.lead_before_round0_s:.2f} s (start-up, "
+             f"check-ins, the tables' lead) before round 0. Dead managers: {r.dead_managers or 'none'} "
+             f"(watchdog bound {r.watchdog_bound_s:.2f} s).", "",
+             "![who ran when](timeline.png)", "",
+             "## Effective speedup: S_e = β·S_d (Zhou & Brent §2)", "",
+             f"T_d(1), T_d(p): each job alone, dedicated; T_e: time-shared; times are the workload's own "
+             f"(first iteration to last). Target: measured within {SPEEDUP_TOLERANCE:.0%} of predicted: "
+             f"{len(within)} of {len(judged)} jobs.", "",
+             "| job | workstations | p | β | T_d(1) s | T_d(p) s | T_e(p) s | S_d | S_e predicted | S_e measured | error | same answer |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for j in rows.jobs:
+        lines.append(f"| {j.job} | {j.workstations} | {j.p} | {j.beta:g} | {_f(j.t_d1_s, 4)} | {_f(j.t_dp_s, 4)} | "
+                     f"{_f(j.t_e_s, 4)} | {_f(j.s_d)} | {_f(j.s_e_predicted)} | {_f(j.s_e_measured)} | "
+                     f"{'-' if math.isnan(j.error) else f'{j.error:+.1%}'} | {j.same_answer} |")
+    lines += ["", "![S_e measured against predicted](speedup.png)", "",
+              "## Each job's share of its workstations against its β", "",
+              f"From the managers' timelines, over the whole rounds from round 0 to the job's end "
+              f"(target: within {SHARE_TOLERANCE:.0%} of β).", "",
+              "| workstation | job | β | share | rounds | off by |", "|---|---|---|---|---|---|"]
+    for s in rows.shares:
+        lines.append(f"| {s.workstation} | {s.job} | {s.beta:g} | {s.share:.3f} | {s.rounds} | "
+                     f"{s.share / s.beta - 1:+.1%} |")
+    lines += ["", "## Scheduling tables", "", "| workstation | slot | process | offset s | Δt_p s | Δt_s s |",
+              "|---|---|---|---|---|---|"]
+    lines += [f"| {t.workstation} | {t.slot} | {t.process or '(dummy)'} | {t.offset_s:.4g} | {t.parallel_s:.4g} | "
+              f"{t.sequential_s:.4g} |" for t in rows.tables]
+    lines += ["", f"## Skew between slot boundaries ({variant})", "",
+              "sample: where a workstation's round 0 lay against the global one at each timeline poll (the "
+              "skew as it stands, corrected or not); correction: what each resync removed. |skew| in ms; each "
+              "figure is good to half the clock estimate's round trip.", "",
+              "| workstation | kind | n | median | 95th pct | max |", "|---|---|---|---|---|---|"]
+    lines += [f"| {w} | {k} | {n} | {a} | {b} | {c} |" for w, k, n, a, b, c in skew_summary(rows.skews)]
+    lines += ["", "![skew over time](skew.png)", "", "## Switch cost and the managers' CPU", "",
+              "Switch: a slot's end to the next process continued (the manager's own latencies).", "",
+              "| workstation | switches | median ms | 95th pct ms | max ms | timer wake median ms | CPU s | CPU share | dead |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    lines += [f"| {m.workstation} | {m.switches} | {_ms(m.switch_median_s)} | {_ms(m.switch_p95_s)} | "
+              f"{_ms(m.switch_max_s)} | {_ms(m.wake_median_s)} | {_f(m.cpu_s)} | "
+              f"{'-' if math.isnan(m.cpu_share) else f'{m.cpu_share:.2%}'} | {'yes' if m.dead else 'no'} |"
+              for m in rows.managers]
+    lines += ["", "Files: run.csv, jobs.csv, shares.csv, timeline.csv, tables.csv, skew.csv, managers.csv "
+              "(`nowlab timeshare report DIR` redoes this page from them).", ""]
+    return "\n".join(lines)
+
+
+def write_report(run_dir: Path) -> list[Path]:
+    """report.md and its PNGs in run_dir, from the CSVs there."""
+    rows = read_rows(run_dir)
+    pngs = [timeline_png(rows, run_dir / "timeline.png"), skew_png(rows, run_dir / "skew.png"),
+            speedup_png(rows, run_dir / "speedup.png")]
+    md = run_dir / "report.md"
+    md.write_text(render_markdown(rows))
+    return [md, *pngs]
+
+
+def record_run(run: TimeshareRun, out_dir: Path) -> list[Path]:
+    """A finished run's CSVs, then its report from them."""
+    written = write_rows(out_dir, measure(run))
+    return [*written, *write_report(out_dir)]

@@ -1,0 +1,233 @@
+"""A time-sharing run end to end (Zhou & Brent §2-§5): dedicated runs for S_d, then every job time-shared.
+
+Not the space-sharing executor: here several jobs' ranks share a workstation, under fixed
+scheduling tables kept by the local job managers (docs/timeshare.md). In order:
+1. each job alone, dedicated (β = 1, no manager), on one workstation and on its p: T_d(1),
+   T_d(p), so S_d(p) = T_d(1) / T_d(p) (skipped with `dedicated=False`);
+2. a local manager on every workstation a table uses (`TimeshareBackend.start_managers`);
+3. every job's ranks launched at once, told their manager (NOWLAB_TIMESHARE) and their name;
+4. the live global manager waits for the check-ins, puts the tables in force with one common
+   round 0, resyncs by the plan, and checks each job out as it ends;
+5. whatever happens, the global manager stops (every job checked out: nothing left stopped),
+   unfinished jobs are ended, and every manager is stopped (its SIGTERM handler continues what
+   it held; its guardian does if it dies otherwise).
+Where the processes run is the backend's: managers and ranks on this host's Open MPI
+(`experiments/timeshare_host.py`, for tests) or in a cluster's workstations
+(`experiments/timeshare_cluster.py`). Arrivals are not modelled: every job starts at once,
+since the tables are fixed for the run (a spec that asks for replanning is refused).
+"""
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from experiments.timeshare_live import LiveGlobalManager, LiveSetup, LiveTimeshareRecord
+from experiments.timeshare_spec import TimeshareSpec
+from scheduler.timeshare.tables import Resync, ResyncPlan
+from testbed.timeshare_client import ManagerClient
+from workloads.launch import Handle
+from workloads.protocol import RESULT_PREFIX
+
+SYNTHETIC_PHASE_REF_S = 0.5   # a synthetic job's phase: half a reference-second of work, all ranks
+ANSWER_KEYS = ("x", "x_norm", "residual_norm", "iterations", "phases_done", "data_intact")  # equal to the dedicated run's
+Progress = Callable[[str, int, int], None]
+
+
+class TimeshareRunError(RuntimeError):
+    """A run that cannot go on: one line naming the job, workstation or field."""
+
+
+def _quiet(_stage: str, _done: int, _total: int) -> None:
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class JobProgram:
+    """What job `job` runs: a workload's argv without --job and --hosts, on `hosts` (rank i on hosts[i])."""
+
+    job: str
+    hosts: tuple[str, ...]
+    beta: float
+    argv: tuple[str, ...]
+
+    def argv_on(self, hosts: Sequence[str], name: str | None = None) -> list[str]:
+        return [*self.argv, "--job", name or self.job, "--hosts", ",".join(hosts)]
+
+
+def synthetic_programs(spec: TimeshareSpec, phase_ref_s: float = SYNTHETIC_PHASE_REF_S) -> tuple[JobProgram, ...]:
+    """Each job of the spec as the synthetic workload: its demand_ref_s in phases of about phase_ref_s."""
+    if not phase_ref_s > 0:
+        raise TimeshareRunError(f"phase_ref_s: must be > 0 reference-seconds, got {phase_ref_s}")
+    entries = {e.id: e for e in spec.job}
+    out = []
+    for a in spec.allocations():
+        demand_ref_s = entries[a.share.job].demand_ref_s
+        phases = max(1, round(demand_ref_s / phase_ref_s))
+        out.append(JobProgram(a.share.job, a.share.workstations, a.share.beta,
+                              ("python3", "-m", "workloads.synthetic", "--phases", str(phases),
+                               "--work", repr(demand_ref_s / phases))))
+    return tuple(out)
+
+
+def parse_resync(text: str) -> ResyncPlan:
+    """`strict`, `none`, `loose` (every round) or `loose:K` (every K rounds); one line naming the value if bad."""
+    kind, _, every = text.strip().lower().partition(":")
+    try:
+        resync = Resync(kind)
+    except ValueError:
+        raise TimeshareRunError(f"resync: unknown {text!r} (known: strict, loose:K, none)") from None
+    if every and resync is not Resync.LOOSE:
+        raise TimeshareRunError(f"resync: only loose takes a round count, got {text!r}")
+    if every and not every.isdigit() or every and int(every) < 1:
+        raise TimeshareRunError(f"resync: K in loose:K must be a whole number >= 1, got {text!r}")
+    return ResyncPlan(resync, int(every) if every else 1)
+
+
+class TimeshareBackend(Protocol):
+    """Where managers and ranks run: this host (tests) or a cluster's workstations."""
+
+    def start_managers(self, workstations: Sequence[str]) -> dict[str, ManagerClient]: ...
+    def stop_managers(self) -> None: ...
+    def rank_env(self) -> dict[str, str]: ...   # how a rank finds its workstation's manager
+    def launch(self, hosts: Sequence[str], argv: Sequence[str], env: Mapping[str, str] | None) -> Handle: ...
+
+
+@dataclass(frozen=True, slots=True)
+class JobRun:
+    """One run of one job: launched and done on the host's clock; the workload's own result line."""
+
+    job: str
+    hosts: tuple[str, ...]
+    launched_s: float
+    done_s: float
+    result: Mapping[str, Any]
+
+    @property
+    def compute_s(self) -> float:
+        """The workload's own time from its first iteration to its last (MPI start-up left out)."""
+        return float(self.result["compute_s"])
+
+
+@dataclass(frozen=True, slots=True)
+class TimeshareRun:
+    """Everything the report needs from one run."""
+
+    spec_name: str
+    programs: tuple[JobProgram, ...]
+    dedicated: Mapping[tuple[str, int], JobRun]     # (job, p) -> its dedicated run
+    shared: Mapping[str, JobRun]
+    live: LiveTimeshareRecord
+    answers_equal: Mapping[str, bool | None]        # None: no dedicated run on p to compare with
+    started_s: float                                # the time-shared jobs' launch, host clock
+
+
+def result_of(output: str, job: str) -> dict[str, Any]:
+    """The workload's result line (its last NOWLAB_RESULT line) as a dict."""
+    lines = [ln for ln in output.splitlines() if ln.startswith(RESULT_PREFIX)]
+    if not lines:
+        raise TimeshareRunError(f"job {job}: no {RESULT_PREFIX.strip()} line in its output")
+    return json.loads(lines[-1][len(RESULT_PREFIX):])
+
+
+def _finish(handle: Handle, job: str, hosts: Sequence[str], launched_s: float, timeout_s: float) -> JobRun:
+    done = handle.wait(timeout_s)
+    code = getattr(done, "exit_code", None)
+    if code != 0:
+        tail = (getattr(done, "stderr", "") or "").strip().splitlines()[-3:]
+        raise TimeshareRunError(f"job {job}: exit code {code}: {' | '.join(tail)}")
+    result = result_of(getattr(done, "stdout", ""), job)
+    return JobRun(job, tuple(hosts), launched_s, float(result.get("done_at", time.time())), result)
+
+
+def same_answer(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """The answer keys both results give are equal (CG's x to the last bit, the synthetic's data intact)."""
+    keys = [k for k in ANSWER_KEYS if k in a and k in b]
+    return bool(keys) and all(a[k] == b[k] for k in keys)
+
+
+@dataclass
+class TimeshareRunner:
+    """Runs `programs` under `spec`'s tables on `backend` (module docstring)."""
+
+    spec: TimeshareSpec
+    programs: tuple[JobProgram, ...]
+    backend: TimeshareBackend
+    setup: LiveSetup
+    dedicated: bool = True
+    job_timeout_s: float = 3600.0
+    progress: Progress = _quiet
+    _dedicated_runs: dict[tuple[str, int], JobRun] = field(default_factory=dict, init=False)
+
+    def __post_init__(self) -> None:
+        if self.spec.simulate.replan:
+            raise TimeshareRunError("simulate.replan: a live run keeps its tables fixed; give every job a beta")
+        names = [p.job for p in self.programs]
+        known = {a.share.job: a.share for a in self.spec.allocations()}
+        for p in self.programs:
+            if p.job not in known:
+                raise TimeshareRunError(f"programs: job {p.job} is not in the spec (known: {', '.join(known)})")
+            if p.hosts != known[p.job].workstations:
+                raise TimeshareRunError(f"programs: job {p.job} runs on {list(p.hosts)}, the tables put it on "
+                                        f"{list(known[p.job].workstations)}")
+        lacking = sorted(set(known) - set(names))
+        if lacking:
+            raise TimeshareRunError(f"programs: no program for job {lacking[0]}")
+
+    def run(self) -> TimeshareRun:
+        if self.dedicated:
+            self._run_dedicated()
+        tables = {w: t for w, t in self.spec.tables().items() if t.processes}
+        handles: dict[str, Handle] = {}
+        launched: dict[str, float] = {}
+        shared: dict[str, JobRun] = {}
+        try:
+            clients = self.backend.start_managers(sorted(tables))
+            gm = LiveGlobalManager(tables, clients, self.setup)
+            with gm:
+                started_s = time.time()
+                env = self.backend.rank_env()
+                for p in self.programs:
+                    launched[p.job] = time.time()
+                    handles[p.job] = self.backend.launch(p.hosts, p.argv_on(p.hosts), env)
+                gm.wait_for_checkins()
+                gm.start()
+                self.progress("time-shared", 0, len(handles))
+                while len(shared) < len(handles):
+                    for job, h in handles.items():
+                        if job not in shared and h.poll() is not None:
+                            program = self._program(job)
+                            shared[job] = _finish(h, job, program.hosts, launched[job], 30.0)
+                            gm.job_finished(job)
+                            self.progress("time-shared", len(shared), len(handles))
+                    if time.time() - started_s > self.job_timeout_s:
+                        raise TimeshareRunError(f"job_timeout_s: {len(handles) - len(shared)} jobs still running "
+                                                f"after {self.job_timeout_s:g} s")
+                    time.sleep(0.1)
+                live = gm.stop()
+        finally:
+            for h in handles.values():
+                h.terminate()
+            self.backend.stop_managers()
+        answers = {p.job: (same_answer(shared[p.job].result, self._dedicated_runs[(p.job, len(p.hosts))].result)
+                           if (p.job, len(p.hosts)) in self._dedicated_runs else None) for p in self.programs}
+        return TimeshareRun(self.spec.name, self.programs, dict(self._dedicated_runs), shared, live, answers, started_s)
+
+    def _program(self, job: str) -> JobProgram:
+        return next(p for p in self.programs if p.job == job)
+
+    def _run_dedicated(self) -> None:
+        """Each job alone on its first workstation and on all of its own, one run at a time."""
+        runs = [(p, hosts) for p in self.programs for hosts in {p.hosts[:1]: None, p.hosts: None}]
+        for i, (p, hosts) in enumerate(runs):
+            self.progress("dedicated", i, len(runs))
+            launched_s = time.time()
+            handle = self.backend.launch(hosts, p.argv_on(hosts, f"{p.job}-dedicated-p{len(hosts)}"), None)
+            try:
+                run = _finish(handle, p.job, hosts, launched_s, self.job_timeout_s)
+            finally:
+                handle.terminate()
+            self._dedicated_runs[(p.job, len(hosts))] = run
+        self.progress("dedicated", len(runs), len(runs))
