@@ -1,7 +1,8 @@
 """Time sharing in a running cluster's workstations: the Docker-facing part of experiments/timeshare_run.py.
 
-Each workstation a table uses gets its local manager, started detached in the container
-(`python3 /opt/nowlab/agents/timeshare_manager.py --name WS --port 7717`); the host speaks to
+Each workstation a table uses gets its local manager, started detached in the container as the
+zygotes and the resident pool are (`Control.detach`:
+`python3 /opt/nowlab/agents/timeshare_manager.py --name WS --port 7717`); the host speaks to
 it at the workstation's address on the cluster network. Every rank speaks to the manager on
 its own workstation (NOWLAB_TIMESHARE=127.0.0.1:7717). A manager is stopped by SIGTERM to its
 pid inside the container, found as the parent of the guardian it reports in its status (the
@@ -36,7 +37,6 @@ class ClusterBackend:
     cluster: Cluster
     port: int = DEFAULT_PORT
     client_timeout_s: float = 2.0
-    _started: dict[str, RemoteProcess] = field(default_factory=dict, init=False)
     _clients: dict[str, ManagerClient] = field(default_factory=dict, init=False)
 
     def start_managers(self, workstations: Sequence[str]) -> dict[str, ManagerClient]:
@@ -45,17 +45,20 @@ class ClusterBackend:
             client = ManagerClient(ips[w], self.port, timeout_s=self.client_timeout_s)
             self._clients[w] = client
             self._stop_one(w, client)  # one left from an earlier run would hold the port
-            self._started[w] = self.cluster.start(w, manager_argv(w, self.port))
+            self.cluster.control(w).detach(manager_argv(w, self.port))
         for w in workstations:
             self.cluster.wait_listening(w, self.port, timeout=START_TIMEOUT_S)
         return dict(self._clients)
 
     def stop_managers(self) -> None:
-        for w, client in self._clients.items():
-            self._stop_one(w, client)
-        for p in self._started.values():
-            p.terminate()  # the host side of the detached exec
-        self._started.clear()
+        failed = []
+        for w, client in self._clients.items():  # every one, even after one fails
+            try:
+                self._stop_one(w, client)
+            except RuntimeError as exc:
+                failed.append(str(exc))
+        if failed:
+            raise RuntimeError(failed[0] + (f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""))
 
     def _stop_one(self, w: str, client: ManagerClient) -> None:
         try:

@@ -112,3 +112,30 @@ def record_run(run: TimeshareRun, out_dir: Path) -> list[Path]:
     """A finished run's CSVs, then its report from them."""
     written = write_rows(out_dir, measure(run))
     return [*written, *write_report(out_dir)]
+
+
+def compare_markdown(runs: list[tuple[str, RunRows]]) -> str:
+    """Several runs of one spec side by side (e.g. one per resync variant): skew, S_e and shares."""
+    lines = ["# Time sharing live: the resync variants side by side", "",
+             "|skew| in ms over all workstations: sample (as it stood at each timeline poll) and correction "
+             "(what each resync removed); S_e error: measured against β·S_d; share: against β.", "",
+             "| run | variant | skew samples | median | 95th pct | max | corrections | median | max | "
+             "S_e error (worst) | share off by (worst) | switch median ms |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for name, rows in runs:
+        r = rows.run
+        variant = r.resync + (f" every {r.every_rounds}" if r.resync == "loose" else "")
+        samples = [s.skew_s for s in rows.skews if s.kind == "sample"]
+        fixes = [s.skew_s for s in rows.skews if s.kind == "correction"]
+        errors = [j.error for j in rows.jobs if not math.isnan(j.error)]
+        offs = [s.share / s.beta - 1 for s in rows.shares]
+        switch = [m.switch_median_s for m in rows.managers if not math.isnan(m.switch_median_s)]
+        s_med, s_p95, s_max = _spread(samples)
+        c_med, _, c_max = _spread(fixes)
+        worst = max(errors, key=abs) if errors else math.nan
+        worst_off = max(offs, key=abs) if offs else math.nan
+        lines.append(f"| {name} | {variant} | {len(samples)} | {s_med} | {s_p95} | {s_max} | {len(fixes)} | {c_med} | "
+                     f"{c_max} | {'-' if math.isnan(worst) else f'{worst:+.1%}'} | "
+                     f"{'-' if math.isnan(worst_off) else f'{worst_off:+.1%}'} | "
+                     f"{_ms(statistics.median(switch)) if switch else '-'} |")
+    return "\n".join(lines) + "\n"

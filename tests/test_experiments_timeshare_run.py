@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -226,3 +227,23 @@ def test_a_job_that_never_checks_in_fails_the_run_in_one_line_and_every_manager_
     with pytest.raises(TimeoutError, match=r"^check-in: after 3 s ws1 still has no B$"):
         TimeshareRunner(spec, (good, broken), backend, setup, dedicated=False).run()
     assert not backend._procs
+
+
+def test_runs_side_by_side_give_each_variants_skew_and_worst_errors():
+    loose = _minimal_rows()
+    strict = replace(loose, run=replace(loose.run, resync="strict", every_rounds=1), skews=())
+    from experiments.timeshare_report import compare_markdown
+    md = compare_markdown([("a", loose), ("b", strict)])
+    assert "| a | loose every 2 | 1 | 1.00 | 1.00 | 1.00 | 0 | - | - | -3.0% | -2.0% | 0.40 |" in md
+    assert "| b | strict | 0 | - | - | - | 0 |" in md
+
+
+def test_a_result_line_cut_in_two_is_joined_and_one_that_stays_broken_is_one_line():
+    from experiments.timeshare_run import result_of
+    whole = 'NOWLAB_RESULT {"job": "A", "x": [1.5, 2.5], "compute_s": 1.0}'
+    assert result_of("noise\n" + whole + "\n", "A")["x"] == [1.5, 2.5]
+    assert result_of("noise\n" + whole[:30] + "\n" + whole[30:] + "\n", "A")["compute_s"] == 1.0
+    with pytest.raises(TimeshareRunError, match=r"^job A: its result line is not JSON \("):
+        result_of(whole[:30] + "\n", "A")
+    with pytest.raises(TimeshareRunError, match=r"^job B: no NOWLAB_RESULT line"):
+        result_of("nothing here\n", "B")

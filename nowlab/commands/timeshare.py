@@ -1,4 +1,4 @@
-"""Time-sharing commands (Zhou & Brent): `nowlab timeshare table SPEC` and `nowlab timeshare simulate SPEC`."""
+"""Time-sharing commands (Zhou & Brent): `nowlab timeshare table|simulate|run SPEC`, `nowlab timeshare report DIR`."""
 from __future__ import annotations
 
 import csv
@@ -101,6 +101,83 @@ def simulate_command(
         console.print(f"wrote {timeline_out}")
 
 
+def run_command(
+    spec_file: Path = typer.Argument(..., help="Time-sharing spec (TOML); every job needs a beta and workstations."),
+    cluster: Optional[str] = typer.Option(None, "--cluster", help="Run in this cluster's workstations (nowlab up)."),
+    host: bool = typer.Option(False, "--host", help="Run on this host instead: managers as processes, ranks on its Open MPI."),
+    resync: Optional[str] = typer.Option(None, "--resync", help="strict, loose:K (every K rounds) or none (default: the spec's)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Report directory (default experiments/results/zhou-brent/<spec>-<resync>)."),
+    dedicated: bool = typer.Option(True, "--dedicated/--no-dedicated", help="Also run each job alone on 1 and on p workstations, for S_d."),
+    phase_ref_s: float = typer.Option(0.5, "--phase-ref-s", help="Each job runs the synthetic workload in phases of this many reference-seconds."),
+) -> None:
+    """Run the spec's jobs time-shared (and each alone, dedicated), then write the report: CSVs, Markdown, PNGs."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from experiments.timeshare_live import LiveSetup
+    from experiments.timeshare_report import record_run
+    from experiments.timeshare_run import TimeshareRunner, parse_resync, synthetic_programs
+    from experiments.timeshare_spec import load_timeshare_spec
+    from scheduler.timeshare.tables import ResyncPlan
+
+    if (cluster is None) == (not host):
+        fail("give --cluster NAME or --host (one of them)")
+    with user_errors():
+        spec = load_timeshare_spec(spec_file)
+        plan = parse_resync(resync) if resync else ResyncPlan(spec.simulate.resync, spec.simulate.every_rounds)
+        programs = synthetic_programs(spec, phase_ref_s)
+        backend = _backend(cluster, spec.workstations)
+    label = plan.kind.value + (f"{plan.every_rounds}" if plan.kind.value == "loose" else "")
+    out_dir = out or Path("experiments/results/zhou-brent") / f"{spec.name}-{label}"
+    console = Console()
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console) as bar:
+        tasks: dict[str, int] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done)
+
+        with user_errors():
+            run = TimeshareRunner(spec, programs, backend, LiveSetup(plan), dedicated=dedicated,
+                                  progress=progress).run()
+    with user_errors():
+        written = record_run(run, out_dir)
+    console.print(f"wrote {', '.join(str(p) for p in written)}")
+
+
+def report_command(
+    run_dirs: list[Path] = typer.Argument(..., help="Run directories (their CSVs), from `nowlab timeshare run`."),
+    compare: Optional[Path] = typer.Option(None, "--compare", help="Also write the runs side by side (Markdown) here."),
+) -> None:
+    """Redo each run's report (report.md and its PNGs) from its CSV files; with --compare, the runs side by side."""
+    from experiments.timeshare_files import read_rows
+    from experiments.timeshare_report import compare_markdown, write_report
+
+    with user_errors():
+        written = [p for d in run_dirs for p in write_report(d)]
+        if compare is not None:
+            compare.write_text(compare_markdown([(d.name, read_rows(d)) for d in run_dirs]))
+            written.append(compare)
+    typer.echo(f"wrote {', '.join(str(p) for p in written)}")
+
+
+def _backend(cluster: str | None, workstations: tuple[str, ...]):
+    """The cluster's workstations (they must hold every name the spec gives) or this host."""
+    if cluster is None:
+        from experiments.timeshare_host import HostBackend
+        return HostBackend()
+    from experiments.timeshare_cluster import ClusterBackend
+    from testbed.cluster import Cluster
+
+    c = Cluster.attach(cluster)
+    unknown = [w for w in workstations if w not in c.workstations]
+    if unknown:
+        raise ValueError(f"workstations: {unknown[0]} is not in cluster {c.name} (it has {', '.join(c.workstations)})")
+    return ClusterBackend(c)
+
+
 def _choice(enum, value: str | None, option: str):
     """An enum member from its value, or one line listing the values."""
     if value is None:
@@ -116,3 +193,5 @@ def register(app: typer.Typer) -> None:
     app.add_typer(timeshare_app, name="timeshare")
     timeshare_app.command("table")(table_command)
     timeshare_app.command("simulate")(simulate_command)
+    timeshare_app.command("run")(run_command)
+    timeshare_app.command("report")(report_command)
