@@ -88,3 +88,19 @@ def test_profile_speeds_refuses_no_runs():
     from experiments.studies.menasce_rao.tables import profile_speeds
     with pytest.raises(ValueError, match="task profile reps: at least 1"):
         profile_speeds(None, 0)
+
+
+def test_every_task_of_every_rep_is_written_beside_its_prediction(tmp_path):
+    from experiments.models.tgs import TaskTiming
+    from experiments.taskgraph_live import TaskRun
+
+    runs = (TaskRun("T1", "lx1", 0.0, 7.5, 7.6, ()), TaskRun("T2", "lx1", 7.6, 15.2, 15.3, ()))
+    predicted = (TaskTiming("T1", "lx1", 0.0, 6.8, 1), TaskTiming("T2", "lx1", 6.8, 13.6, 1))
+    result = RowResult(Row(2, "LX", 1), ("lx1",), (15.2, 15.0), 13.6, None, None, None, 15.0,
+                       (runs, runs), predicted)
+    write([result], tmp_path, "cmd")
+    with (tmp_path / "task_runs.csv").open() as f:
+        got = list(csv.DictReader(f))
+    assert [(g["rep"], g["task"], g["done_s"], g["predicted_finish_s"], g["predicted_guests"]) for g in got] == [
+        ("0", "T1", "7.500", "6.800", "1"), ("0", "T2", "15.200", "13.600", "1"),
+        ("1", "T1", "7.500", "6.800", "1"), ("1", "T2", "15.200", "13.600", "1")]

@@ -37,6 +37,18 @@ def write(results: Sequence[RowResult], out: Path, command: str) -> Path:
                         "" if r.monte_carlo_s is None else f"{r.monte_carlo_s:.3f}",
                         "" if r.monte_carlo_half_s is None else f"{r.monte_carlo_half_s:.3f}",
                         "" if pm is None else pm, pmod, "" if pe is None else pe])
+    with (out / "task_runs.csv").open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(("table", "class", "n", "rep", "task", "workstation", "start_s", "done_s", "sent_s",
+                    "predicted_start_s", "predicted_finish_s", "predicted_guests"))
+        for r in results:
+            predicted = {t.task: t for t in r.task_predicted}
+            for rep, runs in enumerate(r.task_runs):
+                for t in runs:
+                    p = predicted.get(t.task)
+                    w.writerow([r.row.table, r.row.kind, r.row.n, rep, t.task, t.workstation, f"{t.start_s:.3f}",
+                                f"{t.done_s:.3f}", f"{t.sent_s:.3f}", "" if p is None else f"{p.start_s:.3f}",
+                                "" if p is None else f"{p.finish_s:.3f}", "" if p is None else p.guests])
     _figure(results, out / "tables.png")
     (out / "README.md").write_text(_markdown(results, command))
     return out / "README.md"

@@ -21,11 +21,11 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from experiments.models.tgs import Network, tgs
+from experiments.models.tgs import Network, TaskTiming, tgs
 from experiments.models.tgs_montecarlo import MonteCarloSettings, monte_carlo
 from experiments.studies.menasce_rao.paper import CLASSES, PAPER, TIME_SCALE
 from experiments.taskgraph_files import load_graph
-from experiments.taskgraph_live import makespan_s, precedence_violations, run, workstations_of
+from experiments.taskgraph_live import TaskRun, makespan_s, precedence_violations, run, workstations_of
 from scheduler.taskgraph.placement import get_policy
 from scheduler.taskgraph.spec import TaskGraph
 from scheduler.taskgraph.workstations import Owners, Workstation
@@ -65,6 +65,10 @@ class RowResult:
     tgs_metered_s: float | None = None
     # TGS with each class's speed from the task profile (`profile_speeds`; None: not profiled)
     tgs_profiled_s: float | None = None
+    # every task of every repetition as measured, and TGS's timing of each at the task-profiled
+    # speeds (or the spec's): where a row's error comes from
+    task_runs: tuple[tuple[TaskRun, ...], ...] = ()
+    task_predicted: tuple[TaskTiming, ...] = ()
 
     @property
     def median_s(self) -> float:
@@ -147,7 +151,7 @@ def measure_row(cluster: Cluster, row: Row, reps: int, *, seed: int = 0, profile
     predicted = tgs(graph, model_ws, policy, network)
     mc = monte_carlo(graph, model_ws, policy, network, MonteCarloSettings(seed=seed)) if owners else None
     placement = {t.task: t.workstation for t in predicted.timings}
-    times = []
+    times, task_runs = [], []
     if owners:
         owner_daemons.start(cluster, {n: owners for n in names}, seed=seed)
     t0 = time.time()
@@ -158,6 +162,7 @@ def measure_row(cluster: Cluster, row: Row, reps: int, *, seed: int = 0, profile
             if broken:
                 raise RuntimeError(f"Table {row.table}, {row.n} {row.kind}: {broken[0]}")
             times.append(makespan_s(runs))
+            task_runs.append(tuple(runs))
             log(f"Table {row.table}, {row.n} {row.kind}, rep {rep}: {times[-1]:.2f} s (TGS {predicted.makespan_s:.2f} s)")
     finally:
         if owners:
@@ -168,12 +173,13 @@ def measure_row(cluster: Cluster, row: Row, reps: int, *, seed: int = 0, profile
         tgs_metered = tgs(graph, with_speeds(model_ws, metered), policy, network).makespan_s
         log(f"Table {row.table}, {row.n} {row.kind}: multiply-kernel speeds "
             f"{', '.join(f'{n} {metered[n]:.3f}' for n in names)}; TGS with them {tgs_metered:.2f} s")
-    tgs_profiled = None
+    tgs_profiled, timed = None, predicted
     if profiled is not None:
-        tgs_profiled = tgs(graph, with_speeds(model_ws, {n: profiled[row.kind] for n in names}), policy,
-                           network).makespan_s
+        timed = tgs(graph, with_speeds(model_ws, {n: profiled[row.kind] for n in names}), policy, network)
+        tgs_profiled = timed.makespan_s
     return RowResult(row, tuple(names), tuple(times), predicted.makespan_s,
-                     mc.mean_s if mc else None, mc.half_width_s if mc else None, tgs_metered, tgs_profiled)
+                     mc.mean_s if mc else None, mc.half_width_s if mc else None, tgs_metered, tgs_profiled,
+                     tuple(task_runs), tuple(timed.timings))
 
 
 def with_speeds(workstations: Sequence[Workstation], speeds: dict[str, float]) -> list[Workstation]:
