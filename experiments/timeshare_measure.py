@@ -136,10 +136,17 @@ def measure(run: TimeshareRun) -> RunRows:
     for w, timeline in sorted(live.timelines.items()):
         local0_s = live.local_anchor_s(w)
         end_local_s = last_done_s + offsets[w]
+        done_local_s = {job: r.done_s + offsets[w] for job, r in run.shared.items()}
         for iv in intervals(timeline, end_local_s):  # cut at round 0: what ran before it was unmanaged
-            if iv.end_s > local0_s:
-                interval_rows.append(IntervalRow(w, iv.job or "", max(iv.start_s, local0_s) - local0_s,
-                                                 iv.end_s - local0_s))
+            if iv.end_s <= local0_s:
+                continue
+            start_s = max(iv.start_s, local0_s)
+            # a job's slot after its end is sequential time (its manager may log no switch for it)
+            cut_s = min(iv.end_s, max(start_s, done_local_s.get(iv.job, iv.end_s))) if iv.job else iv.end_s
+            if cut_s > start_s:
+                interval_rows.append(IntervalRow(w, iv.job or "", start_s - local0_s, cut_s - local0_s))
+            if cut_s < iv.end_s:
+                interval_rows.append(IntervalRow(w, "", cut_s - local0_s, iv.end_s - local0_s))
         for job in live.tables[w].processes:
             if w in dead:
                 continue
