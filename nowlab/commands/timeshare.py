@@ -126,7 +126,8 @@ def run_command(
         spec = load_timeshare_spec(spec_file)
         plan = parse_resync(resync) if resync else ResyncPlan(spec.simulate.resync, spec.simulate.every_rounds)
         programs = synthetic_programs(spec, phase_ref_s)
-        backend = _backend(cluster, spec.workstations)
+        runner = TimeshareRunner(spec, programs, _backend(cluster, spec.workstations), LiveSetup(plan),
+                                 dedicated=dedicated)
     label = plan.kind.value + (f"{plan.every_rounds}" if plan.kind.value == "loose" else "")
     out_dir = out or Path("experiments/results/zhou-brent") / f"{spec.name}-{label}"
     console = Console()
@@ -139,9 +140,9 @@ def run_command(
                 tasks[stage] = bar.add_task(stage, total=total)
             bar.update(tasks[stage], completed=done)
 
+        runner.progress = progress
         with user_errors():
-            run = TimeshareRunner(spec, programs, backend, LiveSetup(plan), dedicated=dedicated,
-                                  progress=progress).run()
+            run = runner.run()
     with user_errors():
         written = record_run(run, out_dir)
     console.print(f"wrote {', '.join(str(p) for p in written)}")
