@@ -157,6 +157,8 @@ def train(cluster: Cluster, app: LiveApp, plan: Sequence[PlannedRun], out: Path,
     runs beside it) as soon as it ends; the monitor's series is saved beside it."""
     skip = finished_runs(out, window)
     todo = [run for run in plan if run.index not in skip]
+    if todo:
+        cluster.job_launcher()  # the resident pool starts before any load (see avoidance_check)
     if skip:
         log(f"{len(skip)} runs already in {out}; {len(todo)} to go")
     records: list[TrainingRecord] = []
@@ -266,6 +268,7 @@ def avoidance_check(cluster: Cluster, app: LiveApp, model: SvModel, problem_size
     """Two workstations loaded and one link congested (`load_draws.avoidance_load`): the set the
     algorithm chooses from the monitor's reading must avoid them, and the job must run on it."""
     draw = avoidance_load(cluster.workstations, cluster.spec.link_rate)
+    cluster.job_launcher()  # the resident pool starts before the loads: on a capped workstation it took 80 s
     with Watch(cluster, timing.interval_s) as watch, loaded(cluster, draw):
         avail = watch.settled(timing)
         chosen = select_hosts(selection_problem(model, problem_size, avail, cluster.workstations), algorithm,
