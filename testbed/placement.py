@@ -95,8 +95,10 @@ def _place_speeds(spec: ClusterSpec, cores: list[int], taken: dict[int, float], 
 
     for name in sorted(fast, key=lambda n: (-(spec.speed(n) or 0.0), spec.names.index(n))):
         speed = spec.speed(name) or 0.0
-        # the core with the largest fraction of its speed room left (spreads, like LPT)
-        core = max(cores, key=lambda c: (1 - asked[c] / max(room(c) * factors[c] * REFUSE_AT, 1e-9), -c))
+        # the core with the largest fraction of its speed room left (spreads, like LPT); among equal
+        # fractions (nothing asked yet) the one with the most room, so another cluster's load counts
+        core = max(cores, key=lambda c: (1 - asked[c] / max(room(c) * factors[c] * REFUSE_AT, 1e-9),
+                                         round(room(c) * factors[c], 9), -c))
         if speed > room(core) * factors[core] * REFUSE_AT - asked[core]:  # else the one with most room
             core = max(cores, key=lambda c: (room(c) * factors[c] * REFUSE_AT - asked[c], -c))
         avail = room(core) * factors[core] * REFUSE_AT - asked[core]

@@ -179,3 +179,14 @@ def test_speed_workstations_get_their_own_cores_factor_and_a_cap_within_90_perce
         assert 0 < p.cpu[n] <= 1
         assert spec.workstation(n).host in (None, p.host[n])
     assert all(v <= CORE_LIMIT + 1e-9 for cores in p.load.values() for v in cores.values())
+
+
+def test_speed_workstations_start_on_the_core_other_clusters_left_emptier():
+    """Nothing asked yet, every core's fraction of room is whole: the emptier core goes first."""
+    from testbed.placement import place
+    from testbed.spec import from_dict as spec_of
+
+    spec = spec_of({"name": "t-emptier", "defaults": {"governor": True},
+                    "workstation": [{"name": "ws", "count": 1, "speed": 0.2}]})
+    got = place(spec, cores=[0, 1], taken={0: 0.5, 1: 0.1}, factors={0: 2.0, 1: 2.0})
+    assert got.cores == {"ws1": 1}
