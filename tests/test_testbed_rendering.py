@@ -9,7 +9,7 @@ import yaml
 from testbed import shaping
 from testbed.compose import render, to_yaml
 from testbed.spec import SpecError
-from testbed.backends.docker.engine import addresses, container_config
+from testbed.backends.docker.engine import addresses, container_config, subnet_prefix
 from testbed.spec import from_dict
 
 SPEC = from_dict({"name": "r", "defaults": {"egress": "100mbit"},
@@ -130,3 +130,21 @@ def test_committed_compose_files_match_their_specs():
             committed = yaml.safe_load((root / f"{spec.name}.{suffix}").read_text())
             assert committed == yaml.safe_load(to_yaml(render(spec, cores=2, key_dir=f"keys/{spec.name}",
                                                               swarm=swarm))), spec_path
+
+
+@pytest.mark.parametrize("size, prefix", [(8, 24), (250, 24), (251, 23), (509, 23), (510, 22), (1021, 22),
+                                          (1024, 21), (65533, 16)])
+def test_a_cluster_network_is_the_smallest_subnet_that_holds_its_workstations(size, prefix):
+    import ipaddress
+
+    assert subnet_prefix(size) == prefix
+    spec = from_dict({"name": "big", "workstation": [{"name": "ws", "count": size, "cpu": 0.001}],
+                      "oversubscribe": True}) if size <= 1024 else None
+    if spec is not None:  # every workstation gets its own address beside the gateway
+        ips = addresses(spec, ipaddress.ip_network(f"172.28.0.0/{prefix}"))
+        assert len(set(ips.values())) == size and "172.28.0.1" not in ips.values()
+
+
+def test_a_cluster_too_large_for_one_network_is_one_line():
+    with pytest.raises(ValueError, match=r"^workstations: 70000 do not fit one cluster network"):
+        subnet_prefix(70000)

@@ -57,10 +57,21 @@ def _used_subnets(c: docker.DockerClient) -> list[ipaddress.IPv4Network]:
     return used
 
 
+def subnet_prefix(size: int) -> int:
+    """The longest prefix whose subnet holds `size` workstations beside the gateway (a /24 up to 250,
+    as before, so existing clusters keep their layout)."""
+    if size <= 250:
+        return 24
+    for prefix in range(23, 15, -1):
+        if 2 ** (32 - prefix) - 3 >= size:  # network, broadcast and gateway are not workstations
+            return prefix
+    raise ValueError(f"workstations: {size} do not fit one cluster network (at most {2 ** 16 - 3})")
+
+
 def create_network(c: docker.DockerClient, cluster: str, size: int,
                    owner: dict[str, str] | None = None) -> tuple[str, ipaddress.IPv4Network]:
     """A private bridge with a subnet of our choosing, so workstation IPs are known before start."""
-    prefix = 24 if size <= 250 else 22
+    prefix = subnet_prefix(size)
     tried = 0
     for subnet in SUBNET_POOL.subnets(new_prefix=prefix):
         if any(subnet.overlaps(u) for u in _used_subnets(c)):
@@ -76,7 +87,7 @@ def create_network(c: docker.DockerClient, cluster: str, size: int,
                 continue
             raise
         return net.id, subnet
-    raise RuntimeError("no free /24 left in 172.28.0.0/14 for a cluster network")
+    raise RuntimeError(f"no free /{prefix} left in {SUBNET_POOL} for a cluster network")
 
 
 def addresses(spec: ClusterSpec, subnet: ipaddress.IPv4Network) -> dict[str, str]:
