@@ -221,10 +221,18 @@ def calibration_text(cal: dict[str, Any] | None) -> str:
     if isinstance(cal.get("time"), (int, float)):
         parts.append(f"Taken {time.strftime('%Y-%m-%d %H:%M', time.localtime(cal['time']))}.")
     for key, what in (("cpu", "workstations (CPU share)"), ("links", "links (rate)")):
-        errs = [s["error"] for s in cal.get(key, [])
-                if isinstance(s, dict) and isinstance(s.get("error"), (int, float))]
-        if errs:
-            parts.append(f"{len(errs)} {what}: measured vs asked {min(errs):+.1%} to {max(errs):+.1%}.")
+        samples = [s for s in cal.get(key, []) if isinstance(s, dict) and isinstance(s.get("error"), (int, float))]
+        for governed, group in ((False, [s for s in samples if not s.get("governed")]),
+                                (True, [s for s in samples if s.get("governed")])):
+            errs = [s["error"] for s in group]
+            if not errs:
+                continue
+            if governed:  # the ceiling is not the speed: the governor holds the quota under it on purpose
+                parts.append(f"{len(errs)} governed workstations (CPU share against the cap reserved as the "
+                             f"governor's ceiling, which it holds each quota under; each job's delivered speed "
+                             f"is metered): {min(errs):+.1%} to {max(errs):+.1%}.")
+            else:
+                parts.append(f"{len(errs)} {what}: measured vs asked {min(errs):+.1%} to {max(errs):+.1%}.")
     if len(parts) <= 1:
         parts.append(f"Keys: {', '.join(sorted(k for k in cal if k != 'calibration_id'))}.")
     return " ".join(parts)

@@ -27,6 +27,8 @@ class CpuSample:
     measured: float  # cores
     window: Span  # when the counters were read (s, CLOCK_REALTIME)
     burner: Span  # when the workstation's burner ran, stamped inside it
+    # requested is then the cap reserved as the governor's ceiling, which holds the quota below it
+    governed: bool = False
 
     @property
     def error(self) -> float:
@@ -100,7 +102,7 @@ def measure_cpu(c: Cluster, seconds: float = 5.0, warmup: float = 1.0,
     runs = {ws: burner.parse(procs[ws].wait(timeout=STOP_WAIT_S).stdout) for ws in names}
     burner.check_coverage(window, runs)
     return [CpuSample(ws, c.spec.cpu(ws), (after[ws] - before[ws]) / 1e9 / wall, window,
-                      burner.Span(runs[ws].started, runs[ws].ended)) for ws in names]
+                      burner.Span(runs[ws].started, runs[ws].ended), c.spec.governed(ws)) for ws in names]
 
 
 # HTB meters whole frames: a full TCP segment of MTU-52 payload bytes (20 IP + 32 TCP with

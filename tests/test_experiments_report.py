@@ -281,3 +281,15 @@ def test_an_ensemble_band_becomes_the_prediction_and_its_interval(results: Path,
     assert (first["response in band"], first["execution in band"]) == ("✗", "✓")
     with ResultsStore.open(results, readonly=True) as old:
         assert old.bands() == {}
+
+
+def test_the_calibration_line_says_a_governed_workstations_share_is_against_its_ceiling():
+    from experiments.report import calibration_text
+
+    cal = {"time": 0, "cpu": [{"error": -0.30, "governed": True}, {"error": -0.26, "governed": True},
+                              {"error": 0.01}],
+           "links": [{"error": -0.02}]}
+    text = calibration_text(cal)
+    assert "1 workstations (CPU share): measured vs asked +1.0% to +1.0%." in text
+    assert "2 governed workstations (CPU share against the cap reserved as the governor's ceiling" in text
+    assert "-30.0% to -26.0%" in text and "1 links (rate): measured vs asked -2.0% to -2.0%." in text
