@@ -76,15 +76,24 @@ class Availability:
         cpu = tuple(min(1.0, max(MIN_AVAIL_CPU, float(avg_avail_cpu[h]))) for h in hosts)
         if avg_avail_bw_bit_s is None:
             return cls(cpu)
-        index = {h: i for i, h in enumerate(hosts)}
-        n = len(hosts)
-        bw = np.full((n, n), math.inf)
-        for (src, dst), value in avg_avail_bw_bit_s.items():
-            if src in index and dst in index and src != dst:
-                i, j = index[src], index[dst]
-                bw[i, j] = bw[j, i] = min(bw[i, j], max(MIN_LINK_BIT_S, float(value)))
-        for i in range(n):
-            for j in range(i + 1, n):
-                if not math.isfinite(bw[i, j]):
-                    raise ValueError(f"availability: no AvgAvailBW for link {hosts[i]}-{hosts[j]}")
+        bw = link_matrix(hosts, avg_avail_bw_bit_s, "availability: no AvgAvailBW for link", floor_bit_s=MIN_LINK_BIT_S)
         return cls(cpu, None, bw)
+
+
+def link_matrix(names: Sequence[str], bw_bit_s: Mapping[tuple[str, str], float], missing: str, *,
+                floor_bit_s: float = 0.0) -> np.ndarray:
+    """P x P bit/s from per-(src, dst) figures, as the monitor reports them: a link's figure is the
+    lower of its two directions (at least `floor_bit_s`), +inf on the diagonal; a pair with neither
+    is a ValueError, `missing` followed by the pair."""
+    index = {name: i for i, name in enumerate(names)}
+    n = len(names)
+    bw = np.full((n, n), math.inf)
+    for (src, dst), value in bw_bit_s.items():
+        if src in index and dst in index and src != dst:
+            i, j = index[src], index[dst]
+            bw[i, j] = bw[j, i] = min(bw[i, j], max(floor_bit_s, float(value)))
+    for i in range(n):
+        for j in range(i + 1, n):
+            if not math.isfinite(bw[i, j]):
+                raise ValueError(f"{missing} {names[i]}-{names[j]}")
+    return bw

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from scheduler.availability import link_matrix
+
 
 @dataclass(frozen=True)
 class Workstation:
@@ -76,18 +78,7 @@ class SelectionProblem:
                    predict_s: Predictor) -> SelectionProblem:
         """Build from per-(src, dst) availability, as the monitor reports it; a link's figure is the
         lower of its two directions, and a pair with neither is an error naming it."""
-        names = [w.name for w in workstations]
-        index = {name: i for i, name in enumerate(names)}
-        n = len(names)
-        bw = np.full((n, n), math.inf)
-        for (src, dst), value in bw_bit_s.items():
-            if src in index and dst in index and src != dst:
-                i, j = index[src], index[dst]
-                bw[i, j] = bw[j, i] = min(bw[i, j], float(value))
-        for i in range(n):
-            for j in range(i + 1, n):
-                if not math.isfinite(bw[i, j]):
-                    raise ValueError(f"bw_bit_s: no available bandwidth for link {names[i]}-{names[j]}")
+        bw = link_matrix([w.name for w in workstations], bw_bit_s, "bw_bit_s: no available bandwidth for link")
         return cls(tuple(workstations), bw, predict_s)
 
     # ---- what the algorithms use ---------------------------------------------------------------

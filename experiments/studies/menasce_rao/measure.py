@@ -14,13 +14,12 @@ from dataclasses import dataclass
 from experiments.models.tgs import Network, tgs
 from experiments.models.tgs_montecarlo import MonteCarloSettings, monte_carlo
 from experiments.studies.menasce_rao.paper import CLASSES
-from experiments.studies.menasce_rao.tables import with_speeds
-from experiments.taskgraph_live import makespan_s, precedence_violations, run, workstations_of
+from experiments.studies.menasce_rao.tables import repeat_runs, with_speeds
+from experiments.taskgraph_live import makespan_s, workstations_of
 from scheduler.taskgraph.placement import PlacementState, Policy
 from scheduler.taskgraph.spec import TaskGraph, TaskSpec
 from scheduler.taskgraph.workstations import Owners, Workstation
 from testbed.cluster import Cluster
-from testbed.load import owners as owner_daemons
 from testbed.load.model import available_fraction
 from testbed.spec import ClusterSpec, OwnerLoad
 
@@ -112,26 +111,9 @@ def predict(graph: TaskGraph, model_ws: Sequence[Workstation], policy: Policy, n
 
 def run_reps(cluster: Cluster, graph: TaskGraph, placement: Mapping[str, str], owners: Mapping[str, OwnerLoad],
              reps: int, *, seed: int = 0, label: str = "", log: Log = lambda _m: None) -> tuple[float, ...]:
-    """`reps` live runs of `graph` on `placement`, the owner daemons running on `owners`' workstations
-    for these runs only; one makespan each. A run that breaks a precedence arc is an error."""
-    if reps < 1:
-        raise ValueError(f"reps: at least 1, got {reps}")
-    loaded = {n: o for n, o in owners.items() if o.n > 0}
-    times: list[float] = []
-    if loaded:
-        owner_daemons.start(cluster, loaded, seed=seed)
-    try:
-        for rep in range(reps):
-            runs = run(cluster, graph, placement)
-            broken = precedence_violations(graph, runs)
-            if broken:
-                raise RuntimeError(f"{label}: {broken[0]}")
-            times.append(makespan_s(runs))
-            log(f"{label}, rep {rep}: {times[-1]:.2f} s")
-    finally:
-        if loaded:
-            owner_daemons.stop(cluster, list(loaded))
-    return tuple(times)
+    """`tables.repeat_runs`, one makespan per repetition."""
+    runs = repeat_runs(cluster, graph, placement, owners, reps, seed=seed, label=label, log=log)
+    return tuple(makespan_s(r) for r in runs)
 
 
 def estimate_s(predicted_s: Sequence[float], reps: int) -> float:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from experiments.models.tgs import Network, TaskTiming, tgs
@@ -151,22 +151,10 @@ def measure_row(cluster: Cluster, row: Row, reps: int, *, seed: int = 0, profile
     predicted = tgs(graph, model_ws, policy, network)
     mc = monte_carlo(graph, model_ws, policy, network, MonteCarloSettings(seed=seed)) if owners else None
     placement = {t.task: t.workstation for t in predicted.timings}
-    times, task_runs = [], []
-    if owners:
-        owner_daemons.start(cluster, {n: owners for n in names}, seed=seed)
     t0 = time.time()
-    try:
-        for rep in range(reps):
-            runs = run(cluster, graph, placement)
-            broken = precedence_violations(graph, runs)
-            if broken:
-                raise RuntimeError(f"Table {row.table}, {row.n} {row.kind}: {broken[0]}")
-            times.append(makespan_s(runs))
-            task_runs.append(tuple(runs))
-            log(f"Table {row.table}, {row.n} {row.kind}, rep {rep}: {times[-1]:.2f} s (TGS {predicted.makespan_s:.2f} s)")
-    finally:
-        if owners:
-            owner_daemons.stop(cluster, list(names))
+    task_runs = repeat_runs(cluster, graph, placement, {n: owners for n in names} if owners else {}, reps,
+                            seed=seed, label=f"Table {row.table}, {row.n} {row.kind}", log=log)
+    times = [makespan_s(runs) for runs in task_runs]
     metered = kernel_speeds(cluster, names, t0, time.time())
     tgs_metered = None
     if metered is not None:
@@ -180,6 +168,31 @@ def measure_row(cluster: Cluster, row: Row, reps: int, *, seed: int = 0, profile
     return RowResult(row, tuple(names), tuple(times), predicted.makespan_s,
                      mc.mean_s if mc else None, mc.half_width_s if mc else None, tgs_metered, tgs_profiled,
                      tuple(task_runs), tuple(timed.timings))
+
+
+def repeat_runs(cluster: Cluster, graph: TaskGraph, placement: Mapping[str, str], owners: Mapping[str, OwnerLoad],
+                reps: int, *, seed: int = 0, label: str = "", log: Log = lambda _m: None
+                ) -> tuple[tuple[TaskRun, ...], ...]:
+    """`reps` live runs of `graph` on `placement`, the owner daemons running on `owners`' workstations
+    for these runs only; every task of each. A run that breaks a precedence arc is an error."""
+    if reps < 1:
+        raise ValueError(f"reps: at least 1, got {reps}")
+    loaded = {n: o for n, o in owners.items() if o.n > 0}
+    out: list[tuple[TaskRun, ...]] = []
+    if loaded:
+        owner_daemons.start(cluster, loaded, seed=seed)
+    try:
+        for rep in range(reps):
+            runs = run(cluster, graph, placement)
+            broken = precedence_violations(graph, runs)
+            if broken:
+                raise RuntimeError(f"{label}: {broken[0]}")
+            out.append(tuple(runs))
+            log(f"{label}, rep {rep}: {makespan_s(runs):.2f} s")
+    finally:
+        if loaded:
+            owner_daemons.stop(cluster, list(loaded))
+    return tuple(out)
 
 
 def with_speeds(workstations: Sequence[Workstation], speeds: dict[str, float]) -> list[Workstation]:
