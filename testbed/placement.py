@@ -15,6 +15,7 @@ less: that is its container's cap, the governor's ceiling, and what other cluste
 """
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -123,7 +124,7 @@ def _place_speeds(spec: ClusterSpec, cores: list[int], taken: dict[int, float], 
             speed = spec.speed(n) or 0.0
             share = room(c) * speed / asked[c] if asked[c] else 0.0
             need = speed / (HEADROOM_LOW * factors[c])  # enough for the probe's extreme, no more
-            cpu[n] = round(min(1.0, need, max(share, 0.001)), 4)
+            cpu[n] = math.floor(min(1.0, need, max(share, 0.001)) * 1e4) / 1e4  # down: shares must still fit
             if not spec.defaults.governor:  # a fixed cap: what gives the speed at the factor seen now
                 cpu[n] = round(min(1.0, speed / factors[c]), 4)
             factor[n] = round(factors[c], 4)
