@@ -319,6 +319,14 @@ class Cluster:
         """CPU time used by everything on `ws`, in ns."""
         return self.backend.cpu_usage_ns(self.container_id(ws))
 
+    def oom_kills(self, ws: str) -> int:
+        """Processes killed on `ws` for passing its memory limit since it started; 0 when the
+        workstation cannot be read (gone: its jobs fail for that reason instead)."""
+        try:
+            return self.backend.oom_kills(self.container_id(ws))
+        except (OSError, ValueError, KeyError):
+            return 0
+
     def processes_cpu_ns(self, ws: str, command_contains: str) -> int:
         """CPU time of the processes on `ws` whose command line contains the text, in ns."""
         return self.backend.processes_cpu_ns(self.container_id(ws), command_contains)

@@ -48,6 +48,10 @@ def render(spec: ClusterSpec, *, cores: int, image: str | None = None, key_dir: 
             "cpu_period": cfg["cpu_period"],
             "cpu_quota": cfg["cpu_quota"],
             "cpuset": cfg["cpuset_cpus"],
+            "mem_limit": cfg["mem_limit"],
+            "memswap_limit": cfg["memswap_limit"],
+            "pids_limit": cfg["pids_limit"],
+            "security_opt": list(cfg["security_opt"]),
             "environment": cfg["environment"],
             "labels": dict(cfg["labels"]),
             "extra_hosts": [f"{n}:{ip}" for n, ip in ips.items()],
@@ -60,9 +64,10 @@ def render(spec: ClusterSpec, *, cores: int, image: str | None = None, key_dir: 
         if swarm:
             # Swarm ignores cpu_period/cpu_quota/cpuset and takes the cap from here, with
             # its fixed 100 ms period; docker-compose refuses both at once, hence two files.
-            for key in ("cpu_period", "cpu_quota", "cpuset"):
+            for key in ("cpu_period", "cpu_quota", "cpuset", "mem_limit", "memswap_limit"):
                 del services[ws][key]
-            services[ws]["deploy"] = {"resources": {"limits": {"cpus": f"{spec.cpu(ws):g}"}}}
+            services[ws]["deploy"] = {"resources": {"limits": {"cpus": f"{spec.cpu(ws):g}",
+                                                               "memory": str(spec.memory(ws))}}}
     return {
         "version": "3.8",
         "services": services,

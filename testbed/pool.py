@@ -107,4 +107,4 @@ def pool_launcher(cluster: "Cluster", slots: int = DEFAULT_SLOTS) -> PoolLaunche
         start(cluster, hosts, slots)
         return discover(cluster, hosts, slots, timeout_s=90.0)
 
-    return PoolLauncher(ensure(cluster, slots), renew=renew, fallback=cluster)
+    return PoolLauncher(ensure(cluster, slots), renew=renew, fallback=cluster, oom_kills=cluster.oom_kills)

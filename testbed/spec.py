@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ByteSize, ConfigDict, Field, field_validator, model_validator
 
 from testbed.config_loader import load_toml, validate
 from testbed.units import RateError, format_rate, parse_rate
@@ -17,6 +17,10 @@ from testbed.units import RateError, format_rate, parse_rate
 HOSTNAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
 CLUSTER_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,30}$")
 DEFAULT_EGRESS = 1_000_000_000  # 1 Gbit/s: an unshaped Gigabit Ethernet NOW
+# A workstation's memory, RAM and swap together: the largest shipped job (CG 500) peaked at
+# 531 MB on one workstation, and 16 workstations at 1 GiB stay under this host's 24 GiB.
+DEFAULT_MEMORY = 1 << 30
+MIN_MEMORY = 64 << 20  # below this the resident MPI rank (numpy and mpi4py loaded) cannot start
 
 
 class SpecError(ValueError):
@@ -28,6 +32,12 @@ def _rate(value: Any) -> int:
         return parse_rate(value)
     except RateError as exc:
         raise ValueError(str(exc)) from None
+
+
+def _memory(v: int | None) -> int | None:
+    if v is not None and v < MIN_MEMORY:
+        raise ValueError(f"must be at least {MIN_MEMORY >> 20} MiB (the resident MPI rank needs it), got {v} bytes")
+    return v
 
 
 def _speed(v: float | None) -> float | None:
@@ -59,6 +69,7 @@ class Defaults(_Strict):
     owner: OwnerLoad | None = Field(None, description="owner load started with the cluster")
     speed: float | None = Field(None, description="reference cores of a workstation with no cpu, class or speed")
     governor: bool = Field(True, description="keep speed workstations on their reference speed live")
+    memory: ByteSize = Field(ByteSize(DEFAULT_MEMORY), description="memory of a workstation (RAM, no swap), bytes or '512MiB'")
 
     _egress = field_validator("egress", mode="before")(lambda v: _rate(v))
 
@@ -70,6 +81,7 @@ class Defaults(_Strict):
         return v
 
     _speed = field_validator("speed")(lambda v: _speed(v))
+    _memory = field_validator("memory")(lambda v: _memory(v))
 
     @field_validator("cfs_period_us")
     @classmethod
@@ -130,6 +142,7 @@ class WorkstationSpec(_Strict):
     links: dict[str, int] = Field(default_factory=dict, description="per-peer bandwidth, bit/s")
     owner: OwnerLoad | None = Field(None, description="owner load started with the cluster")
     host: str | None = Field(None, description="the host it runs on (one of the spec's hosts); None: placement picks")
+    memory: ByteSize | None = Field(None, description="memory (RAM, no swap), bytes or '512MiB'; None: the default")
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
@@ -150,6 +163,7 @@ class WorkstationSpec(_Strict):
         return v
 
     _speed = field_validator("speed")(lambda v: _speed(v))
+    _memory = field_validator("memory")(lambda v: _memory(v))
 
     @model_validator(mode="after")
     def _cpu_or_speed(self) -> "WorkstationSpec":
@@ -281,6 +295,11 @@ class ClusterSpec(_Strict):
 
     def resolve(self, cpu: dict[str, float], factor: dict[str, float]) -> "ClusterSpec":
         return self.model_copy(update={"resolved_cpu": dict(cpu), "placed_factor": dict(factor)})
+
+    def memory(self, name: str) -> int:
+        """Bytes of memory, RAM and swap together: a job past it is killed inside the workstation."""
+        own = self.workstation(name).memory
+        return int(own if own is not None else self.defaults.memory)
 
     def egress(self, name: str) -> int:
         ws = self.workstation(name)

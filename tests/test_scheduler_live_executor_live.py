@@ -36,7 +36,7 @@ RUN_TIMEOUT_S = 150.0
 
 LIVE4 = {
     "name": "t-live4",
-    "defaults": {"egress": "100mbit"},
+    "defaults": {"egress": "100mbit", "memory": "256MiB"},  # small: a job past it is killed (the last test)
     "classes": {"fast": 0.2, "medium": 0.15, "slow": 0.1},
     "workstation": [
         {"name": "ws1", "class": "fast"},
@@ -96,3 +96,27 @@ def test_live_stream_completes_and_follows_the_policy(runs, policy):
         for x in r:
             assert x.ack_at >= x.sent_at >= x.requested_at and x.running_at > x.partition_at
             assert x.bytes_moved > 0
+
+
+# 600 MiB of data to redistribute, made at the job's start: past any workstation's 256 MiB
+HOG = job_class("hog", {
+    "argv": ["python3", "-m", "workloads.synthetic", "--phases", "2", "--mults", "1000000",
+             "--redist-bytes", str(600 << 20)],
+    "W": 1.0, "alpha": 0.1, "beta": 0.0, "pmax": 1,
+})
+NEIGHBOUR = job_class("neighbour", {"argv": list(SHORT.argv), "W": 4.0, "alpha": 1.0, "beta": 0.2, "pmax": 3})
+
+
+def test_a_job_past_its_workstations_memory_fails_as_out_of_memory_and_its_neighbour_finishes(live4):
+    """Issue 19: the kernel kills the job's rank at the container's limit; the job fails with
+    the reason, the job beside it finishes, and every workstation is still up."""
+    arrivals = [Arrival(0, HOG, 0.0), Arrival(1, NEIGHBOUR, 0.5)]
+    result = LiveExecutor(arrivals, "RA", live4.job_launcher(), live4.workstations, live4.controller_address,
+                          run_timeout_s=RUN_TIMEOUT_S, connect_timeout_s=60.0, job_timeout_s=120.0).run()
+    hog_hosts = {run.hosts for run in result.runs if run.job == 0}
+    assert len(hog_hosts) == 1
+    (host,) = hog_hosts.pop()
+    assert {f.id: f.error for f in result.failed} == {0: f"out of memory on {host}"}
+    (neighbour,) = [state for rec, state in zip(result.jobs, result.states) if rec.id == 1]
+    assert neighbour.status == "done" and neighbour.report.get("data_intact") is True, neighbour
+    assert all(live4.is_running(ws) for ws in live4.workstations)

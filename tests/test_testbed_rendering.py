@@ -85,7 +85,11 @@ def test_container_config_pins_caps_and_never_privileges(tmp_path):
     ips = addresses(SPEC, __import__("ipaddress").ip_network("172.28.5.0/24"))
     assert ips == {"a": "172.28.5.2", "b": "172.28.5.3", "c": "172.28.5.4"}
     cfg = container_config(SPEC, "b", image="img", ips=ips, core=1, key_dir=tmp_path)
-    assert cfg["cap_add"] == ["NET_ADMIN"]
+    assert cfg["cap_add"] == ["NET_ADMIN"]  # the only capability added
+    assert cfg["security_opt"] == ["no-new-privileges"] and 0 < cfg["pids_limit"] <= 4096
+    assert cfg["mem_limit"] == cfg["memswap_limit"] == 1 << 30  # the default, and no swap beyond it
+    assert container_config(from_dict({"defaults": {"memory": "300MiB"}, "workstation": [{"name": "x"}]}), "x",
+                            image="img", ips={"x": "10.0.0.2"}, core=0, key_dir=tmp_path)["mem_limit"] == 300 << 20
     assert cfg["cpuset_cpus"] == "1"
     assert (cfg["cpu_quota"], cfg["cpu_period"]) == (1_000, 20_000)  # 0.05 core: quota floor of 1 ms
     assert cfg["hostname"] == "b" and cfg["labels"]["nowlab.cluster"] == "r"
@@ -97,6 +101,7 @@ def test_compose_files_carry_caps_pinning_shaping_and_secrets():
     a = doc["services"]["a"]
     assert (a["cpu_quota"], a["cpu_period"]) == (4_000, 10_000)
     assert a["cpuset"] in {"0", "1"} and a["cap_add"] == ["NET_ADMIN"]
+    assert a["mem_limit"] == a["memswap_limit"] == 1 << 30 and a["security_opt"] == ["no-new-privileges"]
     assert "privileged" not in a
     assert a["environment"]["NOWLAB_TC"] == shaping.as_script(
         shaping.setup_commands(SPEC, "a", {n: s["networks"]["now"]["ipv4_address"]

@@ -56,9 +56,14 @@ class PoolHandle:
     """One job on the pool, from its `run` lines to every member's exit (the Handle protocol)."""
 
     def __init__(self, members: Sequence[PoolRank], argv: Sequence[str], env: dict[str, str] | None,
-                 tag: int, *, connect_timeout_s: float, on_exit: Callable[["PoolHandle"], None]) -> None:
+                 tag: int, *, connect_timeout_s: float, on_exit: Callable[["PoolHandle"], None],
+                 oom_kills: Callable[[str], int] | None = None) -> None:
         self.members = list(members)
         self.on_exit = on_exit
+        # each member's count of memory kills before the job: one more after it failed means
+        # the kernel killed its rank at the workstation's memory limit
+        self._oom_kills = oom_kills
+        self._oom_before = {m.host: oom_kills(m.host) for m in self.members} if oom_kills else {}
         self.codes: list[int | None] = [None] * len(self.members)
         self.stdout = [""] * len(self.members)
         self.stderr = [""] * len(self.members)
@@ -105,10 +110,21 @@ class PoolHandle:
                     break
         except (OSError, pool_wire.WireError) as exc:
             err = f"{self.members[i].host}: {exc}\n"
+        if code not in (0, CANCELLED) and self.out_of_memory(i, err):
+            sep = "" if not err or err.endswith("\n") else "\n"
+            err = f"{err}{sep}out of memory on {self.members[i].host}\n"  # last: the executor keeps the tail
         with self._lock:
             self.codes[i], self.stdout[i], self.stderr[i] = code, out, err
         if code not in (0, CANCELLED):
             self.terminate()  # the others would wait for this one forever
+
+    def out_of_memory(self, i: int, err: str) -> bool:
+        """Member i failed for memory: the kernel killed a process at its workstation's limit
+        since the job started, or Python could not allocate (MemoryError)."""
+        if "MemoryError" in err:
+            return True
+        host = self.members[i].host
+        return self._oom_kills is not None and self._oom_kills(host) > self._oom_before.get(host, 0)
 
     def _finish(self) -> None:
         for t in self._readers:
@@ -185,8 +201,9 @@ class PoolLauncher:
 
     def __init__(self, ranks: Sequence[PoolRank], *, renew: Callable[[], Sequence[PoolRank]] | None = None,
                  fallback: Launcher | None = None, connect_timeout_s: float = 5.0,
-                 busy_wait_s: float = 15.0) -> None:
+                 busy_wait_s: float = 15.0, oom_kills: Callable[[str], int] | None = None) -> None:
         self._renew = renew
+        self._oom_kills = oom_kills  # workstation -> memory kills so far (testbed: the cgroup's count)
         self.fallback = fallback
         self.connect_timeout_s = connect_timeout_s
         # A slot stays busy until its job's every member has reported; after a workstation died
@@ -254,7 +271,7 @@ class PoolLauncher:
         """The job's handle; on ConnectionError its slots are released first."""
         try:
             return PoolHandle(members, program, env, tag, connect_timeout_s=self.connect_timeout_s,
-                              on_exit=lambda h: self._release(h, generation))
+                              on_exit=lambda h: self._release(h, generation), oom_kills=self._oom_kills)
         except ConnectionError:
             with self._lock:
                 self._busy.difference_update((m.host, m.slot) for m in members)

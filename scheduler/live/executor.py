@@ -300,7 +300,10 @@ class LiveExecutor:
                 job.reconf.exited_at = t
         if job.status is not Status.FINISHED and not (clean and leaving):
             job.failed = True
-            if not job.error:
+            memory = memory_reason(ev.output)
+            if memory:  # the cause, over whatever the channel saw of the rank's death
+                job.error = memory
+            elif not job.error:
                 job.error = f"mpiexec exited {ev.exit_code} without finishing: {ev.output.strip()[-300:]}"
             if job.pending is not None and job.pending in self.waiting:
                 self.waiting.remove(job.pending)
@@ -463,3 +466,15 @@ class LiveExecutor:
         resizes = [r for job in self.jobs for r in job.resizes]
         return LiveResult(self.policy.name, self.P, self.hosts, records, sorted(self.timeline, key=lambda e: e.time),
                           self.decisions, resizes, sorted(self.runs, key=lambda r: r.launched_at), states)
+
+
+OUT_OF_MEMORY = "out of memory on "  # how a launcher says a member passed its workstation's memory
+
+
+def memory_reason(output: str) -> str:
+    """'out of memory on wsN' when a launcher's output says so (its first such line), else ''."""
+    for line in output.splitlines():
+        at = line.find(OUT_OF_MEMORY)
+        if at >= 0:
+            return line[at:].strip()
+    return ""

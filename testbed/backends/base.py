@@ -150,6 +150,11 @@ class Backend(Protocol):
         """CPU time used by everything in the workstation since it started, in ns."""
         ...
 
+    def oom_kills(self, machine: MachineId) -> int:
+        """Processes the kernel has killed in the workstation for passing its memory limit,
+        since it started (a job that failed is then said to have run out of memory)."""
+        ...
+
     def processes_cpu_ns(self, machine: MachineId, command_contains: str) -> int:
         """CPU time of the workstation's processes whose command line contains the text, in
         ns (the owner agents: the monitor splits the workstation's use by process)."""

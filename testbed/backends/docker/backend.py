@@ -131,6 +131,9 @@ class DockerBackend:
     def cpu_usage_ns(self, machine: str) -> int:
         return cgroups.read_usage_ns(machine, self.cgroup_root)
 
+    def oom_kills(self, machine: str) -> int:
+        return cgroups.read_oom_kills(machine, self.cgroup_root)
+
     def processes_cpu_ns(self, machine: str, command_contains: str) -> int:
         procs = cgroups.cgroup_file(machine, "cpu", "cgroup.procs", self.cgroup_root)
         return cgroups.processes_cpu_ns(procs, command_contains)

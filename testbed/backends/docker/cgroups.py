@@ -38,6 +38,16 @@ def read_usage_ns(container_id: str, root: Path = CGROUP_ROOT) -> int:
     return int(cgroup_file(container_id, "cpuacct", "cpuacct.usage", root).read_text())
 
 
+def read_oom_kills(container_id: str, root: Path = CGROUP_ROOT) -> int:
+    """The memory cgroup's `oom_kill` count: processes killed at the container's memory limit
+    (a kernel without the field, before 4.13, reads 0)."""
+    for line in cgroup_file(container_id, "memory", "memory.oom_control", root).read_text().splitlines():
+        key, _, value = line.partition(" ")
+        if key == "oom_kill":
+            return int(value)
+    return 0
+
+
 def write_cap(container_id: str, cap: CpuCap, root: Path = CGROUP_ROOT) -> None:
     """Period first: the kernel checks the quota against the period in force."""
     cpu = cgroup_dir(container_id, "cpu", root)

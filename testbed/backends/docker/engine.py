@@ -28,6 +28,9 @@ WS_LABEL = "nowlab.workstation"
 HOME_LABEL = "nowlab.home"  # the state folder of the process that made the cluster
 OWNER_LABEL = "nowlab.owner"  # "pid:start-time" of that process, to tell if it still runs
 # Subnets for cluster networks come from this block, /24 each, skipping any in use.
+# Tasks (processes and threads) a workstation may hold: its sshd, resident ranks, orted and
+# owners use a few dozen; the bound is there so a fork bomb in one job stops at its workstation.
+PIDS_LIMIT = 1024
 SUBNET_POOL = ipaddress.ip_network("172.28.0.0/14")
 
 
@@ -111,7 +114,11 @@ def container_config(spec: ClusterSpec, ws: str, *, image: str, ips: dict[str, s
         "cpu_period": period,
         "cpu_quota": cfs_quota_us(share, period),
         "cpuset_cpus": str(core),
-        "cap_add": ["NET_ADMIN"],
+        "cap_add": ["NET_ADMIN"],  # tc inside; the only capability added
+        "mem_limit": spec.memory(ws),
+        "memswap_limit": spec.memory(ws),  # the same: no swap, so a runaway job is killed, not paged
+        "pids_limit": PIDS_LIMIT,
+        "security_opt": ["no-new-privileges"],
         "binds": {str(key_dir / KEY_NAME): {"bind": f"/run/secrets/{KEY_NAME}", "mode": "ro"},
                   str(key_dir / f"{KEY_NAME}.pub"): {"bind": f"/run/secrets/{KEY_NAME}.pub", "mode": "ro"},
                   str(workloads.SOURCE_DIR): {"bind": "/opt/nowlab/workloads", "mode": "ro"}},
@@ -125,6 +132,8 @@ def create_container(c: docker.DockerClient, network: str, cfg: dict, owner: dic
     host_config = api.create_host_config(
         cpu_period=cfg["cpu_period"], cpu_quota=cfg["cpu_quota"], cpuset_cpus=cfg["cpuset_cpus"],
         cap_add=cfg["cap_add"], privileged=False, binds=cfg["binds"], network_mode=network,
+        mem_limit=cfg["mem_limit"], memswap_limit=cfg["memswap_limit"], pids_limit=cfg["pids_limit"],
+        security_opt=cfg["security_opt"],
         extra_hosts=cfg["extra_hosts"], sysctls=cfg["sysctls"], init=True)
     networking = api.create_networking_config({network: api.create_endpoint_config(ipv4_address=cfg["ip"])})
     created = api.create_container(cfg["image"], name=cfg["name"], hostname=cfg["hostname"],
