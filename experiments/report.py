@@ -85,7 +85,8 @@ def analyse(results: Path) -> Analysis:
     measured = cell_table(sync_delay.merge(summarize(normalised(jobs, measured=True), warmup), sync_measured))
     predicted = cell_table(sync_delay.merge(
         summarize(normalised(paired_predictions(jobs, preds), measured=False), warmup), sync_predicted))
-    cmp = with_bands(compare(measured, predicted, config.get("policies", ())), cells, bands)
+    cmp = with_bands(compare(measured, predicted, config.get("policies", ())), cells, bands,
+                     {**DEFAULT_TARGETS, **(config.get("targets") or {})})
     resumed = cells[cells.resumed].groupby(["policy", "rate"]).size().rename("resumed")
     cmp = cmp.merge(resumed.reset_index(), on=["policy", "rate"], how="left")
     cmp["resumed"] = cmp.resumed.fillna(0).astype(int)

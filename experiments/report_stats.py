@@ -10,7 +10,7 @@ replications' figures, and its 95% interval is Student's t over them.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -131,7 +131,8 @@ def compare(measured: pd.DataFrame, predicted: pd.DataFrame, policies: Sequence[
 BAND = (0.05, 0.95)
 
 
-def with_bands(cmp: pd.DataFrame, cells: pd.DataFrame, bands: dict[int, dict[str, list[float]]]) -> pd.DataFrame:
+def with_bands(cmp: pd.DataFrame, cells: pd.DataFrame, bands: dict[int, dict[str, list[float]]],
+               targets: Mapping[str, float] | None = None) -> pd.DataFrame:
     """The comparison with each ensemble statistic's mean as the prediction, and its band.
 
     For each (policy, rate) the replications' ensembles are averaged replay by replay (the
@@ -139,6 +140,10 @@ def with_bands(cmp: pd.DataFrame, cells: pd.DataFrame, bands: dict[int, dict[str
     replay's figure stays as `single_<stat>`; the errors, raw and normalised, are against
     the ensemble's mean. Cells without a band (a store from before version 4) keep the
     single replay.
+    `targets` (response_rel, execution_rel): with them, `chance_<stat>` is the fraction of
+    replays within the target of the ensemble's mean: how often a run would meet the target
+    by chance alone if the model were exact. A cell whose chance is low cannot show a
+    model's error in one run, whichever way its verdict falls.
     """
     if not bands or cmp.empty:
         return cmp
@@ -158,12 +163,19 @@ def with_bands(cmp: pd.DataFrame, cells: pd.DataFrame, bands: dict[int, dict[str
             per_replay = runs.mean(axis=0)
             out.loc[i, f"predicted_{stat}"] = float(np.mean(per_replay))
             out.loc[i, f"band_{stat}_lo"], out.loc[i, f"band_{stat}_hi"] = np.quantile(per_replay, BAND)
+            target = (targets or {}).get(TARGET_OF[stat])
+            mean = float(np.mean(per_replay))
+            if target is not None and mean > 0:
+                out.loc[i, f"chance_{stat}"] = float(np.mean(np.abs(per_replay / mean - 1) <= target))
     for stat in ("response", "median_execution"):
         for suffix in ("", "_norm"):
             meas = out.get(f"measured_{stat}{suffix}")
             if meas is not None:
                 out[f"err_{stat}{suffix}"] = (out[f"predicted_{stat}"] - meas) / meas.where(meas != 0)
     return out
+
+
+TARGET_OF = {"response": "response_rel", "median_execution": "execution_rel"}  # a statistic's target key
 
 
 def parse_interval_set(text: Any) -> tuple[int, ...]:
@@ -236,6 +248,11 @@ def error_table(cmp: pd.DataFrame, targets: dict[str, float]) -> pd.DataFrame:
         return ["" if not (np.isfinite(a) and np.isfinite(x)) else (TICK if a <= x <= b else CROSS)
                 for a, b, x in zip(lo, hi, m)]
 
+    def chance() -> list[str]:
+        """How often an exact model's run meets both targets (the two taken as independent)."""
+        both = cmp["chance_response"].astype(float) * cmp["chance_median_execution"].astype(float)
+        return [f"{x:.0%}" if np.isfinite(x) else "n/a" for x in both]
+
     banded = "band_response_lo" in cmp
     table = {
         "policy": cmp.policy,
@@ -254,6 +271,7 @@ def error_table(cmp: pd.DataFrame, targets: dict[str, float]) -> pd.DataFrame:
         f"within {e_t:.0%}": [_mark(x, e_t) for x in cmp.err_median_execution],
         "response error, speed-normalised": norm("err_response_norm"),
         "execution error, speed-normalised": norm("err_median_execution_norm"),
+        **({"chance within both by luck": chance()} if "chance_response" in cmp else {}),
     }
     return pd.DataFrame(table)
 
@@ -296,6 +314,12 @@ def targets_text(cmp: pd.DataFrame, targets: dict[str, float]) -> str:
         if len(known) < n:
             sentence += f" {n - len(known)} cell(s) without data."
         out.append(sentence)
+    if "chance_response" in cmp:
+        both = (cmp["chance_response"].astype(float) * cmp["chance_median_execution"].astype(float)).dropna()
+        if not both.empty:
+            out.append(f"By the model's own run-to-run spread, an exact model would meet both targets in all "
+                       f"{len(both)} cells of one run with probability {float(np.prod(both)):.0%} "
+                       f"(column 'chance within both by luck').")
     return " ".join(out)
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from experiments.records import JobOutcome, StreamJob
 from experiments.report import analyse, error_table_text, write_report
-from experiments.report_stats import error_table
+from experiments.report_stats import error_table, targets_text
 from experiments.report_plots import DPI, METRIC_FIGURES, METRIC_SIZE_IN, PANEL_SIZE_IN, metric_figure
 from experiments.store import ResultsStore
 
@@ -279,6 +279,11 @@ def test_an_ensemble_band_becomes_the_prediction_and_its_interval(results: Path,
     assert first["median execution, 90% band (s)"] == "20.95-38.05"
     # measured RA 0.1/s: response 27.75 s (outside), median execution 22.25 s (inside); raw, no meter
     assert (first["response in band"], first["execution in band"]) == ("✗", "✓")
+    # how often an exact model meets the targets by luck: response 31+k within 10% of 40.5 for
+    # k = 6..13 (8 of 20), median execution 20+k within 5% of 29.5 for k = 9, 10 (2 of 20)
+    assert (row.chance_response, row.chance_median_execution) == pytest.approx((0.4, 0.1))
+    assert first["chance within both by luck"] == "4%"
+    assert "an exact model would meet both targets in all" in targets_text(a.compared, a.targets)
     with ResultsStore.open(results, readonly=True) as old:
         assert old.bands() == {}
 
