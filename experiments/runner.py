@@ -62,6 +62,12 @@ class RunStopped(RuntimeError):
     """The run stopped early and can be resumed; the message says how."""
 
 
+#: How long a workstation may stay paused through the engine before its jobs are given up.
+#: Longer than any owner burst the configs render (those are freezes nowlab makes itself and
+#: does not count), short beside a job's 30 min timeout.
+PAUSED_LIMIT_S = 10.0
+
+
 def cluster_name(config: ExperimentConfig) -> str:
     return f"x-{config.name}"[:31].rstrip("-")
 
@@ -455,6 +461,9 @@ class Runner:
                 return dead
             time.sleep(0.25)
 
+    def _paused(self, ws: str) -> bool:
+        return isinstance(self.cluster, Cluster) and self.cluster.is_paused(ws)
+
     def _alive(self, ws: str) -> bool:
         if not isinstance(self.cluster, Cluster):
             return True  # a local launcher's hosts are this machine: up as long as the runner is
@@ -462,11 +471,25 @@ class Runner:
 
     def _watch(self, executor: LiveExecutor, cell: int, offset: float, hosts: list[str],
                stop: threading.Event, lost: list[str], lock: threading.Lock) -> None:
-        """Heartbeat of stream time for --resume, and a check that every workstation is still up."""
+        """Heartbeat of stream time for --resume, and a check that every workstation is still up.
+
+        A workstation paused through the engine (`docker pause`, not nowlab's owner bursts)
+        for PAUSED_LIMIT_S counts as lost: its jobs would otherwise wait for it until their
+        timeout, half an hour."""
+        paused_since: dict[str, float] = {}
         while not stop.wait(2.0):
             if executor.t0:
                 self.store.heartbeat(cell, offset + time.monotonic() - executor.t0)
-            dead = [h for h in hosts if not self._alive(h)]
+            now = time.monotonic()
+            for h in hosts:
+                if self._paused(h):
+                    paused_since.setdefault(h, now)
+                else:
+                    paused_since.pop(h, None)
+            held = [h for h, t in paused_since.items() if now - t >= PAUSED_LIMIT_S]
+            if held:
+                self.log(f"workstation(s) {', '.join(held)} paused for {PAUSED_LIMIT_S:.0f} s: counted as lost")
+            dead = [h for h in hosts if not self._alive(h) or h in held]
             if dead:
                 with lock:
                     lost.extend(h for h in dead if h not in lost)

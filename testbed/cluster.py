@@ -162,6 +162,13 @@ class Cluster:
         except KeyError:
             return False
 
+    def is_paused(self, ws: str) -> bool:
+        """Paused through the engine by someone outside nowlab (its owner bursts do not count)."""
+        try:
+            return self.backend.is_paused(self.container_id(ws))
+        except KeyError:
+            return False
+
     def control(self, ws: str) -> Control:
         return self.backend.control(self.container_id(ws))
 

@@ -125,6 +125,11 @@ class Backend(Protocol):
         """The workstation runs; one the backend cannot see is as good as gone."""
         ...
 
+    def is_paused(self, machine: MachineId) -> bool:
+        """Someone paused the workstation through the engine (`docker pause`). nowlab's own
+        owner bursts freeze it behind the engine's back and do not count."""
+        ...
+
     def logs(self, machine: MachineId, tail: int = 5) -> str:
         """The last lines the workstation's init wrote, to explain a failed start."""
         ...

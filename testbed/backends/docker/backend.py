@@ -111,6 +111,12 @@ class DockerBackend:
         except (docker.errors.DockerException, KeyError, OSError, RuntimeError):
             return False
 
+    def is_paused(self, machine: str) -> bool:
+        try:
+            return bool(self.client.api.inspect_container(machine)["State"]["Paused"])
+        except (docker.errors.DockerException, KeyError, OSError, RuntimeError):
+            return False
+
     def logs(self, machine: str, tail: int = 5) -> str:
         with _engine_errors(f"logs of {machine[:12]}"):
             return self.client.api.logs(machine, tail=tail).decode(errors="replace").strip()
