@@ -5,17 +5,45 @@ new connection whose first line is a `hello` naming the job; the server hands
 that connection to whoever waits for the job. Times are taken on the host clock
 when a line is sent or received, so latencies need no clock agreement with the
 workstations. Standard library only (threads and sockets).
+
+It listens on one address the caller names (the cluster's gateway, or 127.0.0.1 for a run
+on this host), never on every interface unless the caller says why. Before a connection may
+say anything it proves it holds the run's secret (workloads/channel_auth.py), within a short
+timeout, in its own thread, so a peer that connects and stays silent holds up no one; a peer
+outside `allowed_networks` is closed at once. Each refusal is logged (a warning naming the peer
+and the reason) and counted in `refused`.
 """
 from __future__ import annotations
 
+import collections
+import ipaddress
+import logging
 import queue
 import socket
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable
 
+from workloads import channel_auth
 from workloads.protocol import LineBuffer, ProtocolError, encode
+
+log = logging.getLogger(__name__)
+
+MAX_PENDING_HANDSHAKES = 32  # a flood of connections waits in no thread beyond these: the rest are closed at once
+
+
+def check_bind_host(bind_host: str, allow_wildcard: bool) -> None:
+    """ValueError (one line, naming the field) for an address that listens on every interface."""
+    if not bind_host:
+        raise ValueError("bind_host: empty; give the cluster's gateway address (127.0.0.1 for a run on this host)")
+    try:
+        wildcard = ipaddress.ip_address(bind_host).is_unspecified
+    except ValueError:
+        wildcard = False  # a host name: it resolves to one address
+    if wildcard and not allow_wildcard:
+        raise ValueError(f"bind_host: {bind_host} listens on every network of this machine; give the cluster's "
+                         f"gateway address (127.0.0.1 for a run on this host)")
 
 
 @dataclass
@@ -67,9 +95,22 @@ class JobConnection:
 class ControlServer:
     """Accepts job connections; use as a context manager so the socket is closed."""
 
-    def __init__(self, bind_host: str = "0.0.0.0", port: int = 0) -> None:
+    def __init__(self, bind_host: str, port: int = 0, *, secret: bytes | None = None,
+                 allowed_networks: Iterable[str] | None = None, allow_wildcard: bool = False,
+                 handshake_timeout_s: float = channel_auth.HANDSHAKE_TIMEOUT_S) -> None:
+        """`secret`: the run's (default: a fresh one; hand it to the jobs with `job_env()`).
+        `allow_wildcard`: listen on 0.0.0.0 / :: anyway, for workstations that reach this host
+        through an address it does not own (NAT); the secret is then the only guard."""
+        check_bind_host(bind_host, allow_wildcard)
+        self.secret = channel_auth.new_secret() if secret is None else secret
+        self.allowed_networks = None if allowed_networks is None else channel_auth.parse_networks(allowed_networks)
+        self.handshake_timeout_s = handshake_timeout_s
+        self.refused = 0  # connections closed before their first line: bad secret, silent, outside the networks
+        self.refusals: collections.Counter[str] = collections.Counter()  # by reason
+        self._pending = threading.BoundedSemaphore(MAX_PENDING_HANDSHAKES)
         self._listener = socket.create_server((bind_host, port), reuse_port=False)
         self._listener.settimeout(0.5)
+        self.bind_host = bind_host
         self.port = self._listener.getsockname()[1]
         self._arrivals: dict[str, "queue.Queue[JobConnection]"] = {}
         self._lock = threading.Lock()
@@ -77,6 +118,17 @@ class ControlServer:
         self._threads: list[threading.Thread] = []
         self._accepter = threading.Thread(target=self._accept_loop, name="nowlab-control-accept", daemon=True)
         self._accepter.start()
+
+    def job_env(self) -> dict[str, str]:
+        """What a job's environment needs to be let in."""
+        return channel_auth.secret_env(self.secret)
+
+    def _refuse(self, sock: socket.socket, peer: tuple, reason: str) -> None:
+        with self._lock:
+            self.refused += 1
+            self.refusals[reason.split(" (", 1)[0]] += 1
+        log.warning("control channel: refused %s port %s: %s", peer[0], peer[1], reason)
+        sock.close()
 
     def __enter__(self) -> "ControlServer":
         return self
@@ -103,24 +155,44 @@ class ControlServer:
     def _accept_loop(self) -> None:
         while not self._stop.is_set():
             try:
-                sock, _ = self._listener.accept()
+                sock, peer = self._listener.accept()
             except socket.timeout:
                 continue
             except OSError:
                 return
+            if not channel_auth.peer_allowed(peer[0], self.allowed_networks):
+                self._refuse(sock, peer, "outside the allowed networks")
+                continue
+            if not self._pending.acquire(blocking=False):
+                self._refuse(sock, peer, f"more than {MAX_PENDING_HANDSHAKES} connections in their handshake")
+                continue
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            reader = threading.Thread(target=self._read_loop, args=(sock,), daemon=True)
+            reader = threading.Thread(target=self._read_loop, args=(sock, peer), daemon=True)
             reader.start()
+            self._threads = [t for t in self._threads if t.is_alive()]
             self._threads.append(reader)
 
-    def _read_loop(self, sock: socket.socket) -> None:
+    def _admit(self, sock: socket.socket, peer: tuple) -> bytes | None:
+        """The handshake (its own thread, bounded in time); what followed the answer, None if refused."""
+        try:
+            return channel_auth.server_handshake(sock, self.secret, timeout_s=self.handshake_timeout_s)
+        except channel_auth.AuthError as exc:
+            self._refuse(sock, peer, str(exc))
+        except OSError as exc:
+            self._refuse(sock, peer, f"connection failed in the handshake ({exc})")
+        finally:
+            self._pending.release()
+        return None
+
+    def _read_loop(self, sock: socket.socket, peer: tuple) -> None:
+        rest = self._admit(sock, peer)
+        if rest is None:
+            return
         buffer = LineBuffer()
         conn: JobConnection | None = None
         try:
-            while True:
-                chunk = sock.recv(65536)
-                if not chunk:
-                    break
+            chunk = rest or sock.recv(65536)  # a job waits for "ok" before its hello: rest is empty
+            while chunk:
                 at = time.monotonic()
                 for message in buffer.feed(chunk):
                     item = Received(message, at)
@@ -133,8 +205,11 @@ class ControlServer:
                     else:
                         conn.log.append(item)
                         conn._inbox.put(item)
-        except (OSError, ProtocolError):
+                chunk = sock.recv(65536)
+        except (OSError, ProtocolError, KeyError):
             pass
         finally:
             if conn is not None:
                 conn._inbox.put(None)
+            else:  # nobody holds it: closed here
+                sock.close()
