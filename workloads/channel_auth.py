@@ -32,7 +32,7 @@ GREETING = b"nowlab-auth-1"
 ACCEPTED = b"ok"
 CONTROL_CONTEXT = b"nowlab control channel v1"
 HANDSHAKE_TIMEOUT_S = 2.0
-_MAX_LINE_BYTES = 256  # a greeting or an answer is under 100 bytes
+MAX_LINE_BYTES = 256  # a greeting or an answer is under 100 bytes
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -98,36 +98,32 @@ def _read_line(sock: socket.socket, deadline: float, what: str) -> tuple[bytes, 
             raise AuthError(f"no {what} within the handshake timeout")
         sock.settimeout(remaining)
         try:
-            chunk = sock.recv(_MAX_LINE_BYTES)
+            chunk = sock.recv(MAX_LINE_BYTES)
         except socket.timeout:
             raise AuthError(f"no {what} within the handshake timeout") from None
         if not chunk:
             raise AuthError(f"closed before the {what}")
         data += chunk
-        if len(data) > 2 * _MAX_LINE_BYTES:
+        if len(data) > 2 * MAX_LINE_BYTES:
             raise AuthError(f"{what} too long")
     line, _, rest = data.partition(b"\n")
     return line, rest
 
 
-def server_handshake(sock: socket.socket, secret: bytes, *, context: bytes = CONTROL_CONTEXT,
-                     timeout_s: float = HANDSHAKE_TIMEOUT_S) -> bytes:
-    """Challenge the peer; returns what it sent after its answer. AuthError if it fails to prove itself."""
-    deadline = time.monotonic() + timeout_s
+def challenge() -> tuple[bytes, bytes]:
+    """A fresh nonce and the line that carries it to the peer."""
     nonce = secrets.token_bytes(NONCE_BYTES)
-    before = sock.gettimeout()
-    sock.settimeout(timeout_s)
-    sock.sendall(GREETING + b" " + nonce.hex().encode() + b"\n")
-    line, rest = _read_line(sock, deadline, "answer")
+    return nonce, GREETING + b" " + nonce.hex().encode() + b"\n"
+
+
+def check_answer(secret: bytes, nonce: bytes, line: bytes, context: bytes = CONTROL_CONTEXT) -> None:
+    """AuthError unless `line` (without its newline) is the answer to `nonce` under `secret`."""
     try:
         given = bytes.fromhex(line.decode("ascii").strip())
     except (UnicodeDecodeError, ValueError):
         raise AuthError("answer is not hex") from None
     if not hmac.compare_digest(given, answer(secret, nonce, context)):
         raise AuthError("wrong answer (not this run's secret)")
-    sock.sendall(ACCEPTED + b"\n")
-    sock.settimeout(before)
-    return rest
 
 
 def client_handshake(sock: socket.socket, secret: bytes, *, context: bytes = CONTROL_CONTEXT,

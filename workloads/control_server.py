@@ -8,16 +8,14 @@ workstations. Standard library only (threads and sockets).
 
 It listens on one address the caller names (the cluster's gateway, or 127.0.0.1 for a run
 on this host), never on every interface unless the caller says why. Before a connection may
-say anything it proves it holds the run's secret (workloads/channel_auth.py), within a short
-timeout, in its own thread, so a peer that connects and stays silent holds up no one; a peer
-outside `allowed_networks` is closed at once. Each refusal is logged (a warning naming the peer
-and the reason) and counted in `refused`.
+say anything it proves it holds the run's secret (workloads/channel_auth.py) within a short
+timeout; workloads/control_gate.py runs the handshakes, so a peer that connects and stays
+silent holds up no one, and one outside `allowed_networks` is closed at once. Each refusal is
+logged (a warning naming the peer and the reason) and counted in `refused`.
 """
 from __future__ import annotations
 
-import collections
 import ipaddress
-import logging
 import queue
 import socket
 import threading
@@ -26,11 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from workloads import channel_auth
+from workloads.control_gate import Gate
 from workloads.protocol import LineBuffer, ProtocolError, encode
-
-log = logging.getLogger(__name__)
-
-MAX_PENDING_HANDSHAKES = 32  # a flood of connections waits in no thread beyond these: the rest are closed at once
 
 
 def check_bind_host(bind_host: str, allow_wildcard: bool) -> None:
@@ -103,32 +98,28 @@ class ControlServer:
         through an address it does not own (NAT); the secret is then the only guard."""
         check_bind_host(bind_host, allow_wildcard)
         self.secret = channel_auth.new_secret() if secret is None else secret
-        self.allowed_networks = None if allowed_networks is None else channel_auth.parse_networks(allowed_networks)
-        self.handshake_timeout_s = handshake_timeout_s
-        self.refused = 0  # connections closed before their first line: bad secret, silent, outside the networks
-        self.refusals: collections.Counter[str] = collections.Counter()  # by reason
-        self._pending = threading.BoundedSemaphore(MAX_PENDING_HANDSHAKES)
-        self._listener = socket.create_server((bind_host, port), reuse_port=False)
-        self._listener.settimeout(0.5)
+        networks = None if allowed_networks is None else channel_auth.parse_networks(allowed_networks)
         self.bind_host = bind_host
-        self.port = self._listener.getsockname()[1]
         self._arrivals: dict[str, "queue.Queue[JobConnection]"] = {}
         self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._threads: list[threading.Thread] = []
-        self._accepter = threading.Thread(target=self._accept_loop, name="nowlab-control-accept", daemon=True)
-        self._accepter.start()
+        listener = socket.create_server((bind_host, port), reuse_port=False)
+        self.port = listener.getsockname()[1]
+        self._gate = Gate(listener, self.secret, self._admitted, allowed_networks=networks,
+                          timeout_s=handshake_timeout_s)
+
+    @property
+    def refused(self) -> int:
+        """Connections closed before their first message: wrong secret, silent, outside the networks."""
+        return self._gate.refusals.total
+
+    @property
+    def refusals(self) -> dict[str, int]:
+        """The same, by reason."""
+        return dict(self._gate.refusals.counts)
 
     def job_env(self) -> dict[str, str]:
         """What a job's environment needs to be let in."""
         return channel_auth.secret_env(self.secret)
-
-    def _refuse(self, sock: socket.socket, peer: tuple, reason: str) -> None:
-        with self._lock:
-            self.refused += 1
-            self.refusals[reason.split(" (", 1)[0]] += 1
-        log.warning("control channel: refused %s port %s: %s", peer[0], peer[1], reason)
-        sock.close()
 
     def __enter__(self) -> "ControlServer":
         return self
@@ -137,9 +128,11 @@ class ControlServer:
         self.close()
 
     def close(self) -> None:
-        self._stop.set()
-        self._listener.close()
-        self._accepter.join(timeout=2)
+        self._gate.close()
+
+    def _admitted(self, sock: socket.socket, rest: bytes) -> None:
+        """A job's connection, past the gate: from here on its own thread reads it."""
+        threading.Thread(target=self._read_loop, args=(sock, rest), daemon=True, name="nowlab-control-job").start()
 
     def _queue_for(self, job: str) -> "queue.Queue[JobConnection]":
         with self._lock:
@@ -152,45 +145,11 @@ class ControlServer:
         except queue.Empty as exc:
             raise TimeoutError(f"job {job} did not connect within {timeout_s} s") from exc
 
-    def _accept_loop(self) -> None:
-        while not self._stop.is_set():
-            try:
-                sock, peer = self._listener.accept()
-            except socket.timeout:
-                continue
-            except OSError:
-                return
-            if not channel_auth.peer_allowed(peer[0], self.allowed_networks):
-                self._refuse(sock, peer, "outside the allowed networks")
-                continue
-            if not self._pending.acquire(blocking=False):
-                self._refuse(sock, peer, f"more than {MAX_PENDING_HANDSHAKES} connections in their handshake")
-                continue
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            reader = threading.Thread(target=self._read_loop, args=(sock, peer), daemon=True)
-            reader.start()
-            self._threads = [t for t in self._threads if t.is_alive()]
-            self._threads.append(reader)
-
-    def _admit(self, sock: socket.socket, peer: tuple) -> bytes | None:
-        """The handshake (its own thread, bounded in time); what followed the answer, None if refused."""
-        try:
-            return channel_auth.server_handshake(sock, self.secret, timeout_s=self.handshake_timeout_s)
-        except channel_auth.AuthError as exc:
-            self._refuse(sock, peer, str(exc))
-        except OSError as exc:
-            self._refuse(sock, peer, f"connection failed in the handshake ({exc})")
-        finally:
-            self._pending.release()
-        return None
-
-    def _read_loop(self, sock: socket.socket, peer: tuple) -> None:
-        rest = self._admit(sock, peer)
-        if rest is None:
-            return
+    def _read_loop(self, sock: socket.socket, rest: bytes) -> None:
         buffer = LineBuffer()
         conn: JobConnection | None = None
         try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             chunk = rest or sock.recv(65536)  # a job waits for "ok" before its hello: rest is empty
             while chunk:
                 at = time.monotonic()
