@@ -107,6 +107,7 @@ class Gate:
             return
         except OSError as exc:  # e.g. out of file descriptors: the listener stays, the peer retries
             log.warning("control channel: accept failed: %s", exc)
+            self._stop.wait(_TICK_S)  # the listener stays readable: do not spin on it
             return
         if not channel_auth.peer_allowed(peer[0], self.allowed_networks):
             sock.close()
@@ -163,7 +164,11 @@ class Gate:
             p.sock.close()
             self.refusals.add(p.peer, "closed before the answer", str(exc))
             return
-        self.admitted(p.sock, rest)
+        try:
+            self.admitted(p.sock, rest)
+        except (OSError, RuntimeError) as exc:  # no thread to be had: this job is lost, the gate is not
+            p.sock.close()
+            log.warning("control channel: could not take in %s port %s: %s", p.peer[0], p.peer[1], exc)
 
     def _expire(self) -> None:
         now = time.monotonic()
