@@ -166,7 +166,7 @@ def main() -> None:
         t0 = time.monotonic()
         pool.ensure(c)
         console.print(f"resident pool answering: {time.monotonic() - t0:.1f} s more")
-        server = stack.enter_context(ControlServer())
+        server = stack.enter_context(ControlServer(c.controller_address))
         every = {"cold": ColdLauncher(c), "warm": c, "pool": c.job_launcher()}
         launchers = {mode: every[mode] for mode in args.modes}
         with Progress(console=console) as bar:

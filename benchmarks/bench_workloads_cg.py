@@ -38,7 +38,7 @@ def time_cg(launcher, hosts: list[str], n: int, iterations: int, reps: int) -> d
 
 
 def resize_costs(launcher, hosts: list[str], steps: list[list[str]], n: int, control_host: str) -> list[dict]:
-    with ControlServer() as server:
+    with ControlServer(control_host) as server:
         job = MalleableJob(launcher, server, f"bench-resize-{time.time_ns() % 10**9}",
                            ["python3", "-m", "workloads.cg", "--n", str(n), "--iterations", "2000"],
                            hosts, control_host).start()

@@ -36,7 +36,7 @@ def phase_times(launcher, hosts: list[str], mults: int, phases: int, redist: int
 
 
 def resize_costs(launcher, workstations: list[str], mults: int, redist: int, control_host: str) -> list[dict]:
-    with ControlServer() as server:
+    with ControlServer(control_host) as server:
         with MalleableJob(launcher, server, f"bench-syn-resize-{time.time_ns() % 10**9}",
                           ["python3", "-m", "workloads.synthetic", "--phases", "100000", "--mults", str(mults),
                            "--redist-bytes", str(redist)],

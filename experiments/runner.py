@@ -377,7 +377,7 @@ class Runner:
             live_arrivals(self.config, self.profiles, remaining, offset), policy, job_launcher(c), run.hosts,
             c.controller_address, on_finish=lambda record, st: self._job_left(run, record, st), stop=run.stop,
             tag=f"c{cell}s{seg}", launch_delay_s=self.config.overhead.launch_s,
-            resize_delay_s=self.config.overhead.resize_s)
+            resize_delay_s=self.config.overhead.resize_s, allowed_networks=[c.control_network])
         watch = threading.Thread(target=self._watch, args=(run.executor, cell, offset, run.hosts, run.stop,
                                                             run.lost, run.lock), daemon=True)
         self.update(label, 0, len(remaining))

@@ -143,6 +143,11 @@ class Cluster:
         return self.state.gateway
 
     @property
+    def control_network(self) -> str:
+        """The network the workstations reach the host from: the control channel refuses every other peer."""
+        return self.state.subnet
+
+    @property
     def key_path(self) -> Path:
         return state.cluster_dir(self.name) / "ssh" / KEY_NAME
 
@@ -191,7 +196,8 @@ class Cluster:
             time.sleep(0.05)
 
     def mpi_argv(self, hosts: Sequence[str], argv: Sequence[str], *, env: dict[str, str] | None = None,
-                 ranks_per_host: int = 1, guest: bool = True, fast: bool = True) -> list[str]:
+                 forward: Sequence[str] = (), ranks_per_host: int = 1, guest: bool = True,
+                 fast: bool = True) -> list[str]:
         """mpiexec across `hosts`, one rank each in the order given (rank i on hosts[i]).
 
         Hosts must be listed lowest-numbered first, so the coordinator (rank 0) is always the
@@ -199,6 +205,8 @@ class Cluster:
         guests: they run at SCHED_IDLE, so a workstation's owner processes preempt them.
         `fast` launches over the ssh masters and `python3 -m` programs through the zygotes
         opened at `up` (testbed/warm.py); each falls back to the cold path if missing.
+        `env` is given on the command line (`-x K=V`); `forward` names variables mpiexec passes on
+        from its own environment, so a secret is not on a command line that `ps` shows.
         """
         if not hosts:
             raise ValueError("hosts: an MPI job needs at least one workstation")
@@ -207,6 +215,7 @@ class Cluster:
             raise ValueError(f"hosts: list each workstation once, lowest-numbered first (got {', '.join(hosts)})")
         hostlist = ",".join(f"{h}:{ranks_per_host}" for h in hosts)
         exports = [x for k, v in (env or {}).items() for x in ("-x", f"{k}={v}")]
+        exports += [x for k in forward for x in ("-x", k)]
         return ["mpiexec", "--allow-run-as-root", "-H", hostlist, "-n", str(len(hosts) * ranks_per_host),
                 "--map-by", "node", "--mca", "btl", "tcp,self", *(warm.MPI_FAST_ARGS if fast else []),
                 "-x", "PYTHONPATH", *exports, *(GUEST_PREFIX if guest else []),
@@ -214,11 +223,11 @@ class Cluster:
 
     def mpirun(self, hosts: Sequence[str], argv: Sequence[str], *, env: dict[str, str] | None = None,
                timeout: float | None = None) -> ExecResult:
-        return self.exec(hosts[0], self.mpi_argv(hosts, argv, env=env), timeout=timeout)
+        return self.exec(hosts[0], self.mpi_argv(hosts, argv, forward=sorted(env or {})), env=env, timeout=timeout)
 
     def mpirun_popen(self, hosts: Sequence[str], argv: Sequence[str], *,
                      env: dict[str, str] | None = None) -> RemoteProcess:
-        return self.start(hosts[0], self.mpi_argv(hosts, argv, env=env))
+        return self.start(hosts[0], self.mpi_argv(hosts, argv, forward=sorted(env or {})), env=env)
 
     def job_launcher(self) -> PoolLauncher:
         """Where malleable jobs launch: the cluster's resident MPI world (testbed/pool.py).

@@ -71,7 +71,7 @@ def cg_bytes(n: int, old: list[str], new: list[str]) -> int:
 def test_cg_shrunk_then_grown_matches_the_unpreempted_run(live_cluster):
     n, hosts = 500, ["ws1", "ws2", "ws3", "ws4"]
     plain = run(live_cluster, hosts, "workloads.cg", "--n", str(n), "--print-x")
-    with ControlServer() as server:
+    with ControlServer(live_cluster.controller_address) as server:
         job = MalleableJob(live_cluster.job_launcher(), server, job_id("cg-resize"),
                            ["python3", "-m", "workloads.cg", "--n", str(n), "--print-x"],
                            hosts, live_cluster.controller_address).start()
@@ -111,7 +111,7 @@ def test_synthetic_runs_its_phases_and_reports_per_phase_times(live_cluster):
 def test_synthetic_shrinks_and_moves_its_data(live_cluster):
     hosts, kept = ["ws1", "ws2", "ws3"], ["ws1", "ws3"]
     redist = 512 * 1024
-    with ControlServer() as server:
+    with ControlServer(live_cluster.controller_address) as server:
         job = MalleableJob(live_cluster.job_launcher(), server, job_id("syn-resize"),
                            ["python3", "-m", "workloads.synthetic", "--phases", "40", "--mults", "20000000",
                             "--redist-bytes", str(redist)],

@@ -108,3 +108,13 @@ def test_a_launch_waits_a_moment_for_a_slot_its_last_job_is_still_releasing(pool
     second = pool.mpirun_popen(["ws1"], HELLO)  # waits until `first` has reported, then runs
     assert first.poll() is not None
     assert second.wait(60).exit_code == 0
+
+
+def test_a_pool_on_this_host_listens_on_the_loopback_only(pool):
+    """Its ranks run any `python3 -m` they are sent: on the host they must not face the network."""
+    import subprocess
+    ports = {r.address[1] for ranks in pool.ranks.values() for r in ranks}
+    listening = subprocess.run(["ss", "-Hltn"], capture_output=True, text=True, check=True).stdout.split("\n")
+    local = {line.split()[3] for line in listening if line.strip()}
+    mine = {a for a in local if int(a.rsplit(":", 1)[1]) in ports}
+    assert mine == {f"127.0.0.1:{p}" for p in ports}

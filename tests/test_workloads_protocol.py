@@ -62,7 +62,7 @@ def test_control_address_prefers_the_command_line(monkeypatch):
 def test_preemption_handshake_over_tcp():
     """The job side (ControlClient) and the scheduler side (ControlServer) agree on the sequence."""
     with ControlServer(bind_host="127.0.0.1") as server:
-        client = ControlClient(("127.0.0.1", server.port))
+        client = ControlClient(("127.0.0.1", server.port), server.secret)
         client.send({"type": "hello", "job": "j1", "hosts": ["ws1", "ws2"], "iteration": 0, "resumed": False})
         conn = server.connection("j1", timeout_s=5)
         assert conn.hello.message["hosts"] == ["ws1", "ws2"]
@@ -90,7 +90,7 @@ def test_preemption_handshake_over_tcp():
 
 def test_unexpected_message_is_an_error():
     with ControlServer(bind_host="127.0.0.1") as server:
-        client = ControlClient(("127.0.0.1", server.port))
+        client = ControlClient(("127.0.0.1", server.port), server.secret)
         client.send({"type": "hello", "job": "j2", "hosts": ["ws1"], "iteration": 0, "resumed": False})
         conn = server.connection("j2", timeout_s=5)
         client.send({"type": "error", "what": "boom"})

@@ -3,7 +3,9 @@
 Only the coordinator (lowest rank) talks to the scheduler; it relays decisions to
 the other ranks over MPI. The connection is plain TCP to HOST:PORT, taken from
 --control or the NOWLAB_CONTROL environment variable (read when the program
-starts, not at import), so it works the same for Docker and SSH backends.
+starts, not at import), so it works the same for Docker and SSH backends. Before
+its first line it answers the controller's challenge with the run's secret
+(NOWLAB_CONTROL_SECRET; workloads/channel_auth.py).
 Runs inside the containers: standard library only.
 """
 from __future__ import annotations
@@ -14,6 +16,7 @@ import socket
 import time
 from typing import Any
 
+from workloads import channel_auth
 from workloads.protocol import LineBuffer, encode, parse_address
 
 ENV_VAR = "NOWLAB_CONTROL"
@@ -29,11 +32,16 @@ def control_address(cli_value: str | None) -> tuple[str, int] | None:
 class ControlClient:
     """Line-JSON client. `poll()` never blocks, so checking at a safe point is cheap."""
 
-    def __init__(self, address: tuple[str, int]) -> None:
+    def __init__(self, address: tuple[str, int], secret: bytes) -> None:
         self._sock = socket.create_connection(address, timeout=CONNECT_TIMEOUT_S)
         self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        try:
+            rest = channel_auth.client_handshake(self._sock, secret)
+        except (OSError, channel_auth.AuthError):
+            self._sock.close()
+            raise
         self._buffer = LineBuffer()
-        self._inbox: list[dict[str, Any]] = []
+        self._inbox: list[dict[str, Any]] = self._buffer.feed(rest)
         self._closed = False
 
     def send(self, message: dict[str, Any]) -> None:

@@ -83,6 +83,7 @@ class LocalLauncher:
     mpiexec: str = "mpiexec"
     python: str = "/usr/bin/python3"
     controller_address: str = "127.0.0.1"
+    control_network: str = "127.0.0.0/8"  # every rank runs here: the control channel refuses any other peer
 
     def mpirun_popen(self, hosts: Sequence[str], argv: Sequence[str], *,
                      env: dict[str, str] | None = None) -> LocalHandle:

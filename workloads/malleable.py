@@ -52,7 +52,7 @@ class MalleableJob:
         self.launcher, self.server, self.job = launcher, server, job
         self.program, self.hosts = list(program), list(hosts)
         self.control = f"{control_host}:{server.port}"
-        self.env, self.timeout_s = env, timeout_s
+        self.env, self.timeout_s = {**(env or {}), **server.job_env()}, timeout_s  # the run's secret lets it in
         self.record = MalleableRun(job, self.program, [list(hosts)])
         self._handle: Handle | None = None
         self._conn: JobConnection | None = None

@@ -78,7 +78,7 @@ class Rank:
         self.slot = slot
         self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.listener.bind(("0.0.0.0", pool_wire.port_base() + slot))
+        self.listener.bind((pool_wire.bind_host(), pool_wire.port_base() + slot))
         self.listener.listen(64)
         self.jobs_run = 0
 

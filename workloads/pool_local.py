@@ -23,7 +23,7 @@ def local_pool(n: int, *, port_base: int = 17790, timeout_s: float = 60.0,
         raise ValueError(f"n: a pool needs at least one rank, got {n}")
     local = local or LocalLauncher()
     handle = local.mpirun_popen([f"ws{i + 1}" for i in range(n)], ["python3", "-m", "workloads.pool"],
-                                env={pool_wire.PORT_ENV: str(port_base)})
+                                env={pool_wire.PORT_ENV: str(port_base), pool_wire.BIND_ENV: "127.0.0.1"})
     try:
         ranks: list[PoolRank] = []
         deadline = time.monotonic() + timeout_s

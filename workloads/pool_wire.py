@@ -18,6 +18,8 @@ from typing import Any
 
 PORT_BASE = 7790  # slot s of a workstation listens on PORT_BASE + s
 PORT_ENV = "NOWLAB_POOL_PORT"  # another base, for pools that share one network namespace (local runs)
+BIND_ENV = "NOWLAB_POOL_BIND"  # where ranks listen: every interface of a workstation (its own network
+# namespace: loopback and the cluster network), 127.0.0.1 for a pool on this host (workloads/pool_local.py)
 MAX_SLOTS = 8
 MAX_LINE_BYTES = 4 << 20  # an exit line carries the job's stdout (the result line)
 OUTPUT_TAIL = 1 << 20
@@ -26,6 +28,10 @@ TYPES = frozenset({"ping", "pong", "run", "started", "exit", "cancel", "stop", "
 
 def port_base() -> int:
     return int(os.environ.get(PORT_ENV, PORT_BASE))
+
+
+def bind_host() -> str:
+    return os.environ.get(BIND_ENV, "0.0.0.0")
 
 
 class WireError(ValueError):

@@ -31,7 +31,7 @@ from typing import Any, Callable
 
 from mpi4py import MPI
 
-from workloads import checkpoint, polite, timeshare_checkin
+from workloads import channel_auth, checkpoint, polite, timeshare_checkin
 from workloads.checkpoint import LocalState
 from workloads.coordinator_channel import ControlClient, control_address
 from workloads.redistribution_plan import resize_kind
@@ -102,7 +102,11 @@ class Malleable:
         if self.is_coordinator:
             address = control_address(self.config.control)
             if address is not None:
-                self.client = ControlClient(address)
+                secret = channel_auth.secret_from_env()
+                if secret is None:
+                    raise RuntimeError(f"job {self.config.job}: {channel_auth.SECRET_ENV} is not set, "
+                                       f"so the controller at {address[0]}:{address[1]} would refuse it")
+                self.client = ControlClient(address, secret)
                 self.client.send({"type": "hello", "job": self.config.job, "hosts": self.config.hosts,
                                   "iteration": state.scalars.get("iteration", 0),
                                   "resumed": self.config.resume})

@@ -109,7 +109,7 @@ def execute_command(
     console = Console(stderr=True)
     with contextlib.ExitStack() as stack:
         try:
-            launcher, hosts, controller = _workstations(stack, console, cluster_name, spec_file, local)
+            launcher, hosts, controller, network = _workstations(stack, console, cluster_name, spec_file, local)
             bar = stack.enter_context(Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                                TimeElapsedColumn(), console=console))
             task = bar.add_task(f"{chosen.name} on {len(hosts)} workstations", total=len(arrivals))
@@ -118,7 +118,7 @@ def execute_command(
                 bar.update(task, completed=done, total=total, description=f"{chosen.name}: {what}")
 
             executor = LiveExecutor(arrivals, chosen, launcher, hosts, controller, progress=progress,
-                                    run_timeout_s=run_timeout)
+                                    run_timeout_s=run_timeout, allowed_networks=[network])
             result = executor.run()
         except (ValueError, LookupError, TimeoutError, RuntimeError, OSError) as exc:
             fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
@@ -126,6 +126,9 @@ def execute_command(
     paths = result.write(timeline_out, jobs_out, extras)
     out = Console()
     out.print(_live_summary(result))
+    if result.control_refused:
+        out.print(f"control channel: refused {result.control_refused} connection(s) that did not hold "
+                  f"this run's secret (the log names them)")
     problems = audit(result, arrivals)
     out.print("audit: " + ("ok (timeline, workstations, actions, replay)" if not problems else
                            f"{len(problems)} problem(s); first: {problems[0]}"))
@@ -135,11 +138,12 @@ def execute_command(
 
 
 def _workstations(stack, console, cluster_name: Optional[str], spec_file: Optional[Path], local: Optional[int]):
-    """(launcher, hosts, controller address) of --local P, --spec FILE (up now, down at the end) or --cluster."""
+    """(launcher, hosts, controller address, the network jobs connect from) of --local P, --spec FILE
+    (up now, down at the end) or --cluster."""
     if local is not None:
         from workloads.launch import LocalLauncher
         launcher = LocalLauncher()
-        return launcher, [f"ws{i + 1}" for i in range(local)], launcher.controller_address
+        return launcher, [f"ws{i + 1}" for i in range(local)], launcher.controller_address, launcher.control_network
     from testbed.cluster import Cluster
     from testbed.lifecycle import cluster
     from testbed.spec import load
@@ -149,7 +153,7 @@ def _workstations(stack, console, cluster_name: Optional[str], spec_file: Option
     else:
         running = Cluster.attach(cluster_name)
     # jobs start on the cluster's resident MPI world
-    return running.job_launcher(), running.workstations, running.controller_address
+    return running.job_launcher(), running.workstations, running.controller_address, running.control_network
 
 
 def _live_summary(result):

@@ -50,6 +50,7 @@ from scheduler.registry import get_policy
 from scheduler.results import JobRecord, TimelineEvent
 from scheduler.snapshot import Reason, Snapshot, Status
 from scheduler.state_machine import PolicyError, SchedulerState, TrackedJob, check_jobs
+from workloads import channel_auth
 from workloads.control_server import ControlServer
 from workloads.launch import Launcher
 from workloads.records import ResizeRecord
@@ -109,7 +110,8 @@ class LiveExecutor:
                  run_timeout_s: float | None = None, progress: Progress = _quiet, tag: str | None = None,
                  on_finish: OnFinish | None = None, stop: threading.Event | None = None,
                  launch_delay_s: float = 0.0, resize_delay_s: float = 0.0,
-                 availability: AvailabilityProvider | None = None) -> None:
+                 availability: AvailabilityProvider | None = None,
+                 allowed_networks: Sequence[str] | None = None) -> None:
         for name, value in (("launch_delay_s", launch_delay_s), ("resize_delay_s", resize_delay_s)):
             if not (math.isfinite(value) and value >= 0):
                 raise ValueError(f"{name} must be a finite number of seconds >= 0, got {value}")
@@ -124,8 +126,10 @@ class LiveExecutor:
         check_arrivals(arrivals, self.policy)
         self.arrivals = sorted(arrivals, key=lambda a: a.arrival)
         self.launcher = launcher
-        self.controller_host = controller_host
+        self.controller_host = controller_host  # the control server listens here only (never 0.0.0.0)
+        self.allowed_networks = allowed_networks  # peers outside these are refused (None: any that has the secret)
         self.env = env
+        self.control_refused = 0  # connections the control server refused (bad secret, silent, outside)
         self.connect_timeout_s = connect_timeout_s
         self.job_timeout_s = job_timeout_s
         self.run_timeout_s = run_timeout_s
@@ -157,15 +161,18 @@ class LiveExecutor:
 
     # -- the run --------------------------------------------------------------
     def run(self) -> LiveResult:
-        with ControlServer() as server:
+        secret = channel_auth.new_secret()  # this run's: only its jobs can speak on its channel
+        with ControlServer(self.controller_host, secret=secret, allowed_networks=self.allowed_networks) as server:
             self.server = server
             self.control = f"{self.controller_host}:{server.port}"
+            self.job_env = {**(self.env or {}), **channel_auth.secret_env(secret)}
             try:
                 self._loop()
             finally:
                 for job in self.jobs:
                     for launch in job.launches:
                         launch.terminate()
+                self.control_refused = server.refused
         return self._result()
 
     def _loop(self) -> None:
@@ -432,7 +439,7 @@ class LiveExecutor:
             self._launch_waiting()
             return
         job.pending = None
-        launch.start(self.launcher, self.server, job.cls.argv, self.control, self.events, env=self.env,
+        launch.start(self.launcher, self.server, job.cls.argv, self.control, self.events, env=self.job_env,
                      connect_timeout_s=self.connect_timeout_s, exit_timeout_s=self.job_timeout_s)
         job.launches.append(launch)
         t = self._rel(launch.launched_at)
@@ -465,7 +472,8 @@ class LiveExecutor:
             states.append(st)
         resizes = [r for job in self.jobs for r in job.resizes]
         return LiveResult(self.policy.name, self.P, self.hosts, records, sorted(self.timeline, key=lambda e: e.time),
-                          self.decisions, resizes, sorted(self.runs, key=lambda r: r.launched_at), states)
+                          self.decisions, resizes, sorted(self.runs, key=lambda r: r.launched_at), states,
+                          self.control_refused)
 
 
 OUT_OF_MEMORY = "out of memory on "  # how a launcher says a member passed its workstation's memory

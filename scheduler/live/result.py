@@ -80,6 +80,7 @@ class LiveResult:
     resizes: list[ResizeRecord]
     runs: list[PhysicalRun]
     states: list[JobState]
+    control_refused: int = 0  # connections the control channel refused (wrong secret, silent, outside its networks)
 
     def sim_result(self) -> SimResult:
         return SimResult(self.policy, self.P, self.jobs, self.timeline)

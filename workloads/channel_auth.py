@@ -1,0 +1,152 @@
+"""Proof that a peer of the control channel belongs to the run: a per-run secret and an HMAC.
+
+Without it, anything that can reach the controller's port while a run is going could send
+`done` or `ack` lines and steer the scheduler. The executor makes a fresh secret per run and
+gives it to the jobs in the environment (NOWLAB_CONTROL_SECRET, hex), not on a command line,
+so `ps` on a workstation does not show it. Before any message:
+
+    server -> client   b"nowlab-auth-1 <nonce, 64 hex digits>\\n"    a fresh nonce per connection
+    client -> server   b"<HMAC-SHA256(secret, nonce || context), hex>\\n"
+    server -> client   b"ok\\n"   (a wrong or late answer: the server closes instead)
+
+A fresh nonce per connection means a recorded answer is worth nothing on the next one; the
+context string keeps an answer for one channel from being good on another that shares the
+secret. The server compares with hmac.compare_digest. Runs both in the containers and on the
+host: standard library only.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import os
+import secrets
+import socket
+import time
+from typing import Iterable, Mapping, Sequence
+
+SECRET_ENV = "NOWLAB_CONTROL_SECRET"
+SECRET_BYTES = 32
+NONCE_BYTES = 32
+GREETING = b"nowlab-auth-1"
+ACCEPTED = b"ok"
+CONTROL_CONTEXT = b"nowlab control channel v1"
+# Long enough for a coordinator that its workstation's owner starves (ranks run at SCHED_IDLE);
+# a silent peer costs the server a socket for this long, not a thread (workloads/control_gate.py).
+HANDSHAKE_TIMEOUT_S = 10.0
+MAX_LINE_BYTES = 256  # a greeting or an answer is under 100 bytes
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+class AuthError(ConnectionError):
+    """The handshake failed; the message is one line saying why."""
+
+
+def new_secret() -> bytes:
+    return secrets.token_bytes(SECRET_BYTES)
+
+
+def secret_env(secret: bytes) -> dict[str, str]:
+    """The environment entry that hands `secret` to a job."""
+    return {SECRET_ENV: secret.hex()}
+
+
+def secret_from_env(environ: Mapping[str, str] | None = None) -> bytes | None:
+    """The run's secret from the environment, None if unset; ValueError naming the variable if malformed."""
+    text = (os.environ if environ is None else environ).get(SECRET_ENV)
+    if not text:
+        return None
+    try:
+        secret = bytes.fromhex(text)
+    except ValueError:
+        raise ValueError(f"{SECRET_ENV}: not hex") from None
+    if len(secret) < 16:
+        raise ValueError(f"{SECRET_ENV}: {len(secret)} bytes, want at least 16")
+    return secret
+
+
+def answer(secret: bytes, nonce: bytes, context: bytes = CONTROL_CONTEXT) -> bytes:
+    return hmac.new(secret, nonce + context, hashlib.sha256).digest()
+
+
+def parse_networks(networks: Iterable[str | Network]) -> tuple[Network, ...]:
+    """Networks such as '172.30.0.0/24' as ipaddress objects; ValueError naming the bad one."""
+    out = []
+    for n in networks:
+        try:
+            out.append(ipaddress.ip_network(n, strict=False))
+        except ValueError:
+            raise ValueError(f"allowed_networks: {n!r} is not a network such as 172.30.0.0/24") from None
+    return tuple(out)
+
+
+def peer_allowed(host: str, networks: Sequence[Network] | None) -> bool:
+    """Is the peer `host` inside one of `networks` (None: no allow-list, every peer may try)?"""
+    if networks is None:
+        return True
+    ip = ipaddress.ip_address(host.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return any(ip in n for n in networks)
+
+
+def _read_line(sock: socket.socket, deadline: float, what: str) -> tuple[bytes, bytes]:
+    """One line (without its newline) and whatever came after it, by `deadline` (time.monotonic())."""
+    data = b""
+    while b"\n" not in data:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise AuthError(f"no {what} within the handshake timeout")
+        sock.settimeout(remaining)
+        try:
+            chunk = sock.recv(MAX_LINE_BYTES)
+        except socket.timeout:
+            raise AuthError(f"no {what} within the handshake timeout") from None
+        if not chunk:
+            raise AuthError(f"closed before the {what}")
+        data += chunk
+        if len(data) > 2 * MAX_LINE_BYTES:
+            raise AuthError(f"{what} too long")
+    line, _, rest = data.partition(b"\n")
+    return line, rest
+
+
+def challenge() -> tuple[bytes, bytes]:
+    """A fresh nonce and the line that carries it to the peer."""
+    nonce = secrets.token_bytes(NONCE_BYTES)
+    return nonce, GREETING + b" " + nonce.hex().encode() + b"\n"
+
+
+def check_answer(secret: bytes, nonce: bytes, line: bytes, context: bytes = CONTROL_CONTEXT) -> None:
+    """AuthError unless `line` (without its newline) is the answer to `nonce` under `secret`."""
+    try:
+        given = bytes.fromhex(line.decode("ascii").strip())
+    except (UnicodeDecodeError, ValueError):
+        raise AuthError("answer is not hex") from None
+    if not hmac.compare_digest(given, answer(secret, nonce, context)):
+        raise AuthError("wrong answer (not this run's secret)")
+
+
+def client_handshake(sock: socket.socket, secret: bytes, *, context: bytes = CONTROL_CONTEXT,
+                     timeout_s: float = HANDSHAKE_TIMEOUT_S) -> bytes:
+    """Answer the server's challenge; returns what it sent after accepting. AuthError if it refuses."""
+    deadline = time.monotonic() + timeout_s
+    before = sock.gettimeout()
+    line, _ = _read_line(sock, deadline, "challenge")
+    greeting, _, nonce_hex = line.partition(b" ")
+    if greeting != GREETING:
+        raise AuthError(f"the controller does not speak {GREETING.decode()} (got {line[:40]!r})")
+    try:
+        nonce = bytes.fromhex(nonce_hex.decode("ascii"))
+    except (UnicodeDecodeError, ValueError):
+        raise AuthError("the controller's nonce is not hex") from None
+    sock.sendall(answer(secret, nonce, context).hex().encode() + b"\n")
+    try:
+        reply, rest = _read_line(sock, deadline, "acceptance")
+    except AuthError as exc:
+        raise AuthError(f"the controller refused this job's answer ({exc}): is {SECRET_ENV} this run's?") from None
+    if reply != ACCEPTED:
+        raise AuthError(f"the controller answered {reply[:40]!r}, not {ACCEPTED!r}")
+    sock.settimeout(before)
+    return rest
