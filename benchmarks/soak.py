@@ -1,0 +1,90 @@
+"""The soak run of issue 19: a long live experiment, and whether anything grows without bound.
+
+    python benchmarks/soak.py                         # experiments/configs/faults/soak.toml, about 2 h
+    python benchmarks/soak.py --config C --every 30 --csv soak.csv
+
+Starts `nowlab run CONFIG` and samples, every --every seconds until it ends: the runner's
+open file descriptors, threads and resident memory (from /proc), and the containers and
+networks Docker holds. Prints the first and last samples and each series' slope over the
+second half of the run (per hour): a resource that leaks keeps rising there, one that only
+warms up does not.
+"""
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from rich.console import Console
+from rich.table import Table
+
+ROOT = Path(__file__).resolve().parents[1]
+NOWLAB = str(Path(sys.executable).parent / "nowlab")
+SERIES = ("fds", "threads", "rss_mib", "containers", "networks")
+
+
+def sample(pid: int) -> dict[str, float]:
+    proc = Path(f"/proc/{pid}")
+    status = dict(line.split(":", 1) for line in (proc / "status").read_text().splitlines() if ":" in line)
+    count = lambda *argv: len(subprocess.run(["docker", *argv, "-q"], capture_output=True, text=True,  # noqa: E731
+                                             timeout=60).stdout.split())
+    return {"fds": len(list((proc / "fd").iterdir())), "threads": int(status["Threads"].strip()),
+            "rss_mib": int(status["VmRSS"].split()[0]) / 1024, "containers": count("ps", "-a"),
+            "networks": count("network", "ls")}
+
+
+def slope_per_hour(t_s: np.ndarray, y: np.ndarray) -> float:
+    """Least-squares slope over the second half of the samples, per hour (0 with too few)."""
+    half = t_s >= t_s[-1] / 2
+    if half.sum() < 3 or np.ptp(t_s[half]) == 0:
+        return 0.0
+    return float(np.polyfit(t_s[half], y[half], 1)[0] * 3600)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--config", type=Path, default=ROOT / "experiments" / "configs" / "faults" / "soak.toml")
+    parser.add_argument("--every", type=float, default=60.0, help="seconds between samples")
+    parser.add_argument("--out", type=Path, default=None, help="results store (default: a temp folder)")
+    parser.add_argument("--csv", type=Path, default=None, help="also write every sample here")
+    args = parser.parse_args()
+    console = Console()
+    out = args.out or Path(tempfile.mkdtemp(prefix="nowlab-soak-")) / "soak.sqlite"
+    log = out.with_suffix(".log")
+    with open(log, "w") as fh:
+        proc = subprocess.Popen([NOWLAB, "run", str(args.config), "--out", str(out)], stdout=fh,
+                                stderr=subprocess.STDOUT)
+    rows, t0 = [], time.monotonic()
+    console.log(f"soak: runner pid {proc.pid}, results {out}, log {log}")
+    while proc.poll() is None:
+        try:
+            rows.append({"t_s": time.monotonic() - t0, **sample(proc.pid)})
+        except (OSError, KeyError, subprocess.SubprocessError):
+            pass  # the runner ended between the poll and the read
+        if rows and len(rows) % 10 == 0:
+            console.log(f"{rows[-1]['t_s'] / 60:.0f} min: " + ", ".join(f"{k} {rows[-1][k]:.0f}" for k in SERIES))
+        time.sleep(args.every)
+    frame = pd.DataFrame(rows)
+    if args.csv:
+        frame.to_csv(args.csv, index=False)
+    if frame.empty:
+        console.print(f"the run ended before the first sample (exit {proc.returncode}); see {log}")
+        return 1
+    table = Table(title=f"soak: {args.config.name}, {frame.t_s.iloc[-1] / 60:.0f} min, runner exit {proc.returncode}")
+    for col in ("series", "start", "end", "max", "slope, 2nd half (/h)"):
+        table.add_column(col)
+    t = frame.t_s.to_numpy()
+    for k in SERIES:
+        y = frame[k].to_numpy(dtype=float)
+        table.add_row(k, f"{y[0]:.0f}", f"{y[-1]:.0f}", f"{y.max():.0f}", f"{slope_per_hour(t, y):+.1f}")
+    console.print(table)
+    return 0 if proc.returncode == 0 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
