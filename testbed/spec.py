@@ -37,8 +37,9 @@ def _speed(v: float | None) -> float | None:
 
 
 class _Strict(BaseModel):
-    # Misspelled options are errors, not silently ignored keys.
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Misspelled options are errors, not silently ignored keys; NaN and infinity are never a
+    # valid number here ("nan" compared False with every bound and failed later, naming no field).
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class OwnerLoad(_Strict):
@@ -131,7 +132,7 @@ class WorkstationSpec(_Strict):
     owner: OwnerLoad | None = Field(None, description="owner load started with the cluster")
     host: str | None = Field(None, description="the host it runs on (one of the spec's hosts); None: placement picks")
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, allow_inf_nan=False)
 
     @field_validator("name")
     @classmethod
@@ -194,7 +195,7 @@ class ClusterSpec(_Strict):
     resolved_cpu: dict[str, float] = Field(default_factory=dict)
     placed_factor: dict[str, float] = Field(default_factory=dict)
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, allow_inf_nan=False)
 
     @field_validator("name")
     @classmethod
