@@ -19,6 +19,7 @@ from experiments.report import error_table_text, write_report
 from experiments.runner import Runner
 from experiments.store import ResultsStore, StoreError
 from experiments.swf_export import export
+from testbed.config_loader import validate
 
 console = Console(stderr=True)
 
@@ -37,11 +38,18 @@ def open_store(target: Path | None, out: Path | None, resume: bool) -> tuple[Res
                 out = default_out(cfg.load(target))
             else:
                 out = target
-        store = ResultsStore.open(out)
-        config = cfg.ExperimentConfig.model_validate(store.config)
-        if target is not None and target.suffix == ".toml" and cfg.load(target).dump() != config.dump():
-            raise cfg.ConfigError(f"{target}: differs from the config stored in {out}; resume with the same one")
-        cfg.check_cluster(config, out)
+        store = ResultsStore.open(out)  # takes the file's writer lock: a second runner stops here
+        try:
+            try:
+                config = validate(cfg.ExperimentConfig, store.config, cfg.ConfigError)
+            except cfg.ConfigError as exc:
+                raise cfg.ConfigError(f"{out}: the stored config: {exc}") from None
+            if target is not None and target.suffix == ".toml" and cfg.load(target).dump() != config.dump():
+                raise cfg.ConfigError(f"{target}: differs from the config stored in {out}; resume with the same one")
+            cfg.check_cluster(config, out)
+        except BaseException:
+            store.close()
+            raise
         return store, config
     if target is None:
         raise cfg.ConfigError("name an experiment config")
