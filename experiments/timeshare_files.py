@@ -64,8 +64,14 @@ def _read(path: Path, cls: type[Row]) -> list[Row]:
         want = [fl.name for fl in fields(cls)]
         if reader.fieldnames != want:
             raise RunFilesError(f"{path.name}: columns {reader.fieldnames}, expected {want}")
-        return [cls(**{fl.name: _value(str(fl.type), row[fl.name], f"{path.name} line {i + 2} {fl.name}")
-                       for fl in fields(cls)}) for i, row in enumerate(reader)]
+        rows = []
+        for row in reader:
+            where = f"{path.name} line {reader.line_num}"
+            if None in row.values() or None in row:  # DictReader: None for a missing field, key None for extras
+                got = sum(v is not None for k, v in row.items() if k is not None) + len(row.get(None) or [])
+                raise RunFilesError(f"{where}: expected {len(want)} columns, got {got}")
+            rows.append(cls(**{fl.name: _value(str(fl.type), row[fl.name], f"{where} {fl.name}") for fl in fields(cls)}))
+        return rows
 
 
 def read_rows(run_dir: Path) -> RunRows:

@@ -90,7 +90,8 @@ def read_jobs(path: str | Path) -> list[Job]:
                     model = DemandModel(_number(row[i_t1], "t1", line),
                                         _number(row[i_pmax], "pmax", line, integer=True, optional=True))
                     phases = _number(row[i_phases], "phases", line, integer=True, optional=True) or 1
-                jobs.append(Job(int(jid) if jid.isdigit() else jid, arrival, model, phases, cost))
+                # isdigit() alone takes '²', which int() refuses: ASCII digits only
+                jobs.append(Job(int(jid) if jid.isascii() and jid.isdigit() else jid, arrival, model, phases, cost))
             except ValueError as exc:
                 msg = str(exc)
                 raise ValueError(f"{path}: {msg if msg.startswith('line') else f'line {line}: {msg}'}") from None

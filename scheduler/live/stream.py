@@ -184,7 +184,9 @@ def read_stream(path: str | Path, classes: Mapping[str, JobClass]) -> list[Arriv
                 raise ValueError(f"{path}: line {line}: arrivals not sorted ({arrival:g} after {last:g})")
             last = arrival
             jid_text = (row.get("id") or "").strip() if "id" in header else ""
-            jid: int | str = (int(jid_text) if jid_text.isdigit() else jid_text) if jid_text else len(out)
+            # isdecimal() alone takes '²' or '٣', which int() refuses: ASCII digits only
+            jid: int | str = (int(jid_text) if jid_text.isascii() and jid_text.isdecimal() else jid_text) \
+                if jid_text else len(out)
             if jid in seen:
                 raise ValueError(f"{path}: line {line}: duplicate job id {jid!r}")
             seen.add(jid)

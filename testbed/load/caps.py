@@ -80,14 +80,19 @@ def read_trace(path: str | Path) -> dict[str, Schedule]:
             raise SpecError(f"{path.name}: missing column(s) {', '.join(sorted(missing))}")
         for row in reader:
             line = reader.line_num
+            if any(row.get(c) is None for c in ("time", "workstation", "available")):  # a short row
+                got = sum(v is not None for k, v in row.items() if k is not None)
+                raise SpecError(f"{path.name}:{line}: expected {len(reader.fieldnames or [])} columns, got {got}")
             try:
                 t, frac = float(row["time"]), float(row["available"])
             except ValueError:
                 raise SpecError(f"{path.name}:{line}: time and available must be numbers") from None
-            if t < 0:
-                raise SpecError(f"{path.name}:{line}: time: negative ({t})")
+            if not 0 <= t < float("inf"):  # also refuses NaN
+                raise SpecError(f"{path.name}:{line}: time: must be a finite number >= 0, got {row['time']!r}")
             if not 0.0 <= frac <= 1.0:
                 raise SpecError(f"{path.name}:{line}: available: {frac} is outside [0, 1]")
+            if not row["workstation"].strip():
+                raise SpecError(f"{path.name}:{line}: workstation: empty")
             sched = out.setdefault(row["workstation"], [])
             if sched and t <= sched[-1][0]:
                 raise SpecError(f"{path.name}:{line}: time: {t} is not after {sched[-1][0]} for {row['workstation']}")

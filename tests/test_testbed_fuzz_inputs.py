@@ -1,0 +1,45 @@
+"""Fuzzed cluster specs and availability traces: a valid object or one line naming the file.
+
+Bounded to a few seconds in the test command; `benchmarks/fuzz_parsers.py --only cluster-spec` runs
+the same property far longer. The inputs and the property are in tests/fuzzing.py.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from fuzzing import check, inputs, targets
+
+TARGETS = targets()
+FUZZ = settings(max_examples=100, deadline=None, database=None,
+                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+
+
+@FUZZ
+@given(data=inputs(TARGETS["cluster-spec"]))
+def test_cluster_spec_is_a_valid_object_or_one_line_naming_the_file(tmp_path: Path, data: str) -> None:
+    check(TARGETS["cluster-spec"], tmp_path, data)
+
+
+@FUZZ
+@given(data=inputs(TARGETS["availability-csv"]))
+def test_availability_csv_is_a_valid_object_or_one_line_naming_the_file(tmp_path: Path, data: str) -> None:
+    check(TARGETS["availability-csv"], tmp_path, data)
+
+
+@pytest.mark.parametrize("text, message", [  # found by the fuzzing: a TypeError, or NaN taken as a time
+    ("time,workstation,available\n0,ws1,1\n0,ws0.5\n", "availability.csv:3: expected 3 columns, got 2"),
+    ("time,workstation,available\nnan,ws1,1\n", "availability.csv:2: time: must be a finite number >= 0, got 'nan'"),
+    ("time,workstation,available\ninf,ws1,1\n", "availability.csv:2: time: must be a finite number >= 0, got 'inf'"),
+    ("time,workstation,available\n0, ,1\n", "availability.csv:2: workstation: empty"),
+])
+def test_bad_availability_rows_found_by_fuzzing(tmp_path: Path, text: str, message: str) -> None:
+    from testbed.load.caps import read_trace
+    from testbed.spec import SpecError
+
+    (tmp_path / "availability.csv").write_text(text)
+    with pytest.raises(SpecError) as err:
+        read_trace(tmp_path / "availability.csv")
+    assert str(err.value) == message
