@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import math
 from dataclasses import astuple, fields
 from pathlib import Path
@@ -59,7 +60,11 @@ def write_rows(out_dir: Path, rows: RunRows) -> list[Path]:
 def _read(path: Path, cls: type[Row]) -> list[Row]:
     if not path.is_file():
         raise RunFilesError(f"{path}: missing (a run directory holds {', '.join(n for n, _ in FILES.values())})")
-    with path.open(newline="") as f:
+    try:
+        text = path.read_bytes().decode("utf-8")  # whole, so a byte that is not UTF-8 is one line here
+    except UnicodeDecodeError:
+        raise RunFilesError(f"{path.name}: not UTF-8 text") from None
+    with io.StringIO(text, newline="") as f:
         reader = csv.DictReader(f)
         want = [fl.name for fl in fields(cls)]
         if reader.fieldnames != want:

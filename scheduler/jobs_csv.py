@@ -8,6 +8,7 @@ the CLI can print it as is.
 from __future__ import annotations
 
 import csv
+import io
 import math
 from pathlib import Path
 
@@ -43,10 +44,12 @@ def read_jobs(path: str | Path) -> list[Job]:
     """Jobs in file order; arrivals must be non-decreasing."""
     path = Path(path)
     try:
-        handle = path.open(newline="")
+        text = path.read_bytes().decode("utf-8")  # whole, so a byte that is not UTF-8 is one line here
     except OSError as exc:
         raise ValueError(f"cannot read jobs CSV {path}: {exc.strerror}") from None
-    with handle:
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not UTF-8 text") from None
+    with io.StringIO(text, newline="") as handle:
         reader = csv.reader(handle)
         header = [c.strip() for c in next(reader, [])]
         missing = [c for c in ("id", "arrival") if c not in header]

@@ -6,7 +6,8 @@ there are any), and the one error type it may raise. The property: on any input 
 returns an object or raises that error with one line (no newline) that names the file; any
 other exception is a traceback a user would see. Inputs are random text, or a valid file
 mutated: lines deleted, duplicated or swapped, characters deleted or inserted, numbers
-replaced by nan, inf, -1, 0, a huge number or nothing, the text cut short.
+replaced by nan, inf, -1, 0, a huge number, another type or nothing, the text cut short, bytes
+that are not UTF-8.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from hypothesis import strategies as st
 ROOT = Path(__file__).resolve().parent.parent
 NUMBER = re.compile(r"(?<![A-Za-z_])-?\d+(?:\.\d+)?(?:e-?\d+)?")
 REPLACEMENTS = ("nan", "inf", "-inf", "-1", "0", "-0", "1e308", "99999999999999999999999", "", "0.5", "1e-320",
-                "\"x\"", "true", "²", "1_0")
+                "\"x\"", "true", "²", "1_0", "[]", "{}", "[1, 2]", "{ a = 1 }", "\"\"", ",", "\"nan\"")
 
 
 @dataclass(frozen=True)
@@ -38,11 +39,11 @@ class Target:
     # errors of what is built from a parsed file (a spec's tables): one line, naming what it is about
     later: tuple[type[Exception], ...] = ()
 
-    def write(self, folder: Path, text: str) -> Path:
+    def write(self, folder: Path, text: str | bytes) -> Path:
         for name, body in self.others.items():
             (folder / name).write_text(body)
         path = folder / self.file
-        path.write_text(text, encoding="utf-8", errors="surrogateescape")
+        path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8", errors="surrogateescape"))
         return path
 
 
@@ -50,7 +51,7 @@ class Traceback(AssertionError):
     """A parser raised something other than its one-line error (or a bad one)."""
 
 
-def check(target: Target, folder: Path, text: str) -> str:
+def check(target: Target, folder: Path, text: str | bytes) -> str:
     """'valid' or 'error' for the parser's answer to `text`; Traceback for anything else."""
     target.write(folder, text)
     try:
@@ -134,11 +135,20 @@ def mutated(draw: st.DrawFn, seeds: tuple[str, ...]) -> str:
     return "\n".join(lines) + draw(st.sampled_from(("\n", "", "\r\n")))
 
 
-def inputs(target: Target) -> st.SearchStrategy[str]:
-    """Mostly mutated valid files; some random text, and random lines in the file's alphabet."""
+@st.composite
+def not_utf8(draw: st.DrawFn, seeds: tuple[str, ...]) -> bytes:
+    """A valid file with bytes that are not UTF-8 put in somewhere."""
+    data = draw(st.sampled_from(seeds)).encode()
+    k = draw(st.integers(0, len(data)))
+    return data[:k] + draw(st.sampled_from((b"\xff", b"\xc3", b"\x00", b"\xed\xa0\x80", b"\xfe\xff"))) + data[k:]
+
+
+def inputs(target: Target) -> st.SearchStrategy[str | bytes]:
+    """Mostly mutated valid files; some random text, random lines in the file's alphabet, and bytes."""
     alphabet = st.sampled_from(sorted(set("".join(target.seeds)) | {"\n"}))
     return st.one_of(mutated(target.seeds), mutated(target.seeds), mutated(target.seeds),
-                     st.text(max_size=200), st.text(alphabet, max_size=300))
+                     st.text(max_size=200), st.text(alphabet, max_size=300), not_utf8(target.seeds),
+                     st.binary(max_size=100))
 
 
 # ---- the targets -----------------------------------------------------------------------------
@@ -153,6 +163,11 @@ def _absolute(text: str, base: Path, *keys: str) -> str:
         text = re.sub(rf'(?m)^(\s*{key}\s*=\s*")([^"/][^"]*)"',
                       lambda m: f'{m.group(1)}{(base / m.group(2)).resolve()}"', text)
     return text
+
+
+def _summary(folder: Path) -> object:
+    from experiments.summary import load_config
+    return load_config(folder / "summary.toml")
 
 
 def _spec(folder: Path) -> object:
@@ -256,6 +271,7 @@ def _run_dir_files() -> dict[str, str]:
 def targets() -> dict[str, Target]:
     """Every parser fuzzed, by name (the name a test or `fuzz_parsers.py --only` picks)."""
     from experiments.config import ConfigError
+    from experiments.summary import SummaryError
     from experiments.swf import SwfError
     from experiments.taskgraph_files import WorkstationsError
     from experiments.timeshare_files import RunFilesError
@@ -271,11 +287,13 @@ def targets() -> dict[str, Target]:
     swfs = (_text(ROOT / "tests" / "data" / "archive_sdsc_sp2_head.swf"),
             *(_text(p) for p in sorted((ROOT / "experiments" / "results").rglob("*.swf"))[:3]))
     tg = [_text(p) for p in sorted((config_dir / "taskgraphs").glob("*.toml"))]
+    summaries = tuple(_text(p) for p in sorted((config_dir / "summaries").glob("*.toml")))
     timeshare = tuple(_text(p) for p in sorted((config_dir / "timeshare").glob("*.toml")))
     run_files = _run_dir_files()
     return {t.name: t for t in (
         Target("cluster-spec", "spec.toml", specs, _spec, SpecError),
         Target("experiment-config", "config.toml", configs, _config, ConfigError),
+        Target("summary-config", "summary.toml", summaries, _summary, SummaryError),
         Target("swf", "trace.swf", swfs, _swf, SwfError),
         Target("availability-csv", "availability.csv", (AVAILABILITY,), _availability, SpecError),
         Target("jobs-csv", "jobs.csv", (JOBS_SEVCIK, JOBS_T1), _jobs_csv, ValueError),

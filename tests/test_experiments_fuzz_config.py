@@ -23,6 +23,12 @@ def test_experiment_config_is_a_valid_object_or_one_line_naming_the_file(tmp_pat
     check(TARGETS["experiment-config"], tmp_path, data)
 
 
+@FUZZ
+@given(data=inputs(TARGETS["summary-config"]))
+def test_summary_config_is_a_valid_object_or_one_line_naming_the_file(tmp_path: Path, data: str) -> None:
+    check(TARGETS["summary-config"], tmp_path, data)
+
+
 @pytest.mark.parametrize("old, new, message", [
     ("rates = [0.15]", "rates = [nan]", "arrivals.rates[0]: Input should be a finite number, got nan"),
     ("minutes = 2", "minutes = inf", "minutes: Input should be a finite number, got inf"),

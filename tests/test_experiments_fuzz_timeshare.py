@@ -54,3 +54,11 @@ def test_a_short_row_in_a_run_file_is_one_line(tmp_path: Path) -> None:
     TARGETS["timeshare-run-timeline"].write(tmp_path, "workstation,job,start_s,end_s\nws1,A0.0,0\n")
     with pytest.raises(RunFilesError, match=r"^timeline\.csv line 2: expected 4 columns, got 3$"):
         read_rows(tmp_path)
+
+
+def test_a_run_file_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
+    from experiments.timeshare_files import RunFilesError, read_rows
+
+    TARGETS["timeshare-run-skew"].write(tmp_path, b"\xffworkstation,kind,at_s,skew_s,rtt_s\n")
+    with pytest.raises(RunFilesError, match=r"^skew\.csv: not UTF-8 text$"):
+        read_rows(tmp_path)

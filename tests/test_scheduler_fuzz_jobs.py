@@ -48,3 +48,11 @@ def test_a_job_id_of_non_ascii_digits_is_a_name_not_a_crash(tmp_path: Path) -> N
     with pytest.raises(ValueError, match=r"stream\.csv: line 3: duplicate job id '²'$"):
         TARGETS["stream-csv"].write(tmp_path, "id,class,arrival\n²,cg,0\n²,short,1\n")
         read_stream(tmp_path / "stream.csv", load_classes(tmp_path / "classes.toml"))
+
+
+@pytest.mark.parametrize("name", ["jobs-csv", "stream-classes", "stream-csv"])
+def test_a_byte_that_is_not_utf8_is_one_line_naming_the_file(tmp_path: Path, name: str) -> None:
+    target = TARGETS[name]
+    target.write(tmp_path, b"\xff" + target.seeds[0].encode())
+    with pytest.raises(ValueError, match=rf"{target.file}: not UTF-8 text$"):
+        target.parse(tmp_path)

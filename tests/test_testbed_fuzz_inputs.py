@@ -43,3 +43,11 @@ def test_bad_availability_rows_found_by_fuzzing(tmp_path: Path, text: str, messa
     with pytest.raises(SpecError) as err:
         read_trace(tmp_path / "availability.csv")
     assert str(err.value) == message
+
+
+def test_an_availability_trace_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
+    from testbed.spec import SpecError
+
+    TARGETS["availability-csv"].write(tmp_path, b"time,workstation,available\n0,ws\xc3,1\n")
+    with pytest.raises(SpecError, match=r"^availability\.csv: not UTF-8 text$"):
+        TARGETS["availability-csv"].parse(tmp_path)

@@ -13,6 +13,7 @@ every step (testbed.keeper.set_scale).
 from __future__ import annotations
 
 import csv
+import io
 import heapq
 import json
 import random
@@ -70,10 +71,14 @@ def read_trace(path: str | Path) -> dict[str, Schedule]:
     path = Path(path)
     out: dict[str, Schedule] = {}
     try:
-        fh = path.open(newline="")
+        text = path.read_bytes().decode("utf-8")  # whole, so a byte that is not UTF-8 is one line here
     except FileNotFoundError:
         raise SpecError(f"{path}: no such trace file") from None
-    with fh:
+    except OSError as exc:
+        raise SpecError(f"{path}: cannot read ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise SpecError(f"{path.name}: not UTF-8 text") from None
+    with io.StringIO(text, newline="") as fh:
         reader = csv.DictReader(fh)
         missing = {"time", "workstation", "available"} - set(reader.fieldnames or [])
         if missing:
