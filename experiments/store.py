@@ -8,7 +8,9 @@ UNIQUE(cell, job) constraint makes it impossible to count a job twice.
 
 Opening checks the file before anything writes to it: a file that is not
 ours (a text file, another program's database, a truncated copy) is refused
-with one line and left byte-for-byte as it was.
+with one line and left byte-for-byte as it was. One process writes a store at
+a time: opening for writing takes its lock (experiments/store_lock.py), so a
+second runner on the same file is refused before it touches anything.
 """
 from __future__ import annotations
 
