@@ -14,12 +14,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from experiments import workload_args
 from scheduler.registry import get_policy
 from testbed.config_loader import load_toml, validate
 from testbed.spec import OwnerLoad
 from testbed.units import parse_rate
 from workloads.reference import MATVEC_FLOP_PER_REF_S, mults_to_ref_seconds, ref_seconds_to_mults
-from experiments import workload_args
 from workloads import stencildata
 from workloads.synthetic_demand import DEFAULT_MULTS
 
