@@ -21,6 +21,9 @@ from pathlib import Path
 from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parent.parent
+ASSIGNMENT = re.compile(r"^(\s*[\w.\"-]+\s*=\s*)(.+)$")  # a TOML `key = value` line
+TOML_VALUES = ("nan", "inf", "-inf", "-1", "0", "-0.0", "1e308", "1e-320", "99999999999999999999", '""', '"x"',
+               '"nan"', "true", "[]", "{}", "[1, 2]", '["a", "a"]', "{ a = 1 }", "[[1], [2]]")
 NUMBER = re.compile(r"(?<![A-Za-z_])-?\d+(?:\.\d+)?(?:e-?\d+)?")
 REPLACEMENTS = ("nan", "inf", "-inf", "-1", "0", "-0", "1e308", "99999999999999999999999", "", "0.5", "1e-320",
                 "\"x\"", "true", "²", "1_0", "[]", "{}", "[1, 2]", "{ a = 1 }", "\"\"", ",", "\"nan\"")
@@ -101,6 +104,15 @@ def _replace_number(lines: list[str], i: int, new: str) -> list[str]:
     return lines[:i] + [lines[i][:m.start()] + new + lines[i][m.end():]] + lines[i + 1:]
 
 
+def _replace_value(lines: list[str], i: int, new: str) -> list[str]:
+    """A TOML value replaced by another valid one: the file still parses, so the models are reached."""
+    m = ASSIGNMENT.match(lines[i])
+    if not m:
+        return lines
+    value = TOML_VALUES[(len(lines[i]) + len(new)) % len(TOML_VALUES)]
+    return lines[:i] + [m.group(1) + value] + lines[i + 1:]
+
+
 def _delete_char(lines: list[str], i: int, _: str) -> list[str]:
     line = lines[i]
     k = len(line) // 2
@@ -118,7 +130,7 @@ def _truncate(lines: list[str], i: int, _: str) -> list[str]:
 
 
 MUTATIONS = (_delete_line, _duplicate_line, _swap_lines, _replace_number, _replace_number, _replace_number,
-             _delete_char, _insert_text, _truncate)
+             _replace_value, _replace_value, _replace_value, _delete_char, _insert_text, _truncate)
 
 
 @st.composite

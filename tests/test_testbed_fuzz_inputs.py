@@ -51,3 +51,17 @@ def test_an_availability_trace_that_is_not_utf8_is_one_line(tmp_path: Path) -> N
     TARGETS["availability-csv"].write(tmp_path, b"time,workstation,available\n0,ws\xc3,1\n")
     with pytest.raises(SpecError, match=r"^availability\.csv: not UTF-8 text$"):
         TARGETS["availability-csv"].parse(tmp_path)
+
+
+@pytest.mark.parametrize("value, message", [  # found by the fuzzing: OverflowError, TypeError
+    ("inf", "a rate must be a finite number, got inf"),
+    ("[[1], [2]]", "not a rate: [[1], [2]] (write e.g. '10mbit', '1gbit' or 10000000)"),
+    ("{ a = 1 }", "not a rate: {'a': 1} (write e.g. '10mbit', '1gbit' or 10000000)"),
+])
+def test_a_rate_that_is_no_number_or_text_is_one_line(tmp_path: Path, value: str, message: str) -> None:
+    from testbed.spec import SpecError, load
+
+    (tmp_path / "spec.toml").write_text(f'[defaults]\negress = {value}\n[[workstation]]\nname = "ws1"\n')
+    with pytest.raises(SpecError) as err:
+        load(tmp_path / "spec.toml")
+    assert str(err.value) == f"spec.toml: defaults.egress: {message}"
