@@ -299,6 +299,8 @@ def to_stream(trace: SwfTrace, *, classes: str | Mapping[str, tuple[int, int]], 
             skipped["no class for its processor count"] += 1
             continue
         work = j.run * j.procs if demand_from == "run" else j.req_time * size
+        if not math.isfinite(work):
+            raise SwfError(f"{trace.path}:{j.line}: the job's work (time x processors) is too large, got {work}")
         kept.append((j, cls, work, size))
     if n is not None:
         kept = kept[:n]
@@ -308,11 +310,15 @@ def to_stream(trace: SwfTrace, *, classes: str | Mapping[str, tuple[int, int]], 
     totals: dict[str, list[float]] = defaultdict(list)
     for _, cls, work, _ in kept:
         totals[cls].append(work)
-    mean_work = {c: math.fsum(w) / len(w) for c, w in totals.items()}
+    mean_work = {c: math.fsum(x / len(w) for x in w) for c, w in totals.items()}  # no overflow near 1e308
     t0 = kept[0][0].submit
-    jobs = [StreamJob(id=i, cls=cls, arrival=(j.submit - t0) * time_scale, demand=work / mean_work[cls],
-                      requested=min(max_procs, max(1, -(-size * max_procs // trace_max))))
-            for i, (j, cls, work, size) in enumerate(kept)]
+    jobs = []
+    for i, (j, cls, work, size) in enumerate(kept):
+        try:  # a StreamJob refuses a time or demand that overflowed to inf or NaN
+            jobs.append(StreamJob(id=i, cls=cls, arrival=(j.submit - t0) * time_scale, demand=work / mean_work[cls],
+                                  requested=min(max_procs, max(1, -(-size * max_procs // trace_max)))))
+        except ValueError as exc:
+            raise SwfError(f"{trace.path}:{j.line}: {exc}") from None
     return SwfImport(jobs=jobs, source=[j.job for j, *_ in kept], skipped=dict(skipped),
                      trace_max_procs=trace_max, mean_work=mean_work)
 
