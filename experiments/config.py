@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from experiments import workload_args
 from scheduler.registry import get_policy
 from testbed.config_loader import load_toml, validate
 from testbed.spec import OwnerLoad
@@ -35,7 +36,8 @@ class ConfigError(ValueError):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    # NaN and infinity are never valid here (NaN passes every `> 0` check and fails much later)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, allow_inf_nan=False)
 
 
 class ClassSpec(_Strict):
@@ -46,11 +48,14 @@ class ClassSpec(_Strict):
                                                description="workload options without dashes, e.g. {n = 2000}")
     pmax: int | None = Field(None, ge=1, description="largest useful partition; None: from the Sevcik fit")
 
+    # args may hold inf or NaN here: workload_args refuses them naming the option, as _work does for work
+    model_config = ConfigDict(allow_inf_nan=True)
+
     @field_validator("args")
     @classmethod
     def _args(cls, v: dict[str, Any]) -> dict[str, Any]:
         for key in v:
-            if key in ("job", "hosts", "control", "resume"):
+            if key in workload_args.RUNNER_SET:
                 raise ValueError(f"{key!r} is set by the runner")
         return v
 
@@ -66,6 +71,12 @@ class ClassSpec(_Strict):
         w = self.args["work"]
         if isinstance(w, bool) or not isinstance(w, (int, float)) or not (math.isfinite(w) and w > 0):
             raise ValueError(f"args.work: must be a number > 0 (reference-seconds per phase), got {w!r}")
+        return self
+
+    @model_validator(mode="after")
+    def _workload_takes_them(self) -> "ClassSpec":
+        """Each arg as the workload's command line takes it (`phases = -3` is refused here, at load)."""
+        workload_args.check(self.workload, self.args)
         return self
 
     @property

@@ -16,9 +16,10 @@ from experiments import config as cfg
 from experiments import steps
 from experiments.replay import replay
 from experiments.report import error_table_text, write_report
-from experiments.runner import Runner
+from experiments.runner import Runner, swf_stream
 from experiments.store import ResultsStore, StoreError
 from experiments.swf_export import export
+from testbed.config_loader import validate
 
 console = Console(stderr=True)
 
@@ -37,18 +38,37 @@ def open_store(target: Path | None, out: Path | None, resume: bool) -> tuple[Res
                 out = default_out(cfg.load(target))
             else:
                 out = target
-        store = ResultsStore.open(out)
-        config = cfg.ExperimentConfig.model_validate(store.config)
-        if target is not None and target.suffix == ".toml" and cfg.load(target).dump() != config.dump():
-            raise cfg.ConfigError(f"{target}: differs from the config stored in {out}; resume with the same one")
-        cfg.check_cluster(config, out)
+        store = ResultsStore.open(out)  # takes the file's writer lock: a second runner stops here
+        try:
+            try:
+                config = validate(cfg.ExperimentConfig, store.config, cfg.ConfigError)
+            except cfg.ConfigError as exc:
+                raise cfg.ConfigError(f"{out}: the stored config: {exc}") from None
+            if target is not None and target.suffix == ".toml" and cfg.load(target).dump() != config.dump():
+                raise cfg.ConfigError(f"{target}: differs from the config stored in {out}; resume with the same one")
+            cfg.check_cluster(config, out)
+            check_trace(config, out)
+        except BaseException:
+            store.close()
+            raise
         return store, config
     if target is None:
         raise cfg.ConfigError("name an experiment config")
     config = cfg.load(target)
+    check_trace(config, target)
     out = out or default_out(config)
     out.parent.mkdir(parents=True, exist_ok=True)
     return ResultsStore.create(out, config.dump(), target.read_text()), config
+
+
+def check_trace(config: cfg.ExperimentConfig, where: Path) -> None:
+    """An SWF source must import as the runner will import it, before the results file exists."""
+    if config.arrivals.swf is None:
+        return
+    try:
+        swf_stream(config, config.arrivals.rates[0])
+    except ValueError as exc:  # SwfError, a bad class range, too few jobs: one line each
+        raise cfg.ConfigError(f"{where}: arrivals.swf: {exc}") from None
 
 
 def run_experiment(target: Path | None, *, out: Path | None, resume: bool, report: bool = True,

@@ -8,7 +8,9 @@ UNIQUE(cell, job) constraint makes it impossible to count a job twice.
 
 Opening checks the file before anything writes to it: a file that is not
 ours (a text file, another program's database, a truncated copy) is refused
-with one line and left byte-for-byte as it was.
+with one line and left byte-for-byte as it was. One process writes a store at
+a time: opening for writing takes its lock (experiments/store_lock.py), so a
+second runner on the same file is refused before it touches anything.
 """
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ import pandas as pd
 
 from experiments import store_resizes
 from experiments.records import JobOutcome, StreamJob
+from experiments.store_lock import WriterLock
 from workloads.records import ResizeRecord
 
 FORMAT = "nowlab-results"
@@ -128,10 +131,11 @@ class ResultsStore:
     constructor directly.
     """
 
-    def __init__(self, path: Path, conn: sqlite3.Connection, readonly: bool) -> None:
+    def __init__(self, path: Path, conn: sqlite3.Connection, readonly: bool, lock: WriterLock | None = None) -> None:
         self.path = path
         self.readonly = readonly
         self._conn = conn
+        self._writer = lock  # held until close: one writer per file (experiments/store_lock.py)
         self._lock = threading.RLock()
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
         self.config: dict[str, Any] = json.loads(meta["config"])
@@ -153,13 +157,24 @@ class ResultsStore:
         path = Path(path)
         if path.exists():
             raise StoreError(f"results: {path} exists; use --resume to continue it or choose another --out")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock = WriterLock.acquire(path)  # before the check below: two creators must not both pass it
+        try:
+            return cls._create(path, config, config_text, lock)
+        except BaseException:
+            lock.release()
+            raise
+
+    @classmethod
+    def _create(cls, path: Path, config: dict[str, Any], config_text: str, lock: WriterLock) -> ResultsStore:
+        if path.exists():
+            raise StoreError(f"results: {path} exists; use --resume to continue it or choose another --out")
         try:
             # key order kept: the arrival stream draws classes in the mix's order, so a
             # sorted mix read back for --resume gave a different stream
             config_json = json.dumps(config)
         except (TypeError, ValueError) as exc:
             raise StoreError(f"results: the config is not JSON-able ({exc})") from None
-        path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         tmp.unlink(missing_ok=True)
         try:
@@ -178,16 +193,31 @@ class ResultsStore:
             os.replace(tmp, path)
         finally:
             tmp.unlink(missing_ok=True)
-        return cls.open(path)
+        return cls._open(path, readonly=False, lock=lock)
 
     @classmethod
     def open(cls, path: str | Path, *, readonly: bool = False) -> ResultsStore:
         """An existing store, checked read-only first so a foreign or damaged file is never written.
 
         `readonly=True` keeps that read-only connection (for reports made
-        while a run is still writing).
+        while a run is still writing). Opening for writing takes the file's
+        writer lock first: a second writer is refused (StoreLocked, one line
+        naming the holder's PID) before it reads or writes anything.
         """
         path = Path(path)
+        if readonly:
+            return cls._open(path, readonly=True, lock=None)
+        if not path.exists():
+            raise StoreError(f"results: {path} does not exist")
+        lock = WriterLock.acquire(path)
+        try:
+            return cls._open(path, readonly=False, lock=lock)
+        except BaseException:
+            lock.release()
+            raise
+
+    @classmethod
+    def _open(cls, path: Path, *, readonly: bool, lock: WriterLock | None) -> ResultsStore:
         _check(path)
         if readonly:
             conn = _connect(path, readonly=True)
@@ -208,7 +238,7 @@ class ResultsStore:
                 conn.close()
                 raise StoreError(f"results: {path}: cannot open for writing ({exc})") from None
         try:
-            return cls(path, conn, readonly)
+            return cls(path, conn, readonly, lock)
         except (sqlite3.DatabaseError, KeyError, ValueError) as exc:
             conn.close()
             raise StoreError(f"results: {path}: unreadable meta table ({exc})") from None
@@ -216,6 +246,8 @@ class ResultsStore:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+            if self._writer is not None:
+                self._writer.release()
 
     def __enter__(self) -> Self:
         return self

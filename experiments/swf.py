@@ -2,7 +2,10 @@
 
 An SWF file is ASCII, one job (or part of one) per line, 18 whitespace-separated
 numeric fields, -1 where a value is unknown, and header comments starting with
-`;` (`; Key: value`, e.g. `; MaxProcs: 128`). Reading a trace lets a real
+`;` (`; Key: value`, e.g. `; MaxProcs: 128`). The archive's logs continue a long value
+(a `Note`, an `Information` with several addresses) on following comment lines indented
+past the `;` (`;       the rest of the note`); those are joined to the value with a space, so
+each note is one entry however many lines it took. Reading a trace lets a real
 workload drive the testbed (`to_stream`); writing one lets the archive's tools
 read our runs (`write_swf`).
 
@@ -66,6 +69,14 @@ FIELDS: tuple[tuple[str, str, bool], ...] = (
 COMPLETED, FAILED, PARTIAL, PARTIAL_LAST_COMPLETED, PARTIAL_LAST_FAILED, CANCELLED = 1, 0, 2, 3, 4, 5
 PARTIAL_STATUSES = (PARTIAL, PARTIAL_LAST_COMPLETED, PARTIAL_LAST_FAILED)
 _KEY = re.compile(r"^\s*([A-Za-z][A-Za-z0-9]*)\s*:\s*(.*?)\s*$")
+# The header fields of the archive's definition (version 2.2): an indented `; Key: ...` line
+# with one of these keys starts a field; any other indented line after a field continues it.
+HEADER_KEYS = frozenset((
+    "Version", "Computer", "Installation", "Acknowledge", "Information", "Conversion", "MaxJobs", "MaxRecords",
+    "Preemption", "UnixStartTime", "TimeZone", "TimeZoneString", "StartTime", "EndTime", "MaxNodes", "MaxProcs",
+    "MaxRuntime", "MaxMemory", "AllowOveruse", "MaxQueues", "Queues", "Queue", "MaxPartitions", "Partitions",
+    "Partition", "Note"))
+_CONTINUED = re.compile(r"^\s\s+\S")  # two or more blanks after the ';', then text
 _APP_NOTE = re.compile(r"^executable (\d+) = class (.+)$")
 
 
@@ -113,8 +124,15 @@ class SwfTrace:
 
     path: str
     comments: list[str]  # every comment line without its ';', in order
-    header: dict[str, str]  # `Key: value` comments; a repeated key's values joined by newlines
+    # `Key: value` comments, continuation lines joined with a space; a repeated key's values
+    # (each `; Note:`) joined by newlines
+    header: dict[str, str]
     jobs: list[SwfJob]
+
+    @property
+    def notes(self) -> list[str]:
+        """Each `Note` of the header, continuation lines included."""
+        return self.header["Note"].split("\n") if "Note" in self.header else []
 
     @property
     def whole_jobs(self) -> list[SwfJob]:
@@ -146,46 +164,60 @@ class SwfTrace:
         return out
 
 
+class SwfError(ValueError):
+    """An SWF file that cannot be read: one line naming the file, the line and the field."""
+
+
 def read_swf(path: str | Path) -> SwfTrace:
-    """Parse an SWF file. A bad line raises one `ValueError` naming file, line and field."""
+    """Parse an SWF file. A bad line raises one `SwfError` naming file, line and field."""
     path = Path(path)
     comments: list[str] = []
     header: dict[str, str] = {}
     jobs: list[SwfJob] = []
+    key_at: dict[str, int] = {}  # the line each field was last given on
+    last: str | None = None  # the field the previous comment line gave or continued
     with path.open(encoding="utf-8", errors="replace") as f:
         for lineno, raw in enumerate(f, start=1):
             text = raw.strip()
             if not text:
+                last = None
                 continue
             if text.startswith(";"):
                 body = text[1:]
                 comments.append(body)
                 m = _KEY.match(body)
-                if m:
-                    key, value = m.groups()
-                    header[key] = f"{header[key]}\n{value}" if key in header else value
-                    if key == "MaxProcs" and not (value.isdigit() and int(value) > 0):
-                        raise ValueError(f"{path}:{lineno}: header MaxProcs must be an integer > 0, got {value!r}")
+                if last is not None and _CONTINUED.match(body) and not (m and m.group(1) in HEADER_KEYS):
+                    header[last] = f"{header[last]} {body.strip()}"
+                elif m:
+                    last, value = m.groups()
+                    header[last] = f"{header[last]}\n{value}" if last in header else value
+                    key_at[last] = lineno
+                else:
+                    last = None
                 continue
+            last = None
             jobs.append(_parse_line(text, path, lineno))
+    max_procs = header.get("MaxProcs")
+    if max_procs is not None and not all(re.fullmatch(r"[0-9]+", v) and int(v) > 0 for v in max_procs.split("\n")):
+        raise SwfError(f"{path}:{key_at['MaxProcs']}: header MaxProcs must be an integer > 0, got {max_procs!r}")
     return SwfTrace(path=str(path), comments=comments, header=header, jobs=jobs)
 
 
 def _parse_line(text: str, path: Path, lineno: int) -> SwfJob:
     tokens = text.split()
     if len(tokens) != len(FIELDS):
-        raise ValueError(f"{path}:{lineno}: expected {len(FIELDS)} fields, got {len(tokens)}")
+        raise SwfError(f"{path}:{lineno}: expected {len(FIELDS)} fields, got {len(tokens)}")
     values: list[int | float] = []
     for k, (tok, (_, desc, integral)) in enumerate(zip(tokens, FIELDS), start=1):
         try:
             x = float(tok)
         except ValueError:
-            raise ValueError(f"{path}:{lineno}: field {k} ({desc}) must be a number, got {tok!r}") from None
+            raise SwfError(f"{path}:{lineno}: field {k} ({desc}) must be a number, got {tok!r}") from None
         if not math.isfinite(x):
-            raise ValueError(f"{path}:{lineno}: field {k} ({desc}) must be finite, got {tok!r}")
+            raise SwfError(f"{path}:{lineno}: field {k} ({desc}) must be finite, got {tok!r}")
         if integral:
             if x != int(x):
-                raise ValueError(f"{path}:{lineno}: field {k} ({desc}) must be an integer, got {tok!r}")
+                raise SwfError(f"{path}:{lineno}: field {k} ({desc}) must be an integer, got {tok!r}")
             values.append(int(x))
         else:
             values.append(x)
@@ -243,7 +275,7 @@ def to_stream(trace: SwfTrace, *, classes: str | Mapping[str, tuple[int, int]], 
     whole = trace.whole_jobs
     trace_max = trace.max_procs or max((max(j.req_procs, j.procs) for j in whole), default=0)
     if trace_max < 1:
-        raise ValueError(f"{trace.path}: no MaxProcs header and no job with a processor count")
+        raise SwfError(f"{trace.path}: no MaxProcs header and no job with a processor count")
 
     skipped: dict[str, int] = defaultdict(int)
     have_whole = {j.job for j in whole}
@@ -267,20 +299,26 @@ def to_stream(trace: SwfTrace, *, classes: str | Mapping[str, tuple[int, int]], 
             skipped["no class for its processor count"] += 1
             continue
         work = j.run * j.procs if demand_from == "run" else j.req_time * size
+        if not math.isfinite(work):
+            raise SwfError(f"{trace.path}:{j.line}: the job's work (time x processors) is too large, got {work}")
         kept.append((j, cls, work, size))
     if n is not None:
         kept = kept[:n]
     if not kept:
-        raise ValueError(f"{trace.path}: no job left to import (skipped: {dict(skipped)})")
+        raise SwfError(f"{trace.path}: no job left to import (skipped: {dict(skipped)})")
 
     totals: dict[str, list[float]] = defaultdict(list)
     for _, cls, work, _ in kept:
         totals[cls].append(work)
-    mean_work = {c: math.fsum(w) / len(w) for c, w in totals.items()}
+    mean_work = {c: math.fsum(x / len(w) for x in w) for c, w in totals.items()}  # no overflow near 1e308
     t0 = kept[0][0].submit
-    jobs = [StreamJob(id=i, cls=cls, arrival=(j.submit - t0) * time_scale, demand=work / mean_work[cls],
-                      requested=min(max_procs, max(1, -(-size * max_procs // trace_max))))
-            for i, (j, cls, work, size) in enumerate(kept)]
+    jobs = []
+    for i, (j, cls, work, size) in enumerate(kept):
+        try:  # a StreamJob refuses a time or demand that overflowed to inf or NaN
+            jobs.append(StreamJob(id=i, cls=cls, arrival=(j.submit - t0) * time_scale, demand=work / mean_work[cls],
+                                  requested=min(max_procs, max(1, -(-size * max_procs // trace_max)))))
+        except ValueError as exc:
+            raise SwfError(f"{trace.path}:{j.line}: {exc}") from None
     return SwfImport(jobs=jobs, source=[j.job for j, *_ in kept], skipped=dict(skipped),
                      trace_max_procs=trace_max, mean_work=mean_work)
 
@@ -386,5 +424,6 @@ def _check_segments(job_id: int, segs: Sequence[tuple[float, float, int]]) -> li
     return out
 
 
-__all__ = ["FIELDS", "PARTIAL_STATUSES", "Segment", "SwfImport", "SwfJob", "SwfTrace", "read_swf", "to_stream",
+__all__ = ["FIELDS", "HEADER_KEYS", "PARTIAL_STATUSES", "Segment", "SwfError", "SwfImport", "SwfJob", "SwfTrace",
+           "read_swf", "to_stream",
            "write_swf"]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import math
 from dataclasses import astuple, fields
 from pathlib import Path
@@ -59,13 +60,23 @@ def write_rows(out_dir: Path, rows: RunRows) -> list[Path]:
 def _read(path: Path, cls: type[Row]) -> list[Row]:
     if not path.is_file():
         raise RunFilesError(f"{path}: missing (a run directory holds {', '.join(n for n, _ in FILES.values())})")
-    with path.open(newline="") as f:
+    try:
+        text = path.read_bytes().decode("utf-8")  # whole, so a byte that is not UTF-8 is one line here
+    except UnicodeDecodeError:
+        raise RunFilesError(f"{path.name}: not UTF-8 text") from None
+    with io.StringIO(text, newline="") as f:
         reader = csv.DictReader(f)
         want = [fl.name for fl in fields(cls)]
         if reader.fieldnames != want:
             raise RunFilesError(f"{path.name}: columns {reader.fieldnames}, expected {want}")
-        return [cls(**{fl.name: _value(str(fl.type), row[fl.name], f"{path.name} line {i + 2} {fl.name}")
-                       for fl in fields(cls)}) for i, row in enumerate(reader)]
+        rows = []
+        for row in reader:
+            where = f"{path.name} line {reader.line_num}"
+            if None in row.values() or None in row:  # DictReader: None for a missing field, key None for extras
+                got = sum(v is not None for k, v in row.items() if k is not None) + len(row.get(None) or [])
+                raise RunFilesError(f"{where}: expected {len(want)} columns, got {got}")
+            rows.append(cls(**{fl.name: _value(str(fl.type), row[fl.name], f"{where} {fl.name}") for fl in fields(cls)}))
+        return rows
 
 
 def read_rows(run_dir: Path) -> RunRows:

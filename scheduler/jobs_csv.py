@@ -8,6 +8,7 @@ the CLI can print it as is.
 from __future__ import annotations
 
 import csv
+import io
 import math
 from pathlib import Path
 
@@ -43,10 +44,12 @@ def read_jobs(path: str | Path) -> list[Job]:
     """Jobs in file order; arrivals must be non-decreasing."""
     path = Path(path)
     try:
-        handle = path.open(newline="")
+        text = path.read_bytes().decode("utf-8")  # whole, so a byte that is not UTF-8 is one line here
     except OSError as exc:
         raise ValueError(f"cannot read jobs CSV {path}: {exc.strerror}") from None
-    with handle:
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not UTF-8 text") from None
+    with io.StringIO(text, newline="") as handle:
         reader = csv.reader(handle)
         header = [c.strip() for c in next(reader, [])]
         missing = [c for c in ("id", "arrival") if c not in header]
@@ -90,7 +93,8 @@ def read_jobs(path: str | Path) -> list[Job]:
                     model = DemandModel(_number(row[i_t1], "t1", line),
                                         _number(row[i_pmax], "pmax", line, integer=True, optional=True))
                     phases = _number(row[i_phases], "phases", line, integer=True, optional=True) or 1
-                jobs.append(Job(int(jid) if jid.isdigit() else jid, arrival, model, phases, cost))
+                # isdigit() alone takes '²', which int() refuses: ASCII digits only
+                jobs.append(Job(int(jid) if jid.isascii() and jid.isdigit() else jid, arrival, model, phases, cost))
             except ValueError as exc:
                 msg = str(exc)
                 raise ValueError(f"{path}: {msg if msg.startswith('line') else f'line {line}: {msg}'}") from None

@@ -47,8 +47,9 @@ def _speed(v: float | None) -> float | None:
 
 
 class _Strict(BaseModel):
-    # Misspelled options are errors, not silently ignored keys.
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Misspelled options are errors, not silently ignored keys; NaN and infinity are never a
+    # valid number here ("nan" compared False with every bound and failed later, naming no field).
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class OwnerLoad(_Strict):
@@ -144,7 +145,7 @@ class WorkstationSpec(_Strict):
     host: str | None = Field(None, description="the host it runs on (one of the spec's hosts); None: placement picks")
     memory: ByteSize | None = Field(None, description="memory (RAM, no swap), bytes or '512MiB'; None: the default")
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, allow_inf_nan=False)
 
     @field_validator("name")
     @classmethod
@@ -208,7 +209,7 @@ class ClusterSpec(_Strict):
     resolved_cpu: dict[str, float] = Field(default_factory=dict)
     placed_factor: dict[str, float] = Field(default_factory=dict)
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, allow_inf_nan=False)
 
     @field_validator("name")
     @classmethod

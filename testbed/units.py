@@ -6,6 +6,7 @@ units are refused with a hint rather than guessed at.
 """
 from __future__ import annotations
 
+import math
 import re
 
 _BIT_UNITS = {"bit": 1, "kbit": 10**3, "mbit": 10**6, "gbit": 10**9}
@@ -19,8 +20,10 @@ class RateError(ValueError):
 
 def parse_rate(value: str | int | float) -> int:
     """Parse '10mbit', '1.5gbit', '500kbit' or a bit/s integer into bit/s."""
-    if isinstance(value, bool):
-        raise RateError(f"not a rate: {value!r}")
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise RateError(f"not a rate: {value!r} (write e.g. '10mbit', '1gbit' or 10000000)")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise RateError(f"a rate must be a finite number, got {value!r}")
     if isinstance(value, (int, float)):
         bits = int(value)
         if bits != value:

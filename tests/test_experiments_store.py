@@ -259,7 +259,7 @@ def test_a_config_read_back_gives_the_same_stream(tmp_path: Path) -> None:
     config = load(path)
     assert list(config.arrivals.mix) == ["syn", "cg"]  # not alphabetical: the case that broke
     s = ResultsStore.create(tmp_path / "r.sqlite", config.dump(), path.read_text())
-    again = ExperimentConfig.model_validate(ResultsStore.open(tmp_path / "r.sqlite").config)
+    again = ExperimentConfig.model_validate(ResultsStore.open(tmp_path / "r.sqlite", readonly=True).config)
     assert stream_for(again, 0.25, 0) == stream_for(config, 0.25, 0)
     s.close()
 

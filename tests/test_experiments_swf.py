@@ -40,7 +40,7 @@ def trace(tmp_path: Path) -> SwfTrace:
 def test_parse_header_fields_and_missing_values(trace: SwfTrace) -> None:
     assert trace.header["Version"] == "2.2"
     assert trace.header["Computer"] == "test machine"
-    assert trace.header["Note"] == "first note\nsecond note"
+    assert trace.header["Note"] == "first note\nsecond note a continuation line"  # continued, as the archive's
     assert trace.max_procs == 64
     assert "       a continuation line" in trace.comments
     assert [j.job for j in trace.jobs] == [1, 2, 3, 4, 5, 6]

@@ -24,6 +24,7 @@ file and line, so the CLI prints it as is. Nothing here starts anything.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import tomllib
@@ -142,9 +143,11 @@ def classes_from_dict(raw: Mapping[str, Any], *, base: Path = Path("."), where: 
 def load_classes(path: str | Path) -> dict[str, JobClass]:
     path = Path(path)
     try:
-        raw = tomllib.loads(path.read_text())
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ValueError(f"cannot read classes file {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"{path}: not valid TOML: {exc}") from None
     return classes_from_dict(raw, base=path.parent, where=str(path))
@@ -154,10 +157,12 @@ def read_stream(path: str | Path, classes: Mapping[str, JobClass]) -> list[Arriv
     """Arrivals in file order; each problem is a ValueError naming the line."""
     path = Path(path)
     try:
-        handle = path.open(newline="")
+        text = path.read_bytes().decode("utf-8")  # whole, so a byte that is not UTF-8 is one line here
     except OSError as exc:
         raise ValueError(f"cannot read stream {path}: {exc.strerror}") from None
-    with handle:
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not UTF-8 text") from None
+    with io.StringIO(text, newline="") as handle:
         reader = csv.DictReader(handle)
         header = [c.strip() for c in (reader.fieldnames or [])]
         reader.fieldnames = header
@@ -184,7 +189,9 @@ def read_stream(path: str | Path, classes: Mapping[str, JobClass]) -> list[Arriv
                 raise ValueError(f"{path}: line {line}: arrivals not sorted ({arrival:g} after {last:g})")
             last = arrival
             jid_text = (row.get("id") or "").strip() if "id" in header else ""
-            jid: int | str = (int(jid_text) if jid_text.isdigit() else jid_text) if jid_text else len(out)
+            # isdecimal() alone takes '²' or '٣', which int() refuses: ASCII digits only
+            jid: int | str = (int(jid_text) if jid_text.isascii() and jid_text.isdecimal() else jid_text) \
+                if jid_text else len(out)
             if jid in seen:
                 raise ValueError(f"{path}: line {line}: duplicate job id {jid!r}")
             seen.add(jid)

@@ -13,6 +13,7 @@ every step (testbed.keeper.set_scale).
 from __future__ import annotations
 
 import csv
+import io
 import heapq
 import json
 import random
@@ -70,24 +71,33 @@ def read_trace(path: str | Path) -> dict[str, Schedule]:
     path = Path(path)
     out: dict[str, Schedule] = {}
     try:
-        fh = path.open(newline="")
+        text = path.read_bytes().decode("utf-8")  # whole, so a byte that is not UTF-8 is one line here
     except FileNotFoundError:
         raise SpecError(f"{path}: no such trace file") from None
-    with fh:
+    except OSError as exc:
+        raise SpecError(f"{path}: cannot read ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise SpecError(f"{path.name}: not UTF-8 text") from None
+    with io.StringIO(text, newline="") as fh:
         reader = csv.DictReader(fh)
         missing = {"time", "workstation", "available"} - set(reader.fieldnames or [])
         if missing:
             raise SpecError(f"{path.name}: missing column(s) {', '.join(sorted(missing))}")
         for row in reader:
             line = reader.line_num
+            if any(row.get(c) is None for c in ("time", "workstation", "available")):  # a short row
+                got = sum(v is not None for k, v in row.items() if k is not None)
+                raise SpecError(f"{path.name}:{line}: expected {len(reader.fieldnames or [])} columns, got {got}")
             try:
                 t, frac = float(row["time"]), float(row["available"])
             except ValueError:
                 raise SpecError(f"{path.name}:{line}: time and available must be numbers") from None
-            if t < 0:
-                raise SpecError(f"{path.name}:{line}: time: negative ({t})")
+            if not 0 <= t < float("inf"):  # also refuses NaN
+                raise SpecError(f"{path.name}:{line}: time: must be a finite number >= 0, got {row['time']!r}")
             if not 0.0 <= frac <= 1.0:
                 raise SpecError(f"{path.name}:{line}: available: {frac} is outside [0, 1]")
+            if not row["workstation"].strip():
+                raise SpecError(f"{path.name}:{line}: workstation: empty")
             sched = out.setdefault(row["workstation"], [])
             if sched and t <= sched[-1][0]:
                 raise SpecError(f"{path.name}:{line}: time: {t} is not after {sched[-1][0]} for {row['workstation']}")

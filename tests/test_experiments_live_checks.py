@@ -1,0 +1,47 @@
+"""`nowlab run` checks every input before the results file exists: an SWF source is imported first."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from experiments import config as cfg
+from experiments.live import open_store
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def swf_config(tmp_path: Path, trace: str, classes: str = '"syn"') -> Path:
+    for name in ("exp_tiny.toml", "exp_tiny4.toml"):
+        shutil.copy(DATA / name, tmp_path / name)
+    path = tmp_path / "exp_tiny.toml"
+    path.write_text(path.read_text().replace("mix = { syn = 1.0 }",
+                                             f'swf = {{ path = "trace.swf", classes = {classes} }}'))
+    (tmp_path / "trace.swf").write_text(trace)
+    return path
+
+
+ARCHIVE = (DATA / "archive_sdsc_sp2_head.swf").read_text()
+
+
+@pytest.mark.parametrize("trace, classes, message", [
+    (ARCHIVE.replace("   41    327", "   41    x"), '"syn"', r"trace\.swf:29: field 4 \(run time\) must be a number"),
+    (ARCHIVE, "{ syn = [64, 8] }", r"classes: range of 'syn' must be \(lo, hi\) integers with 1 <= lo <= hi"),
+    ("; MaxProcs: 8\n", '"syn"', r"trace\.swf: no job left to import"),
+])
+def test_a_bad_trace_is_refused_before_the_results_file_exists(tmp_path, trace, classes, message):
+    config = swf_config(tmp_path, trace, classes)
+    out = tmp_path / "results" / "r.sqlite"
+    with pytest.raises(cfg.ConfigError, match=rf"^{config}: arrivals\.swf: .*{message}"):
+        open_store(config, out, resume=False)
+    assert not out.exists()
+
+
+def test_a_good_trace_passes_and_the_store_is_made(tmp_path):
+    config = swf_config(tmp_path, ARCHIVE)
+    store, loaded = open_store(config, tmp_path / "r.sqlite", resume=False)
+    try:
+        assert loaded.arrivals.swf is not None and store.path.exists()
+    finally:
+        store.close()

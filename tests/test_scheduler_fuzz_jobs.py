@@ -1,0 +1,58 @@
+"""Fuzzed jobs CSVs, live job classes and arrival streams: valid jobs or one line naming the file.
+
+Bounded to a few seconds in the test command; `benchmarks/fuzz_parsers.py --only jobs-csv` runs
+the same property far longer. The inputs and the property are in tests/fuzzing.py.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from fuzzing import check, inputs, targets
+
+TARGETS = targets()
+FUZZ = settings(max_examples=100, deadline=None, database=None,
+                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+
+
+@FUZZ
+@given(data=inputs(TARGETS["jobs-csv"]))
+def test_jobs_csv_is_a_valid_object_or_one_line_naming_the_file(tmp_path: Path, data: str) -> None:
+    check(TARGETS["jobs-csv"], tmp_path, data)
+
+
+@FUZZ
+@given(data=inputs(TARGETS["stream-classes"]))
+def test_stream_classes_is_a_valid_object_or_one_line_naming_the_file(tmp_path: Path, data: str) -> None:
+    check(TARGETS["stream-classes"], tmp_path, data)
+
+
+@FUZZ
+@given(data=inputs(TARGETS["stream-csv"]))
+def test_stream_csv_is_a_valid_object_or_one_line_naming_the_file(tmp_path: Path, data: str) -> None:
+    check(TARGETS["stream-csv"], tmp_path, data)
+
+
+def test_a_job_id_of_non_ascii_digits_is_a_name_not_a_crash(tmp_path: Path) -> None:
+    # '²'.isdigit() is True and int('²') raises: found by the fuzzing, in both readers
+    from scheduler.jobs_csv import read_jobs
+    from scheduler.live.stream import load_classes, read_stream
+
+    (tmp_path / "jobs.csv").write_text("id,arrival,t1\n²,0,1\n7,1,1\n")
+    assert [j.id for j in read_jobs(tmp_path / "jobs.csv")] == ["²", 7]
+    TARGETS["stream-csv"].write(tmp_path, "id,class,arrival\n²,cg,0\n3,short,1\n")
+    arrivals = read_stream(tmp_path / "stream.csv", load_classes(tmp_path / "classes.toml"))
+    assert [a.id for a in arrivals] == ["²", 3]
+    with pytest.raises(ValueError, match=r"stream\.csv: line 3: duplicate job id '²'$"):
+        TARGETS["stream-csv"].write(tmp_path, "id,class,arrival\n²,cg,0\n²,short,1\n")
+        read_stream(tmp_path / "stream.csv", load_classes(tmp_path / "classes.toml"))
+
+
+@pytest.mark.parametrize("name", ["jobs-csv", "stream-classes", "stream-csv"])
+def test_a_byte_that_is_not_utf8_is_one_line_naming_the_file(tmp_path: Path, name: str) -> None:
+    target = TARGETS[name]
+    target.write(tmp_path, b"\xff" + target.seeds[0].encode())
+    with pytest.raises(ValueError, match=rf"{target.file}: not UTF-8 text$"):
+        target.parse(tmp_path)

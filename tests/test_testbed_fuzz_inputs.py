@@ -1,0 +1,67 @@
+"""Fuzzed cluster specs and availability traces: a valid object or one line naming the file.
+
+Bounded to a few seconds in the test command; `benchmarks/fuzz_parsers.py --only cluster-spec` runs
+the same property far longer. The inputs and the property are in tests/fuzzing.py.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from fuzzing import check, inputs, targets
+
+TARGETS = targets()
+FUZZ = settings(max_examples=100, deadline=None, database=None,
+                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+
+
+@FUZZ
+@given(data=inputs(TARGETS["cluster-spec"]))
+def test_cluster_spec_is_a_valid_object_or_one_line_naming_the_file(tmp_path: Path, data: str) -> None:
+    check(TARGETS["cluster-spec"], tmp_path, data)
+
+
+@FUZZ
+@given(data=inputs(TARGETS["availability-csv"]))
+def test_availability_csv_is_a_valid_object_or_one_line_naming_the_file(tmp_path: Path, data: str) -> None:
+    check(TARGETS["availability-csv"], tmp_path, data)
+
+
+@pytest.mark.parametrize("text, message", [  # found by the fuzzing: a TypeError, or NaN taken as a time
+    ("time,workstation,available\n0,ws1,1\n0,ws0.5\n", "availability.csv:3: expected 3 columns, got 2"),
+    ("time,workstation,available\nnan,ws1,1\n", "availability.csv:2: time: must be a finite number >= 0, got 'nan'"),
+    ("time,workstation,available\ninf,ws1,1\n", "availability.csv:2: time: must be a finite number >= 0, got 'inf'"),
+    ("time,workstation,available\n0, ,1\n", "availability.csv:2: workstation: empty"),
+])
+def test_bad_availability_rows_found_by_fuzzing(tmp_path: Path, text: str, message: str) -> None:
+    from testbed.load.caps import read_trace
+    from testbed.spec import SpecError
+
+    (tmp_path / "availability.csv").write_text(text)
+    with pytest.raises(SpecError) as err:
+        read_trace(tmp_path / "availability.csv")
+    assert str(err.value) == message
+
+
+def test_an_availability_trace_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
+    from testbed.spec import SpecError
+
+    TARGETS["availability-csv"].write(tmp_path, b"time,workstation,available\n0,ws\xc3,1\n")
+    with pytest.raises(SpecError, match=r"^availability\.csv: not UTF-8 text$"):
+        TARGETS["availability-csv"].parse(tmp_path)
+
+
+@pytest.mark.parametrize("value, message", [  # found by the fuzzing: OverflowError, TypeError
+    ("inf", "a rate must be a finite number, got inf"),
+    ("[[1], [2]]", "not a rate: [[1], [2]] (write e.g. '10mbit', '1gbit' or 10000000)"),
+    ("{ a = 1 }", "not a rate: {'a': 1} (write e.g. '10mbit', '1gbit' or 10000000)"),
+])
+def test_a_rate_that_is_no_number_or_text_is_one_line(tmp_path: Path, value: str, message: str) -> None:
+    from testbed.spec import SpecError, load
+
+    (tmp_path / "spec.toml").write_text(f'[defaults]\negress = {value}\n[[workstation]]\nname = "ws1"\n')
+    with pytest.raises(SpecError) as err:
+        load(tmp_path / "spec.toml")
+    assert str(err.value) == f"spec.toml: defaults.egress: {message}"
