@@ -230,11 +230,11 @@ class Watch(threading.Thread):
         self.out, self.runner, self.t0, self.done_before = out, runner, t0, done_before
         self.detected_s: float | None = None
         self.recovered_s: float | None = None
-        self._stop = threading.Event()
+        self._halt = threading.Event()
         self._failed_before = stored(out)[1]
 
     def run(self) -> None:
-        while not self._stop.wait(0.5):
+        while not self._halt.wait(0.5):
             now = time.monotonic() - self.t0
             done, failed, interrupted = progress(self.out)
             if self.detected_s is None and (failed > self._failed_before or interrupted or
@@ -244,7 +244,7 @@ class Watch(threading.Thread):
                 self.recovered_s = now
 
     def stop(self) -> None:
-        self._stop.set()
+        self._halt.set()
         self.join(5)
         if self.recovered_s is None and len(done_jobs(self.out)) > self.done_before:
             self.recovered_s = time.monotonic() - self.t0
