@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from pydantic import ValidationError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -77,8 +78,12 @@ def main() -> int:
             try:
                 variant = json.loads(text)
                 config = varied(raw, variant)
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                print(f"error: --variant {text}: {'.'.join(map(str, first['loc']))}: {first['msg']}")
+                return 2
             except (ValueError, KeyError, TypeError) as exc:
-                print(f"error: --variant {text}: {exc}".splitlines()[0])
+                print(f"error: --variant {text}: no such key or not JSON ({exc})".splitlines()[0])
                 return 2
             cells = chances(store, config, args.replicas)
             print(f"{variant or 'as run'}: all {len(cells)} cells pass one run with probability "
