@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -318,3 +319,9 @@ def targets() -> dict[str, Target]:
         *(Target(f"timeshare-run-{name.removesuffix('.csv')}", name, (body,), _run_rows, RunFilesError,
                  {n: b for n, b in run_files.items() if n != name}) for name, body in sorted(run_files.items())),
     )}
+
+
+TARGETS = targets()
+#: The test command's bound: 100 inputs per parser (benchmarks/fuzz_parsers.py runs far more).
+FUZZ = settings(max_examples=100, deadline=None, database=None,
+                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])

@@ -8,25 +8,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
+from hypothesis import strategies as st
 
-from fuzzing import check, inputs, targets
-
-TARGETS = targets()
-FUZZ = settings(max_examples=100, deadline=None, database=None,
-                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+from fuzzing import FUZZ, TARGETS, check, inputs
 
 
+
+@pytest.mark.parametrize("name", ["experiment-config", "summary-config"])
 @FUZZ
-@given(data=inputs(TARGETS["experiment-config"]))
-def test_experiment_config_is_a_valid_object_or_one_line_naming_the_file(tmp_path: Path, data: str) -> None:
-    check(TARGETS["experiment-config"], tmp_path, data)
-
-
-@FUZZ
-@given(data=inputs(TARGETS["summary-config"]))
-def test_summary_config_is_a_valid_object_or_one_line_naming_the_file(tmp_path: Path, data: str) -> None:
-    check(TARGETS["summary-config"], tmp_path, data)
+@given(data=st.data())
+def test_each_parser_gives_a_valid_object_or_one_line_naming_the_file(tmp_path: Path, name: str,
+                                                                      data: st.DataObject) -> None:
+    check(TARGETS[name], tmp_path, data.draw(inputs(TARGETS[name])))
 
 
 @pytest.mark.parametrize("old, new, message", [

@@ -8,43 +8,20 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
+from hypothesis import strategies as st
 
-from fuzzing import check, inputs, targets
-
-TARGETS = targets()
-FUZZ = settings(max_examples=100, deadline=None, database=None,
-                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+from fuzzing import FUZZ, TARGETS, check, inputs
 
 
+
+@pytest.mark.parametrize("name", ["timeshare-spec", "timeshare-run-jobs", "timeshare-run-run", "timeshare-run-timeline",
+                                  "timeshare-run-managers"])
 @FUZZ
-@given(data=inputs(TARGETS["timeshare-spec"]))
-def test_timeshare_spec_is_a_valid_object_or_one_line_naming_the_file(tmp_path: Path, data: str) -> None:
-    check(TARGETS["timeshare-spec"], tmp_path, data)
-
-
-@FUZZ
-@given(data=inputs(TARGETS["timeshare-run-jobs"]))
-def test_timeshare_run_jobs_is_a_valid_object_or_one_line_naming_the_file(tmp_path: Path, data: str) -> None:
-    check(TARGETS["timeshare-run-jobs"], tmp_path, data)
-
-
-@FUZZ
-@given(data=inputs(TARGETS["timeshare-run-run"]))
-def test_timeshare_run_run_is_a_valid_object_or_one_line_naming_the_file(tmp_path: Path, data: str) -> None:
-    check(TARGETS["timeshare-run-run"], tmp_path, data)
-
-
-@FUZZ
-@given(data=inputs(TARGETS["timeshare-run-timeline"]))
-def test_timeshare_run_timeline_is_a_valid_object_or_one_line_naming_the_file(tmp_path: Path, data: str) -> None:
-    check(TARGETS["timeshare-run-timeline"], tmp_path, data)
-
-
-@FUZZ
-@given(data=inputs(TARGETS["timeshare-run-managers"]))
-def test_timeshare_run_managers_is_a_valid_object_or_one_line_naming_the_file(tmp_path: Path, data: str) -> None:
-    check(TARGETS["timeshare-run-managers"], tmp_path, data)
+@given(data=st.data())
+def test_each_parser_gives_a_valid_object_or_one_line_naming_the_file(tmp_path: Path, name: str,
+                                                                      data: st.DataObject) -> None:
+    check(TARGETS[name], tmp_path, data.draw(inputs(TARGETS[name])))
 
 
 def test_a_short_row_in_a_run_file_is_one_line(tmp_path: Path) -> None:

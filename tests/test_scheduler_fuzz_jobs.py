@@ -8,31 +8,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
+from hypothesis import strategies as st
 
-from fuzzing import check, inputs, targets
-
-TARGETS = targets()
-FUZZ = settings(max_examples=100, deadline=None, database=None,
-                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+from fuzzing import FUZZ, TARGETS, check, inputs
 
 
+
+@pytest.mark.parametrize("name", ["jobs-csv", "stream-classes", "stream-csv"])
 @FUZZ
-@given(data=inputs(TARGETS["jobs-csv"]))
-def test_jobs_csv_is_a_valid_object_or_one_line_naming_the_file(tmp_path: Path, data: str) -> None:
-    check(TARGETS["jobs-csv"], tmp_path, data)
-
-
-@FUZZ
-@given(data=inputs(TARGETS["stream-classes"]))
-def test_stream_classes_is_a_valid_object_or_one_line_naming_the_file(tmp_path: Path, data: str) -> None:
-    check(TARGETS["stream-classes"], tmp_path, data)
-
-
-@FUZZ
-@given(data=inputs(TARGETS["stream-csv"]))
-def test_stream_csv_is_a_valid_object_or_one_line_naming_the_file(tmp_path: Path, data: str) -> None:
-    check(TARGETS["stream-csv"], tmp_path, data)
+@given(data=st.data())
+def test_each_parser_gives_a_valid_object_or_one_line_naming_the_file(tmp_path: Path, name: str,
+                                                                      data: st.DataObject) -> None:
+    check(TARGETS[name], tmp_path, data.draw(inputs(TARGETS[name])))
 
 
 def test_a_job_id_of_non_ascii_digits_is_a_name_not_a_crash(tmp_path: Path) -> None:

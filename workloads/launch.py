@@ -15,6 +15,11 @@ from pathlib import Path
 from typing import Protocol, Sequence
 
 
+#: How a launcher says, in a failed job's output, that a member passed its workstation's
+#: memory: the line reads "out of memory on wsN" (the executor takes it as the job's error).
+OUT_OF_MEMORY = "out of memory on "
+
+
 class Handle(Protocol):
     def poll(self) -> int | None: ...
     def terminate(self) -> None: ...

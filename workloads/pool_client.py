@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from workloads import pool_wire
-from workloads.launch import Handle, Launcher, LocalResult
+from workloads.launch import OUT_OF_MEMORY, Handle, Launcher, LocalResult
 
 CANCELLED = 130  # a member stopped because another one failed, or the host cancelled the job
 LOST = -1        # the member's connection closed without an exit: its rank (and world) died
@@ -112,7 +112,7 @@ class PoolHandle:
             err = f"{self.members[i].host}: {exc}\n"
         if code not in (0, CANCELLED) and self.out_of_memory(i, err):
             sep = "" if not err or err.endswith("\n") else "\n"
-            err = f"{err}{sep}out of memory on {self.members[i].host}\n"  # last: the executor keeps the tail
+            err = f"{err}{sep}{OUT_OF_MEMORY}{self.members[i].host}\n"  # last: the executor keeps the tail
         with self._lock:
             self.codes[i], self.stdout[i], self.stderr[i] = code, out, err
         if code not in (0, CANCELLED):

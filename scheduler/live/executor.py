@@ -52,7 +52,7 @@ from scheduler.snapshot import Reason, Snapshot, Status
 from scheduler.state_machine import PolicyError, SchedulerState, TrackedJob, check_jobs
 from workloads import channel_auth
 from workloads.control_server import ControlServer
-from workloads.launch import Launcher
+from workloads.launch import OUT_OF_MEMORY, Launcher
 from workloads.records import ResizeRecord
 from workloads.redistribution_plan import resize_kind
 
@@ -474,9 +474,6 @@ class LiveExecutor:
         return LiveResult(self.policy.name, self.P, self.hosts, records, sorted(self.timeline, key=lambda e: e.time),
                           self.decisions, resizes, sorted(self.runs, key=lambda r: r.launched_at), states,
                           self.control_refused)
-
-
-OUT_OF_MEMORY = "out of memory on "  # how a launcher says a member passed its workstation's memory
 
 
 def memory_reason(output: str) -> str:
