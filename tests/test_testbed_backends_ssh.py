@@ -310,10 +310,15 @@ def test_teardown_kills_marked_processes_strips_the_key_and_removes_the_folder(t
         time.sleep(0.02)
     pids = hostagent.marked_pids(w)
     assert len(pids) == 1 and b"sleep" in Path(f"/proc/{pids[0]}/cmdline").read_bytes()
-    out = subprocess.run([sys.executable, str(folder / "hostagent.py"), "teardown"], capture_output=True,
-                         text=True, check=True, env={**os.environ, "HOME": str(home)}).stdout
-    assert json.loads(out)["processes"] >= 1
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    zygote = socket.socket(socket.AF_UNIX)
+    zygote.bind(str(tmp / "nowlab-zygote.sock"))  # what testbed/warm.py leaves in /tmp
+    (tmp / "nowlab-mux-notasocket").write_text("")  # not a socket: not ours to remove
+    assert hostagent.teardown(w, folder, tmp)["processes"] >= 1
+    zygote.close()
     assert not folder.exists()
+    assert sorted(p.name for p in tmp.iterdir()) == ["nowlab-mux-notasocket"]
     assert (home / ".ssh" / "authorized_keys").read_text() == "ssh-rsa AAAA me\n"
     time.sleep(0.1)
     state = Path(f"/proc/{pids[0]}/stat")

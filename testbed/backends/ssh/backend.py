@@ -235,8 +235,13 @@ class SshBackend:
         dev = route_dev(out) if code == 0 else None
         if dev is None:
             return ""
+        cmds = shaping.setup_commands(spec, ws, ips, dev=dev)
+        code, out, err = link.run(["tc", *cmds[0]])  # the root qdisc: refused without CAP_NET_ADMIN
+        if code != 0 and "not permitted" in (err + out).lower():
+            return ""  # root, but not allowed to shape (a container without NET_ADMIN): unshaped
+        ExecResult(code, out, err).check(f"{access.where()}: tc {' '.join(cmds[0][:2])} on {dev}")
         link.check(folder.agent_argv("shaped", dev), "recording the shaped interface")  # teardown removes it
-        for cmd in shaping.setup_commands(spec, ws, ips, dev=dev):
+        for cmd in cmds[1:]:
             link.check(["tc", *cmd], f"tc {' '.join(cmd[:2])} on {dev}")
         return dev
 

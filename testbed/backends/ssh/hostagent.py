@@ -24,6 +24,7 @@ import json
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -376,6 +377,20 @@ def strip_key(authorized_keys: str, comment: str) -> str:
     return "".join(line + "\n" for line in keep)
 
 
+def image_tmp_files(tmp: Path = Path("/tmp")) -> list[Path]:
+    """The sockets testbed/warm.py leaves at fixed /tmp names (the zygote's, the ssh masters'),
+    this login's only: it runs one cluster per host (fit.py), so they are this cluster's."""
+    found = []
+    for p in [*tmp.glob("nowlab-mux-*"), tmp / "nowlab-zygote.sock"]:
+        try:
+            st = p.lstat()
+        except FileNotFoundError:
+            continue
+        if st.st_uid == os.getuid() and stat.S_ISSOCK(st.st_mode):
+            found.append(p)
+    return found
+
+
 def authorize(keys: Path, line: str) -> bool:
     """Add the cluster key's line to authorized_keys (once); True if it was added."""
     keys.parent.mkdir(mode=0o700, exist_ok=True)
@@ -388,7 +403,7 @@ def authorize(keys: Path, line: str) -> bool:
     return True
 
 
-def teardown(w: Workstation, folder: Path) -> dict[str, int]:
+def teardown(w: Workstation, folder: Path, tmp: Path = Path("/tmp")) -> dict[str, int]:
     """Kill the marked processes, remove cgroups, qdisc, the cluster key and the folder."""
     hold(w, False)
     killed = 0
@@ -408,6 +423,8 @@ def teardown(w: Workstation, folder: Path) -> dict[str, int]:
         subprocess.run(["systemctl", "--user", "stop", w.slice], capture_output=True, check=False)
     if w.shaped_dev:
         subprocess.run(["tc", "qdisc", "del", "dev", w.shaped_dev, "root"], capture_output=True, check=False)
+    for sock in image_tmp_files(tmp):
+        sock.unlink(missing_ok=True)
     keys = Path.home() / ".ssh" / "authorized_keys"
     if w.key_comment and keys.exists():
         keys.write_text(strip_key(keys.read_text(), w.key_comment))
