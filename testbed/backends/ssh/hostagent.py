@@ -316,13 +316,14 @@ def join_env(folder: Path, environ: dict[str, str]) -> dict[str, str]:
     """What a workstation's process sees besides its caller's environment: this folder's ssh
     wrapper first on PATH (so mpiexec and the ssh masters use the cluster's ssh_config), its
     workloads on PYTHONPATH, Open MPI's remote daemons started through `join` too (so they
-    and their ranks land in the workstation), and no binding by Open MPI (the ranks keep the
-    workstation's core)."""
+    and their ranks land in the workstation), no binding by Open MPI (the ranks keep the
+    workstation's core), and its session folders in the workstation's folder, not /tmp."""
     return {"PATH": f"{folder}/bin:{environ.get('PATH', '/usr/local/bin:/usr/bin:/bin')}",
             "PYTHONPATH": str(folder) + (f":{environ['PYTHONPATH']}" if environ.get("PYTHONPATH") else ""),
             "PYTHONDONTWRITEBYTECODE": "1",
             "OMPI_MCA_orte_launch_agent": f"python3 {folder}/hostagent.py join -- orted",
-            "OMPI_MCA_hwloc_base_binding_policy": "none"}
+            "OMPI_MCA_hwloc_base_binding_policy": "none",
+            "OMPI_MCA_orte_tmpdir_base": f"{folder}/run"}  # Open MPI's session dirs go with the folder
 
 
 def join(w: Workstation, argv: list[str], folder: Path, *, detach: bool = False) -> None:
