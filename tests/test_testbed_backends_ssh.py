@@ -310,6 +310,13 @@ def test_teardown_kills_marked_processes_strips_the_key_and_removes_the_folder(t
         time.sleep(0.02)
     pids = hostagent.marked_pids(w)
     assert len(pids) == 1 and b"sleep" in Path(f"/proc/{pids[0]}/cmdline").read_bytes()
+    def proc_state() -> str:
+        return Path(f"/proc/{pids[0]}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+    hostagent.hold(w, True)  # uncapped: no freezer, the marked processes are stopped by signal
+    assert proc_state() == "T"
+    hostagent.hold(w, False)
+    assert proc_state() in ("S", "R")
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     zygote = socket.socket(socket.AF_UNIX)

@@ -167,6 +167,14 @@ def setup_systemd(w: Workstation) -> bool:
     """A user slice with the cap, if the user's systemd manager answers and has the cpu controller."""
     if shutil.which("systemctl") is None or shutil.which("systemd-run") is None:
         return False
+    # systemd accepts CPUQuota even where it cannot enforce it: the cpu controller must be
+    # delegated to the user's manager (user@UID.service), or the slice would be uncapped.
+    manager = CGROUP_ROOT / "user.slice" / f"user-{os.getuid()}.slice" / f"user@{os.getuid()}.service"
+    try:
+        if "cpu" not in (manager / "cgroup.controllers").read_text().split():
+            return False
+    except OSError:
+        return False
     slice_ = slice_name(w.cluster, w.name)
     probe = subprocess.run(["systemctl", "--user", "set-property", "--runtime", slice_,
                             *systemd_properties(w.quota_us, w.period_us, w.core, w.memory)],
@@ -218,6 +226,9 @@ def write_cap(w: Workstation, quota_us: int, period_us: int) -> Workstation:
 
 def limits(w: Workstation) -> dict[str, object]:
     """The cap and pinning as the kernel holds them; quota -1 when nothing caps the workstation."""
+    if w.mode == "systemd" and not ((d := _dir(w, "cpu")) and (d / "cpu.max").exists()):
+        # the slice has no cgroup until its first process: systemd writes the cap then
+        return {"quota_us": w.quota_us, "period_us": w.period_us, "cpuset": str(w.core)}
     if w.mode in ("v2", "systemd"):
         d = _dir(w, "cpu")
         assert d is not None
@@ -258,9 +269,7 @@ def _pid_cpu_ns(pid: int, proc: Path = PROC) -> int:
 
 def usage_ns(w: Workstation) -> int:
     """CPU time of the workstation since it started: the cgroup's, else its marked processes' now."""
-    if w.mode in ("v2", "systemd"):
-        d = _dir(w, "cpu")
-        assert d is not None
+    if w.mode in ("v2", "systemd") and (d := _dir(w, "cpu")) is not None and (d / "cpu.stat").exists():
         for line in (d / "cpu.stat").read_text().splitlines():
             key, _, value = line.partition(" ")
             if key == "usage_usec":
@@ -300,16 +309,20 @@ def oom_kills(w: Workstation) -> int:
 def hold(w: Workstation, held: bool) -> None:
     """Freeze or thaw every process of the workstation (the cgroup's freezer, else signals)."""
     d = _dir(w, "freezer") if w.mode == "v1" else _dir(w, "cpu")
-    if d is not None and (d / "cgroup.freeze").exists():
-        (d / "cgroup.freeze").write_text("1" if held else "0")
-    elif d is not None and (d / "freezer.state").exists():
-        (d / "freezer.state").write_text("FROZEN" if held else "THAWED")
-    else:
-        for pid in marked_pids(w):
-            try:
-                os.kill(pid, signal.SIGSTOP if held else signal.SIGCONT)
-            except ProcessLookupError:
-                continue
+    try:
+        if d is not None and (d / "cgroup.freeze").exists():
+            (d / "cgroup.freeze").write_text("1" if held else "0")
+            return
+        if d is not None and (d / "freezer.state").exists():
+            (d / "freezer.state").write_text("FROZEN" if held else "THAWED")
+            return
+    except OSError:
+        pass  # a freezer the login may not write: signals do the same, process by process
+    for pid in marked_pids(w):
+        try:
+            os.kill(pid, signal.SIGSTOP if held else signal.SIGCONT)
+        except ProcessLookupError:
+            continue
 
 
 def join_env(folder: Path, environ: dict[str, str]) -> dict[str, str]:
