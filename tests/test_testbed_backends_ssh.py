@@ -313,10 +313,20 @@ def test_teardown_kills_marked_processes_strips_the_key_and_removes_the_folder(t
     def proc_state() -> str:
         return Path(f"/proc/{pids[0]}/stat").read_text().rsplit(")", 1)[1].split()[0]
 
-    hostagent.hold(w, True)  # uncapped: no freezer, the marked processes are stopped by signal
-    assert proc_state() == "T"
-    hostagent.hold(w, False)
-    assert proc_state() in ("S", "R")
+    def settles_to(states: tuple[str, ...]) -> bool:
+        deadline = time.monotonic() + 5
+        while proc_state() not in states and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return proc_state() in states
+
+    try:
+        hostagent.hold(w, True)  # uncapped: no freezer, the marked processes are stopped by signal
+        assert settles_to(("T",))
+        hostagent.hold(w, False)
+        assert settles_to(("S", "R"))
+    except AssertionError:
+        hostagent.teardown(w, folder, tmp_path)  # leave no sleeper behind
+        raise
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     zygote = socket.socket(socket.AF_UNIX)
