@@ -331,11 +331,13 @@ def test_teardown_kills_marked_processes_strips_the_key_and_removes_the_folder(t
     tmp.mkdir()
     zygote = socket.socket(socket.AF_UNIX)
     zygote.bind(str(tmp / "nowlab-zygote.sock"))  # what testbed/warm.py leaves in /tmp
-    (tmp / "nowlab-mux-notasocket").write_text("")  # not a socket: not ours to remove
+    (tmp / "nowlab-mux-0123abcd").write_text("")
+    (tmp / "nowlab-pool-output" / "1").mkdir(parents=True)  # testbed/pool.py's rank output
+    (tmp / "nowlab-other").write_text("")  # not a name the layers above use: kept
     assert hostagent.teardown(w, folder, tmp)["processes"] >= 1
     zygote.close()
     assert not folder.exists()
-    assert sorted(p.name for p in tmp.iterdir()) == ["nowlab-mux-notasocket"]
+    assert sorted(p.name for p in tmp.iterdir()) == ["nowlab-other"]
     assert (home / ".ssh" / "authorized_keys").read_text() == "ssh-rsa AAAA me\n"
     time.sleep(0.1)
     state = Path(f"/proc/{pids[0]}/stat")

@@ -128,7 +128,7 @@ print(json.dumps({"marked": marked,
                   "cgroups": glob.glob("/sys/fs/cgroup/*/nowlab." + os.environ["CLUSTER"] + ".*")
                              + glob.glob("/sys/fs/cgroup/nowlab." + os.environ["CLUSTER"] + ".*"),
                   "key": "nowlab-" + os.environ["CLUSTER"] in (open(keys).read() if os.path.exists(keys) else ""),
-                  "tmp": glob.glob("/tmp/nowlab-*") + glob.glob("/tmp/ompi.*")}))
+                  "tmp": glob.glob("/tmp/nowlab") + glob.glob("/tmp/nowlab-*") + glob.glob("/tmp/ompi.*")}))
 """
 
 

@@ -24,7 +24,6 @@ import json
 import os
 import shutil
 import signal
-import stat
 import subprocess
 import sys
 import time
@@ -391,17 +390,20 @@ def strip_key(authorized_keys: str, comment: str) -> str:
     return "".join(line + "\n" for line in keep)
 
 
+IMAGE_TMP = ("nowlab-zygote.sock", "nowlab-pool-output", "nowlab")  # warm.py, pool.py, workloads/checkpoint.py
+
+
 def image_tmp_files(tmp: Path = Path("/tmp")) -> list[Path]:
-    """The sockets testbed/warm.py leaves at fixed /tmp names (the zygote's, the ssh masters'),
-    this login's only: it runs one cluster per host (fit.py), so they are this cluster's."""
+    """What the layers above leave at fixed /tmp names (the zygote's socket, the ssh masters',
+    the pool's output, the checkpoints), this login's only: it runs one cluster per host
+    (fit.py), so they are this cluster's. A container lost them with itself; a host does not."""
     found = []
-    for p in [*tmp.glob("nowlab-mux-*"), tmp / "nowlab-zygote.sock"]:
+    for p in [*tmp.glob("nowlab-mux-*"), *(tmp / name for name in IMAGE_TMP)]:
         try:
-            st = p.lstat()
+            if p.lstat().st_uid == os.getuid():
+                found.append(p)
         except FileNotFoundError:
             continue
-        if st.st_uid == os.getuid() and stat.S_ISSOCK(st.st_mode):
-            found.append(p)
     return found
 
 
@@ -437,8 +439,11 @@ def teardown(w: Workstation, folder: Path, tmp: Path = Path("/tmp")) -> dict[str
         subprocess.run(["systemctl", "--user", "stop", w.slice], capture_output=True, check=False)
     if w.shaped_dev:
         subprocess.run(["tc", "qdisc", "del", "dev", w.shaped_dev, "root"], capture_output=True, check=False)
-    for sock in image_tmp_files(tmp):
-        sock.unlink(missing_ok=True)
+    for p in image_tmp_files(tmp):
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            p.unlink(missing_ok=True)
     keys = Path.home() / ".ssh" / "authorized_keys"
     if w.key_comment and keys.exists():
         keys.write_text(strip_key(keys.read_text(), w.key_comment))
