@@ -189,7 +189,7 @@ class SshBackend:
         peers = [Peer(ws, ips[ws], by_name[h].user, by_name[h].port) for ws, h in host_of.items()]
         done = 0
 
-        def prepare(ws: str) -> tuple[str, str]:
+        def prepare(ws: str) -> tuple[str, tuple[str, bool]]:
             nonlocal done
             access = by_name[host_of[ws]]
             dev = self._prepare_host(spec, ws, access, infos[access.name], HostFolder(folder), ips, peers,
@@ -203,7 +203,8 @@ class SshBackend:
         except BaseException:
             self.remove(spec.name)
             raise
-        rec.devs = {host_of[ws]: d for ws, d in devs.items() if d}
+        rec.devs = {host_of[ws]: d for ws, (d, _shaped) in devs.items() if d}
+        rec.shaped = sorted(host_of[ws] for ws, (_d, shaped) in devs.items() if shaped)
         registry.save(rec)
         controller = next((infos[h].controller for h in host_of.values() if infos[h].controller), "")
         net = covering_network([*ips.values(), *([controller] if controller else [])])
@@ -211,8 +212,9 @@ class SshBackend:
                            machines={ws: machine_id(spec.name, h) for ws, h in host_of.items()})
 
     def _prepare_host(self, spec: ClusterSpec, ws: str, access: HostAccess, info: HostInfo, folder: HostFolder,
-                      ips: dict[str, str], peers: list[Peer], public: str, private: bytes) -> str:
-        """One host made into workstation `ws`; the interface shaped ("" if not: no root or no tc)."""
+                      ips: dict[str, str], peers: list[Peer], public: str, private: bytes) -> tuple[str, bool]:
+        """One host made into workstation `ws`: the interface its links leave by ("" if unknown),
+        and whether it was shaped (a root login with tc and CAP_NET_ADMIN)."""
         link = self.link(access)
         if not info.ssh:
             raise BackendError(f"{access.where()}: no ssh client (Open MPI launches over it)")
@@ -228,22 +230,20 @@ class SshBackend:
         link.check(folder.agent_argv("setup", spec.name, ws, str(self._pinned[access.name]),
                                      str(cfs_quota_us(spec.cpu(ws), period)), str(period), str(spec.memory(ws))),
                    "setting the workstation up")
-        if not (info.root and info.tc):
-            return ""
         others = [ip for w, ip in ips.items() if w != ws]
         code, out, _err = link.run(["ip", "-o", "route", "get", others[0] if others else NO_ROUTE_PROBE])
-        dev = route_dev(out) if code == 0 else None
-        if dev is None:
-            return ""
+        dev = (route_dev(out) if code == 0 else None) or ""
+        if not (dev and info.root and info.tc):
+            return dev, False
         cmds = shaping.setup_commands(spec, ws, ips, dev=dev)
         code, out, err = link.run(["tc", *cmds[0]])  # the root qdisc: refused without CAP_NET_ADMIN
         if code != 0 and "not permitted" in (err + out).lower():
-            return ""  # root, but not allowed to shape (a container without NET_ADMIN): unshaped
+            return dev, False  # root, but not allowed to shape (a container without NET_ADMIN)
         ExecResult(code, out, err).check(f"{access.where()}: tc {' '.join(cmds[0][:2])} on {dev}")
         link.check(folder.agent_argv("shaped", dev), "recording the shaped interface")  # teardown removes it
         for cmd in cmds[1:]:
             link.check(["tc", *cmd], f"tc {' '.join(cmd[:2])} on {dev}")
-        return dev
+        return dev, True
 
     def remove(self, cluster: str) -> dict[str, int]:
         """Tear the workstation down on every recorded host that answers; the record goes once
@@ -345,8 +345,8 @@ class SshBackend:
     def shape(self, machine: str, commands: Sequence[Sequence[str]]) -> None:
         rec, access, link, _folder = self._where(machine)
         dev = rec.devs.get(access.name)
-        if dev is None:
-            raise BackendError(f"{access.where()}: its links are not shaped (tc needs a root login)")
+        if dev is None or access.name not in rec.shaped:
+            raise BackendError(f"{access.where()}: its links are not shaped (tc needs root with CAP_NET_ADMIN)")
         for cmd in commands:
             code, out, err = link.run(["tc", *tc_on(cmd, dev)])
             ExecResult(code, out, err).check(f"tc on {access.name}")

@@ -28,7 +28,8 @@ class Record:
     hosts: list[HostAccess]
     folder: str = ""  # the workstation folder's absolute path (the same on every host)
     machines: dict[str, str] = field(default_factory=dict)  # workstation -> host name
-    devs: dict[str, str] = field(default_factory=dict)  # host -> the interface shaped for its links
+    devs: dict[str, str] = field(default_factory=dict)  # host -> the interface its links leave by
+    shaped: list[str] = field(default_factory=list)  # hosts whose interface carries the cluster's qdisc
 
     def host(self, name: str) -> HostAccess:
         for h in self.hosts:
