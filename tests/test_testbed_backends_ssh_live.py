@@ -25,7 +25,8 @@ from testbed.backends import BackendError
 from testbed.backends.ssh import registry
 from testbed.backends.ssh.link import HostAccess, HostLink
 from testbed.cluster import Cluster
-from testbed.spec import ClusterSpec, SpecError, from_dict
+from testbed.load import owners
+from testbed.spec import ClusterSpec, OwnerLoad, SpecError, from_dict
 from testbed.sshkeys import KEY_NAME, make_keypair
 
 pytestmark = pytest.mark.integration
@@ -200,6 +201,17 @@ def test_three_workstations_capped_shaped_running_mpi_and_removed(machines: Mach
         assert hello.ok, hello.stderr[-2000:]
         assert "hello from 3 ranks" in hello.stdout
         assert c.cpu_usage_ns("ws1") > before
+
+        # an owner daemon runs as a real process of the host, in the workstation, pid file in its folder
+        owners.start(c, {"ws2": OwnerLoad(n=1, z=0.5, d=0.2)})
+        code, pid, _err = admin(machines, "b", ["cat", f"{FOLDER}/run/nowlab-owner.pid"])
+        assert code == 0 and pid.strip().isdigit()
+        deadline = time.monotonic() + 20
+        while c.processes_cpu_ns("ws2", "owner.py") == 0 and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert c.processes_cpu_ns("ws2", "owner.py") > 0
+        owners.stop(c, ["ws2"])
+        assert admin(machines, "b", ["test", "-e", f"{FOLDER}/run/nowlab-owner.pid"])[0] != 0
 
         # a host already holding a cluster is refused for another, naming it, and left as it was
         other = spec_of(machines, name="ssh-live2")
