@@ -180,23 +180,23 @@ class SshBackend:
         all_access = accesses(spec)
         by_name = {a.name: a for a in all_access}
         ips = {ws: resolve_ipv4(by_name[h]) for ws, h in host_of.items()}
+        public = (key_dir / f"{KEY_NAME}.pub").read_text()
+        private = (key_dir / KEY_NAME).read_bytes()
         rec = registry.Record(cluster=spec.name, owner=owner_tag(), home=str(state.home()), hosts=all_access,
                               folder=folder, machines=dict(host_of))
         registry.save(rec)  # before any host changes: `remove` then finds them all
         self._records[spec.name] = rec
-        public = (key_dir / f"{KEY_NAME}.pub").read_text()
-        private = (key_dir / KEY_NAME).read_bytes()
         peers = [Peer(ws, ips[ws], by_name[h].user, by_name[h].port) for ws, h in host_of.items()]
         done = 0
 
         def prepare(ws: str) -> tuple[str, tuple[str, bool]]:
             nonlocal done
             access = by_name[host_of[ws]]
-            dev = self._prepare_host(spec, ws, access, infos[access.name], HostFolder(folder), ips, peers,
-                                     public, private)
+            made = self._prepare_host(spec, ws, access, infos[access.name], HostFolder(folder), ips, peers,
+                                      public, private)
             done += 1
             progress("preparing hosts", done, len(host_of))
-            return ws, dev
+            return ws, made
 
         try:
             devs = dict(parallel(prepare, spec.names))
