@@ -2,7 +2,7 @@
 
 Standard library only: `up` copies this file to the host's nowlab folder and the backend
 runs it there as `python3 hostagent.py OP ...` over ssh (one round trip per operation; the
-answer is one JSON line). The same module is imported by the tests, which run its code
+answer is one JSON line). It is one file because it is copied as one. The same module is imported by the tests, which run its code
 against a folder laid out like cgroupfs: the files written are the real ones, only the
 root differs.
 
