@@ -101,7 +101,7 @@ class HostSpec(_Strict):
     cores: list[int] | Literal["all"] = Field("all", description="core ids it may pin workstations to")
     factors: dict[int, float] | None = Field(None, description="measured core factors: core id -> reference cores")
     # How the SSH backend logs in (testbed/backends/ssh/); the Docker backends ignore them.
-    user: str = Field("root", description="SSH login (the backend's SshControl logs in as root)")
+    user: str = Field("root", description="SSH login (Cluster.ssh still assumes root: docs/ssh-backend.md)")
     port: int = Field(22, ge=1, le=65535, description="SSH port")
     identity: str | None = Field(None, description="private key file; None: the SSH agent and ~/.ssh defaults")
 
