@@ -15,6 +15,7 @@ from testbed.config_loader import load_toml, validate
 from testbed.units import RateError, format_rate, parse_rate
 
 HOSTNAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
+USER_NAME = re.compile(r"^[a-z_][a-z0-9._-]{0,31}$", re.IGNORECASE)
 CLUSTER_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,30}$")
 DEFAULT_EGRESS = 1_000_000_000  # 1 Gbit/s: an unshaped Gigabit Ethernet NOW
 # A workstation's memory, RAM and swap together: the largest shipped job (CG 500) peaked at
@@ -99,6 +100,24 @@ class HostSpec(_Strict):
     address: str = Field(description="where the controller reaches it: a hostname or IP")
     cores: list[int] | Literal["all"] = Field("all", description="core ids it may pin workstations to")
     factors: dict[int, float] | None = Field(None, description="measured core factors: core id -> reference cores")
+    # How the SSH backend logs in (testbed/backends/ssh/); the Docker backends ignore them.
+    user: str = Field("root", description="SSH login (Cluster.ssh still assumes root: docs/ssh-backend.md)")
+    port: int = Field(22, ge=1, le=65535, description="SSH port")
+    identity: str | None = Field(None, description="private key file; None: the SSH agent and ~/.ssh defaults")
+
+    @field_validator("user")
+    @classmethod
+    def _user(cls, v: str) -> str:
+        if not USER_NAME.match(v):
+            raise ValueError(f"{v!r} is not a valid login name (letters, digits, '.', '_', '-', max 32)")
+        return v
+
+    @field_validator("identity")
+    @classmethod
+    def _identity(cls, v: str | None) -> str | None:
+        if v is not None and not Path(v).expanduser().is_file():
+            raise ValueError(f"no key file {v!r}")
+        return v
 
     @field_validator("name")
     @classmethod

@@ -1,23 +1,34 @@
 """Cluster backends: where a cluster's workstations run (base.py says what one must do).
 
-Docker on this host is the only kind today. A new backend (SSH hosts, several hosts) is a
-new folder beside docker/ implementing `Backend`, and one more branch in `get`; a cluster
+Docker on this host (docker/) and real hosts over SSH (ssh/). A new backend is a new
+folder beside them implementing `Backend`, and one more branch in `get`; a cluster
 records its kind, so `Cluster.attach` finds it again. Backends load on first use: naming
-this package costs no Docker import.
+this package costs no Docker (or paramiko) import.
 """
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from testbed.backends.base import Backend, BackendError, CpuCap, CpuLimits, MachineId, Provisioned
 
 DEFAULT = "docker"
-KINDS = ("docker",)
+KINDS = ("docker", "ssh")
+
+if TYPE_CHECKING:
+    from testbed.spec import ClusterSpec
 
 __all__ = ["Backend", "BackendError", "CpuCap", "CpuLimits", "DEFAULT", "KINDS", "MachineId", "Provisioned", "get"]
 
 
-def get(kind: str = DEFAULT) -> Backend:
-    """A backend of `kind`, ready to use (its engine is reached on first call)."""
+def get(kind: str = DEFAULT, spec: "ClusterSpec | None" = None) -> Backend:
+    """A backend of `kind`, ready to use (its engine is reached on first call).
+
+    The SSH backend finds its hosts in `spec` to bring a cluster up; without one it serves
+    clusters already up (their hosts are recorded). Docker ignores `spec`."""
     if kind == "docker":
         from testbed.backends.docker import DockerBackend
         return DockerBackend()
+    if kind == "ssh":
+        from testbed.backends.ssh import SshBackend
+        return SshBackend(spec)
     raise ValueError(f"backend: unknown kind {kind!r} (known: {', '.join(KINDS)})")

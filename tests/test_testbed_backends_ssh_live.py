@@ -1,0 +1,226 @@
+"""The SSH backend against three machines that run nothing but sshd, python3, numpy, mpi4py
+and Open MPI (issue 18, item 3).
+
+The machines are containers of the workstation image, started with the Docker SDK only to
+stand in for real hosts; from then on the test reaches them only over SSH: the backend
+under test does, and so do the checks (`admin`: a plain paramiko login with the machines'
+own key, as a lab's administrator would have). The three differ as lab hosts do:
+  a  root with cgroup rights and NET_ADMIN (a privileged container): capped and shaped;
+  b  root with NET_ADMIN, no cgroup rights: shaped, reported uncapped;
+  c  root with neither: unshaped and uncapped, and still a working MPI host.
+Nested caps on one machine say nothing about timing: this checks function only.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from testbed import backends, state
+from testbed.backends import BackendError
+from testbed.backends.ssh import registry
+from testbed.backends.ssh.link import HostAccess, HostLink
+from testbed.cluster import Cluster
+from testbed.load import owners
+from testbed.spec import ClusterSpec, OwnerLoad, SpecError, from_dict
+from testbed.sshkeys import KEY_NAME, make_keypair
+
+pytestmark = pytest.mark.integration
+
+TEST_LABEL = "nowlab.test"
+TEST_VALUE = "ssh-backend-machines"
+NAME = "ssh-live"
+FOLDER = f"/root/.nowlab/ssh/{NAME}"
+ROLES = {  # host name -> (privileged: cgroup rights, cap_add)
+    "a": (True, []),
+    "b": (False, ["NET_ADMIN"]),
+    "c": (False, []),
+}
+
+
+@dataclass(frozen=True)
+class Machines:
+    addresses: dict[str, str]  # host name -> IP on the bridge
+    admin_key: Path  # the key the machines' root accepts (the entrypoint installs it)
+
+    def access(self, host: str, **changes: object) -> HostAccess:
+        base = dict(name=host, address=self.addresses[host], user="root", port=22, identity=str(self.admin_key))
+        base.update(changes)
+        return HostAccess(**base)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def machines(docker_engine: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Machines]:
+    import docker
+
+    from testbed.image import ensure_image
+
+    client = docker.from_env()
+    image = ensure_image(client, log=lambda _m: None)
+    keys = tmp_path_factory.mktemp("admin-key")
+    admin_key = make_keypair(keys, "lab-admin")
+    made = []
+    try:
+        for host, (privileged, caps) in ROLES.items():
+            made.append(client.containers.run(
+                image, detach=True, name=f"nowlab-sshtest-{host}", hostname=f"lab-{host}", privileged=privileged,
+                cap_add=caps, labels={TEST_LABEL: TEST_VALUE}, init=True,
+                volumes={str(admin_key): {"bind": f"/run/secrets/{KEY_NAME}", "mode": "ro"},
+                         f"{admin_key}.pub": {"bind": f"/run/secrets/{KEY_NAME}.pub", "mode": "ro"}}))
+        addresses = {}
+        for host, ctr in zip(ROLES, made):
+            ctr.reload()
+            addresses[host] = ctr.attrs["NetworkSettings"]["IPAddress"]
+        m = Machines(addresses, admin_key)
+        for host in ROLES:  # sshd is up when an admin login works
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    HostLink(m.access(host)).client().close()
+                    break
+                except BackendError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.5)
+        yield m
+    finally:
+        for ctr in client.containers.list(all=True, filters={"label": f"{TEST_LABEL}={TEST_VALUE}"}):
+            ctr.remove(force=True)
+
+
+def admin(m: Machines, host: str, argv: list[str]) -> tuple[int, str, str]:
+    """A command on a machine as its administrator: over SSH, never through Docker."""
+    link = HostLink(m.access(host))
+    try:
+        return link.run(argv)
+    finally:
+        link.close()
+
+
+def spec_of(m: Machines, name: str = NAME, changes: dict[str, dict[str, object]] | None = None) -> ClusterSpec:
+    """Hosts a, b, c on cores 0, 1, 0, logging in with the admin key; `changes` per host name."""
+    assert set(changes or {}) <= set(ROLES), changes
+    hosts = [{"name": h, "address": m.addresses[h], "identity": str(m.admin_key), "cores": [i % 2],
+              **(changes or {}).get(h, {})} for i, h in enumerate(ROLES)]
+    return from_dict({
+        "name": name, "host": hosts,
+        "defaults": {"cpu": 0.2, "egress": "50mbit"},
+        "workstation": [{"name": "ws1", "links": {"ws2": "5mbit"}}, {"name": "ws2"}, {"name": "ws3"}],
+    })
+
+
+LEFT_PROBE = """
+import glob, json, os
+mark = b"NOWLAB_SSH_CLUSTER=" + os.environ["CLUSTER"].encode()
+marked = []
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        if mark in open(f"/proc/{pid}/environ", "rb").read().split(b"\\0"):
+            marked.append(pid)
+    except OSError:
+        pass
+keys = os.path.expanduser("~/.ssh/authorized_keys")
+print(json.dumps({"marked": marked,
+                  "folder": os.path.exists(os.path.expanduser("~/.nowlab/ssh/" + os.environ["CLUSTER"])),
+                  "cgroups": glob.glob("/sys/fs/cgroup/*/nowlab." + os.environ["CLUSTER"] + ".*")
+                             + glob.glob("/sys/fs/cgroup/nowlab." + os.environ["CLUSTER"] + ".*"),
+                  "key": "nowlab-" + os.environ["CLUSTER"] in (open(keys).read() if os.path.exists(keys) else ""),
+                  "tmp": glob.glob("/tmp/nowlab") + glob.glob("/tmp/nowlab-*") + glob.glob("/tmp/ompi.*")}))
+"""
+
+
+def leftovers(m: Machines, host: str, cluster: str = NAME) -> dict[str, object]:
+    code, out, err = admin(m, host, ["env", f"CLUSTER={cluster}", "python3", "-c", LEFT_PROBE])
+    assert code == 0, err
+    found = json.loads(out)
+    _code, qdisc, _err = admin(m, host, ["tc", "qdisc", "show", "dev", "eth0"])
+    found["htb"] = "htb" in qdisc
+    return found
+
+
+NOTHING = {"marked": [], "folder": False, "cgroups": [], "key": False, "tmp": [], "htb": False}
+
+
+def test_faults_are_one_line_naming_the_host_and_leave_nothing(machines: Machines) -> None:
+    # unreachable: nothing answers on c's port 2222
+    unreachable = spec_of(machines, changes={"c": {"port": 2222}})
+    with pytest.raises(BackendError, match=r"^host 'c' \(root@[\d.]+:2222\): unreachable"):
+        Cluster.create(unreachable, backend=backends.get("ssh", unreachable))
+    # a key the machine does not know
+    stranger = make_keypair(Path(str(machines.admin_key) + "-stranger"), "stranger")
+    refused = spec_of(machines, changes={"b": {"identity": str(stranger)}})
+    with pytest.raises(BackendError, match=r"^host 'b' \(root@[\d.]+:22\): the SSH key was refused for 'root'$"):
+        Cluster.create(refused, backend=backends.get("ssh", refused))
+    # fewer cores than the spec asks of a host
+    no_core = spec_of(machines, changes={"b": {"cores": [7]}})
+    with pytest.raises(SpecError, match=r"host 'b' has no core\(s\) \[7\]"):
+        Cluster.create(no_core, backend=backends.get("ssh", no_core))
+    # a host that fails half way through `up`, after the others were changed: its folder cannot be made
+    assert admin(machines, "c", ["sh", "-c", "mkdir -p /root/.nowlab && touch /root/.nowlab/ssh"])[0] == 0
+    try:
+        broken = spec_of(machines)
+        with pytest.raises(BackendError, match=r"^host 'c' \(root@[\d.]+:22\): "):
+            Cluster.create(broken, backend=backends.get("ssh", broken))
+    finally:
+        admin(machines, "c", ["rm", "-f", "/root/.nowlab/ssh"])
+    for host in ROLES:
+        assert leftovers(machines, host) == NOTHING, host
+    assert registry.names() == [] and NAME not in state.running_names()
+
+
+def test_three_workstations_capped_shaped_running_mpi_and_removed(machines: Machines) -> None:
+    spec = spec_of(machines)
+    c = Cluster.create(spec, backend=backends.get("ssh", spec), ready_timeout=120)
+    try:
+        assert c.state.backend == "ssh" and set(c.ips.values()) == set(machines.addresses.values())
+        host = {ws: c.container_id(ws).split("/")[1] for ws in c.workstations}
+        assert host == {"ws1": "a", "ws2": "b", "ws3": "c"}
+
+        # caps: a has cgroup rights, b and c are reported uncapped; all are pinned to their core
+        assert c.cpu_limits("ws1") == {"quota_us": 2000, "period_us": 10000, "cores": 0.2, "cpuset": "0"}
+        for ws, core in (("ws2", "1"), ("ws3", "0")):
+            limits = c.cpu_limits(ws)
+            assert limits["quota_us"] == -1 and limits["cpuset"] == core, (ws, limits)
+        c.set_cpu("ws1", 0.3)
+        assert c.cpu_limits("ws1")["quota_us"] == 3000
+
+        # shaping: root with NET_ADMIN shapes (a, b), root without it stays unshaped (c)
+        classes = c.read_net("ws1", ["tc", "class", "show", "dev", "eth0"]).stdout
+        assert "rate 50Mbit" in classes and "ceil 5Mbit" in classes, classes
+        assert "htb" in c.tc_show("ws2", "qdisc")
+        assert "htb" not in c.read_net("ws3", ["tc", "qdisc", "show", "dev", "eth0"]).stdout
+
+        # MPI across the three hosts, launched on ws1 over the hosts' own ssh; the ranks run in
+        # the workstations (ws1's cgroup counts the CPU of its rank and of mpiexec)
+        before = c.cpu_usage_ns("ws1")
+        hello = c.mpirun(["ws1", "ws2", "ws3"], ["python3", "-m", "workloads.hello"], timeout=180)
+        assert hello.ok, hello.stderr[-2000:]
+        assert "hello from 3 ranks" in hello.stdout
+        assert c.cpu_usage_ns("ws1") > before
+
+        # an owner daemon runs as a real process of the host, in the workstation, pid file in its folder
+        owners.start(c, {"ws2": OwnerLoad(n=1, z=0.5, d=0.2)})
+        code, pid, _err = admin(machines, "b", ["cat", f"{FOLDER}/run/nowlab-owner.pid"])
+        assert code == 0 and pid.strip().isdigit()
+        deadline = time.monotonic() + 20
+        while c.processes_cpu_ns("ws2", "owner.py") == 0 and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert c.processes_cpu_ns("ws2", "owner.py") > 0
+        owners.stop(c, ["ws2"])
+        assert admin(machines, "b", ["test", "-e", f"{FOLDER}/run/nowlab-owner.pid"])[0] != 0
+
+        # a host already holding a cluster is refused for another, naming it, and left as it was
+        other = spec_of(machines, name="ssh-live2")
+        with pytest.raises(SpecError, match=rf"^host 'a': no free core, nowlab cluster '{NAME}' already runs there"):
+            Cluster.create(other, backend=backends.get("ssh", other))
+        assert leftovers(machines, "a", "ssh-live2")["folder"] is False
+    finally:
+        removed = c.down()
+    assert removed["containers"] == 3 and removed.get("unreachable") == 0
+    for host in ROLES:
+        assert leftovers(machines, host) == NOTHING, host
+    assert registry.names() == [] and NAME not in state.running_names()
