@@ -138,11 +138,12 @@ class Campaign:
             return None
         if fault == "freeze-workstation":
             docker("pause", victim)
-            return lambda: docker("unpause", victim)
+            return lambda: docker("unpause", victim, gone_ok=True)  # the run may have taken it as lost
         if fault == "cut-link":
             docker("exec", victim, "tc", "filter", "add", "dev", "eth0", "parent", "1:", "protocol", "all",
                    "prio", "1", "u32", "match", "u32", "0", "0", "action", "drop")
-            return lambda: docker("exec", victim, "tc", "filter", "del", "dev", "eth0", "parent", "1:", "prio", "1")
+            return lambda: docker("exec", victim, "tc", "filter", "del", "dev", "eth0", "parent", "1:", "prio", "1",
+                                  gone_ok=True)
         if fault == "restart-dockerd":
             restart_dockerd()
             return None
@@ -311,8 +312,12 @@ def rerun_after_done(out: Path) -> int:
 
 
 # -- injections --------------------------------------------------------------------------------
-def docker(*argv: str) -> None:
+def docker(*argv: str, gone_ok: bool = False) -> None:
+    """`docker ARGV`; with gone_ok, a container the run has already removed is not an error
+    (undoing a freeze or a cut on a workstation the run took as lost and took down)."""
     done = subprocess.run(["docker", *argv], capture_output=True, text=True, timeout=120)
+    if gone_ok and "No such container" in done.stderr:
+        return
     if done.returncode != 0:
         raise RuntimeError(f"docker {' '.join(argv[:2])}: {done.stderr.strip()[:200]}")
 
