@@ -46,11 +46,13 @@ def main() -> int:
         return 2
     frame = pd.DataFrame([r.row() for r in results])
     table = Table(title=f"fault campaign ({CONFIG.relative_to(ROOT)}, victim ws2)")
-    for col in ("fault", "lost", "duplicated", "detect_s", "recover_s", "jobs", "failed", "leftovers", "note"):
+    for col in ("fault", "lost", "duplicated", "detect_s", "recover_s", "jobs", "failed", "refused (address / HMAC)",
+                "leftovers", "note"):
         table.add_column(col)
     for r in results:
         table.add_row(r.fault, str(r.lost), str(r.duplicated), _s(r.detect_s), _s(r.recover_s), str(r.jobs),
-                      str(r.failed), ", ".join(r.leftovers) or "nothing", r.note)
+                      str(r.failed), f"{r.refused_outside} / {r.refused_handshake}", ", ".join(r.leftovers) or "nothing",
+                      r.note)
     console.print(table)
     if args.csv:
         frame.to_csv(args.csv, index=False)

@@ -41,6 +41,7 @@ FAULTS = ("kill-workstation", "freeze-workstation", "cut-link", "restart-dockerd
           "kill-runner", "flood-channel")
 SHORT = ("kill-workstation", "kill-runner")  # the test command's short mode
 VICTIM = "ws2"
+CUT_DEVICE = "nlcut0"  # the ifb a cut link's packets are sent to, left down so it drops them
 NOWLAB = str(Path(sys.executable).parent / "nowlab")
 LABEL = "nowlab.cluster"
 
@@ -55,6 +56,8 @@ class FaultResult:
     leftovers: list[str] = field(default_factory=list)
     jobs: int = 0  # stored at the end
     failed: int = 0  # of which failed (the victim's, as a killed workstation should)
+    refused_outside: int = 0  # control-channel connections refused for their address (the runner's log)
+    refused_handshake: int = 0  # ... and refused at the handshake: a wrong or missing HMAC
     note: str = ""
 
     def row(self) -> dict:
@@ -117,6 +120,7 @@ class Campaign:
             result.lost = len(done_before - after)
             result.duplicated = rerun_after_done(out)
             result.jobs, result.failed = stored(out)
+            result.refused_outside, result.refused_handshake = refusals(runner.log_path)
         except (TimeoutError, RuntimeError, OSError, subprocess.SubprocessError) as exc:
             result.note = f"{type(exc).__name__}: {exc}"
             runner.kill()
@@ -140,10 +144,20 @@ class Campaign:
             docker("pause", victim)
             return lambda: docker("unpause", victim, gone_ok=True)  # the run may have taken it as lost
         if fault == "cut-link":
-            docker("exec", victim, "tc", "filter", "add", "dev", "eth0", "parent", "1:", "protocol", "all",
-                   "prio", "1", "u32", "match", "u32", "0", "0", "action", "drop")
-            return lambda: docker("exec", victim, "tc", "filter", "del", "dev", "eth0", "parent", "1:", "prio", "1",
-                                  gone_ok=True)
+            # Every packet arriving at the victim is redirected (tc ingress, u32 match all, mirred) to
+            # an ifb device left down, which drops it: this kernel has no gact module for
+            # `action drop`. The shaping's egress filters are untouched; its TCP connections stall
+            # both ways. Undone by deleting the ingress qdisc and the device.
+            docker("exec", victim, "ip", "link", "add", CUT_DEVICE, "type", "ifb")
+            docker("exec", victim, "tc", "qdisc", "add", "dev", "eth0", "ingress")
+            docker("exec", victim, "tc", "filter", "add", "dev", "eth0", "parent", "ffff:", "protocol", "all",
+                   "prio", "1", "u32", "match", "u32", "0", "0", "action", "mirred", "egress", "redirect",
+                   "dev", CUT_DEVICE)
+
+            def reconnect() -> None:
+                docker("exec", victim, "tc", "qdisc", "del", "dev", "eth0", "ingress", gone_ok=True)
+                docker("exec", victim, "ip", "link", "del", CUT_DEVICE, gone_ok=True)
+            return reconnect
         if fault == "restart-dockerd":
             restart_dockerd()
             return None
@@ -160,6 +174,9 @@ class Campaign:
             threads = [threading.Thread(target=flood, args=(address, stop), daemon=True) for _ in range(8)]
             for t in threads:
                 t.start()
+            # and from inside the cluster, where the network check lets it through to the handshake
+            docker("exec", "-d", victim, "python3", "-c", FLOOD_FROM_INSIDE, address[0], str(address[1]),
+                   str(self.hold_s))
             return lambda: (stop.set(), [t.join(5) for t in threads])
         raise ValueError(f"fault: unknown {fault!r}")
 
@@ -241,6 +258,9 @@ class Watch(threading.Thread):
             if self.detected_s is None and (failed > self._failed_before or interrupted or
                                             self.runner.poll() not in (None, 0)):
                 self.detected_s = now
+                # recovery counts from the detection: a job elsewhere that finished in between
+                # (a frozen workstation is noticed only after 10 s) is not a recovery
+                self.recovered_s, self.done_before = None, max(self.done_before, done)
             if self.recovered_s is None and done > self.done_before:
                 self.recovered_s = now
 
@@ -381,6 +401,34 @@ def fill(path: Path) -> None:
                 fh.flush()
         except OSError:
             pass
+
+
+# Run in a workstation (standard library only): answers each greeting with a wrong HMAC, or
+# with a forged message instead of an answer, for argv[3] seconds.
+FLOOD_FROM_INSIDE = """
+import os, socket, sys, time
+host, port, end = sys.argv[1], int(sys.argv[2]), time.monotonic() + float(sys.argv[3])
+n = 0
+while time.monotonic() < end:
+    try:
+        with socket.create_connection((host, port), timeout=2.0) as s:
+            s.recv(128)
+            s.sendall(os.urandom(32).hex().encode() + b"\\n" if n % 2 else b'{"type": "done", "job": 1}\\n')
+            s.recv(16)
+    except OSError:
+        time.sleep(0.01)
+    n += 1
+"""
+
+
+def refusals(log: Path) -> tuple[int, int]:
+    """(refused outside the cluster's networks, refused at the handshake), from the runner's log."""
+    try:
+        lines = [ln for ln in log.read_text(errors="replace").splitlines() if "control channel: refused" in ln]
+    except OSError:
+        return 0, 0
+    outside = sum("outside the allowed" in ln for ln in lines)
+    return outside, len(lines) - outside
 
 
 def flood(address: tuple[str, int], stop: threading.Event) -> None:
