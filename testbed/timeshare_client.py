@@ -4,7 +4,9 @@
 set of managers and reports one as dead after `missed_polls` polls in a row that got no
 answer, so the global manager learns of a dead manager within `Watchdog.bound_s`.
 
-The wire is the agent's: one JSON object a line each way. The slots here are plain data
+The wire is the agent's: one JSON object a line each way, after the handshake of
+workloads/channel_auth.py (channel TIMESHARE) that proves the client holds the cluster's
+secret; a manager refuses (closes) anyone else. The slots here are plain data
 (`WireSlot`), so the testbed needs nothing of the scheduler; whoever holds a
 scheduler.timeshare WorkstationTable turns each TableSlot into a WireSlot (process,
 parallel_s, sequential_s). The manager checks every table; a refusal is `ManagerRefused` with
@@ -19,6 +21,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from workloads import channel_auth
 
 DEFAULT_PORT = 7717
 
@@ -66,6 +70,7 @@ class ManagerStatus:
     dropped: tuple[tuple[str, int], ...]
     cpu_s: float
     guardian_pid: int | None
+    refused: int              # connections it closed before a request: no handshake, or another secret
     latency: SwitchLatency    # slot end -> the next process continued
     wake_late: SwitchLatency  # slot end -> the manager's timer awake (the part the OS owes)
     latencies_s: tuple[float, ...] = ()
@@ -83,7 +88,7 @@ class ManagerStatus:
                    jobs={j: tuple(p) for j, p in reply["jobs"].items()}, stopped=tuple(reply["stopped"]),
                    switches=reply["switches"], syncs=reply["syncs"], last_correction_s=reply["last_correction_s"],
                    dropped=tuple((d["job"], d["pid"]) for d in reply["dropped"]), cpu_s=reply["cpu_s"],
-                   guardian_pid=reply["guardian_pid"],
+                   guardian_pid=reply["guardian_pid"], refused=reply.get("refused", 0),
                    latency=latency("latency_s"), wake_late=latency("wake_late_s"),
                    latencies_s=tuple(reply.get("latencies_s", ())),
                    timeline=tuple((t, j) for t, j in reply.get("timeline", ())))
@@ -91,21 +96,31 @@ class ManagerStatus:
 
 @dataclass(frozen=True, slots=True)
 class ManagerClient:
-    """One workstation's manager at host:port; each request is its own short connection."""
+    """One workstation's manager at host:port; each request is its own short connection.
+
+    `secret` is the cluster's (NOWLAB_CLUSTER_SECRET): the manager serves no one else."""
 
     host: str
     port: int = DEFAULT_PORT
     timeout_s: float = 2.0
+    secret: bytes = field(repr=False, kw_only=True)
 
     def request(self, message: Mapping[str, Any]) -> dict[str, Any]:
-        """Send one request, return the reply; ManagerRefused if it says no, ManagerUnreachable if it says nothing."""
+        """Send one request, return the reply; ManagerRefused if it says no, ManagerUnreachable if it says
+        nothing (a manager that turns down this client's secret says nothing: it closes)."""
         try:
             with socket.create_connection((self.host, self.port), timeout=self.timeout_s) as sock:
+                data = channel_auth.client_handshake(sock, self.secret, channel=channel_auth.TIMESHARE,
+                                                     timeout_s=self.timeout_s)
                 sock.sendall(json.dumps(message).encode() + b"\n")
-                with sock.makefile("rb") as stream:
-                    line = stream.readline()
-        except OSError as exc:
+                while b"\n" not in data:
+                    chunk = sock.recv(65536)
+                    if not chunk:
+                        break
+                    data += chunk
+        except OSError as exc:  # channel_auth.AuthError and Refused too
             raise ManagerUnreachable(f"timeshare manager at {self.host}:{self.port}: {exc}") from exc
+        line = data.partition(b"\n")[0] if b"\n" in data else b""
         if not line:
             raise ManagerUnreachable(f"timeshare manager at {self.host}:{self.port}: closed without a reply")
         reply = json.loads(line)

@@ -85,6 +85,11 @@ class Gate:
         self._selector.register(listener, selectors.EVENT_READ, None)
         self._thread.start()
 
+    @property
+    def running(self) -> bool:
+        """The gate's thread still accepts (False after close(), or if it failed)."""
+        return self._thread.is_alive()
+
     def close(self) -> None:
         """Stop accepting, close the listener and every handshake still open."""
         self._stop.set()
