@@ -61,6 +61,7 @@ class ClusterBackend:
                 self._stop_one(w, client)
             except RuntimeError as exc:
                 failed.append(str(exc))
+            client.close()
         if failed:
             raise RuntimeError(failed[0] + (f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""))
 

@@ -49,6 +49,7 @@ class HostBackend:
     secret: bytes = field(default_factory=channel_auth.new_secret, repr=False)
     _procs: dict[str, subprocess.Popen] = field(default_factory=dict, init=False)
     _ports: dict[str, int] = field(default_factory=dict, init=False)
+    _clients: dict[str, ManagerClient] = field(default_factory=dict, init=False)
 
     def start_managers(self, workstations: Sequence[str]) -> dict[str, ManagerClient]:
         for w in workstations:
@@ -60,11 +61,14 @@ class HostBackend:
             if not line.startswith("listening"):
                 raise RuntimeError(f"{w}: the manager did not start: {line.strip() or 'no output'}")
             self._ports[w] = int(line.split()[2])
-        return {w: ManagerClient("127.0.0.1", self._ports[w], timeout_s=self.client_timeout_s, secret=self.secret)
-                for w in workstations}
+        self._clients = {w: ManagerClient("127.0.0.1", self._ports[w], timeout_s=self.client_timeout_s,
+                                          secret=self.secret) for w in workstations}
+        return dict(self._clients)
 
     def stop_managers(self) -> None:
         """SIGTERM each (its handler continues what it held), then wait for it."""
+        for client in self._clients.values():
+            client.close()
         for p in self._procs.values():
             if p.poll() is None:
                 p.terminate()

@@ -505,13 +505,15 @@ def reply_to(manager, line):
 
 
 def serve_connection(manager, sock, rest):
-    """Thread body for one client that passed the handshake: a reply to each line until it closes.
+    """Thread body for one client that passed the handshake: a reply to each line until it closes
+    (the host keeps its connections, testbed/timeshare_client.py).
 
     `rest` is what it sent after its answer. A line longer than MAX_LINE_BYTES gets an error
     reply and the connection is closed."""
     data = rest
     try:
         with sock:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # a kept connection: no reply waits for an ACK
             while True:
                 while b"\n" not in data:
                     if len(data) > MAX_LINE_BYTES:
