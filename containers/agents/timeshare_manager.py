@@ -500,6 +500,8 @@ def reply_to(manager, line):
         return {"ok": True, **manager.handle(json.loads(line))}
     except json.JSONDecodeError as exc:
         return {"ok": False, "error": f"request: not JSON ({exc.msg} at column {exc.colno})"}
+    except UnicodeDecodeError:
+        return {"ok": False, "error": "request: not UTF-8"}
     except RequestError as exc:
         return {"ok": False, "error": str(exc).splitlines()[0]}
 
