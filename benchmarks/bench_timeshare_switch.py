@@ -19,9 +19,10 @@ from pathlib import Path
 from _common import console, table
 from rich.progress import Progress
 
+from experiments.timeshare_host import AGENT, manager_env
 from testbed.timeshare_client import ManagerClient, WireSlot
+from workloads import channel_auth
 
-AGENT = Path(__file__).resolve().parent.parent / "containers" / "agents" / "timeshare_manager.py"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
@@ -39,10 +40,11 @@ def main() -> None:
     if a.jobs < 1 or a.slot_s <= 0 or a.duration_s <= 0:
         raise SystemExit("error: --jobs, --slot-s and --duration-s must be positive")
     burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(a.jobs)]
+    secret = channel_auth.new_secret()
     manager = subprocess.Popen([sys.executable, str(AGENT), "--name", "bench", "--host", "127.0.0.1", "--port", "0"],
-                               stdout=subprocess.PIPE, text=True)
+                               env=manager_env(secret), stdout=subprocess.PIPE, text=True)
     try:
-        client = ManagerClient("127.0.0.1", int(manager.stdout.readline().split()[2]))
+        client = ManagerClient("127.0.0.1", int(manager.stdout.readline().split()[2]), secret=secret)
         for i, b in enumerate(burners):
             client.checkin(f"J{i}", b.pid)
         client.table(a.slot_s * a.jobs, [WireSlot(f"J{i}", a.slot_s) for i in range(a.jobs)])

@@ -4,7 +4,10 @@ Each workstation a table uses gets its local manager, started detached in the co
 zygotes and the resident pool are (`Control.detach`:
 `python3 /opt/nowlab/agents/timeshare_manager.py --name WS --port 7717`); the host speaks to
 it at the workstation's address on the cluster network. Every rank speaks to the manager on
-its own workstation (NOWLAB_TIMESHARE=127.0.0.1:7717). A manager is stopped by SIGTERM to its
+its own workstation (NOWLAB_TIMESHARE=127.0.0.1:7717). Managers, host and ranks share the
+cluster's secret (`Cluster.secret`, NOWLAB_CLUSTER_SECRET): a manager gets it in its Docker
+exec's environment and a rank in its launch's, never on a command line, and a manager serves
+no one without it. A manager is stopped by SIGTERM to its
 pid inside the container, found as the parent of the guardian it reports in its status (the
 agent writes no pid file); its handler continues whatever it held.
 """
@@ -17,6 +20,7 @@ from dataclasses import dataclass, field
 from testbed.cluster import Cluster
 from testbed.remote_exec import RemoteProcess
 from testbed.timeshare_client import DEFAULT_PORT, ManagerClient, ManagerUnreachable
+from workloads import channel_auth
 
 AGENT_PATH = "/opt/nowlab/agents/timeshare_manager.py"
 START_TIMEOUT_S = 10.0
@@ -40,12 +44,12 @@ class ClusterBackend:
     _clients: dict[str, ManagerClient] = field(default_factory=dict, init=False)
 
     def start_managers(self, workstations: Sequence[str]) -> dict[str, ManagerClient]:
-        ips = self.cluster.ips
+        ips, secret = self.cluster.ips, self.cluster.secret
         for w in workstations:
-            client = ManagerClient(ips[w], self.port, timeout_s=self.client_timeout_s)
+            client = ManagerClient(ips[w], self.port, timeout_s=self.client_timeout_s, secret=secret)
             self._clients[w] = client
             self._stop_one(w, client)  # one left from an earlier run would hold the port
-            self.cluster.control(w).detach(manager_argv(w, self.port))
+            self.cluster.control(w).detach(manager_argv(w, self.port), env=self._secret_env())
         for w in workstations:
             self.cluster.wait_listening(w, self.port, timeout=START_TIMEOUT_S)
         return dict(self._clients)
@@ -57,6 +61,7 @@ class ClusterBackend:
                 self._stop_one(w, client)
             except RuntimeError as exc:
                 failed.append(str(exc))
+            client.close()
         if failed:
             raise RuntimeError(failed[0] + (f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""))
 
@@ -79,8 +84,12 @@ class ClusterBackend:
             time.sleep(0.1)
         raise RuntimeError(f"{w}: the manager (pid {pid}) still answers {START_TIMEOUT_S:g} s after SIGTERM")
 
+    def _secret_env(self) -> dict[str, str]:
+        return channel_auth.secret_env(self.cluster.secret, channel_auth.TIMESHARE.secret_env)
+
     def rank_env(self) -> dict[str, str]:
-        return {"NOWLAB_TIMESHARE": f"127.0.0.1:{self.port}"}
+        """Where a rank's manager is, and the secret it proves itself with (mpiexec forwards it by name)."""
+        return {"NOWLAB_TIMESHARE": f"127.0.0.1:{self.port}", **self._secret_env()}
 
     def launch(self, hosts: Sequence[str], argv: Sequence[str], env: Mapping[str, str] | None) -> RemoteProcess:
         return self.cluster.mpirun_popen(list(hosts), list(argv), env=dict(env) if env else None)

@@ -3,9 +3,12 @@
 The whole path of experiments/timeshare_run.py without Docker (tests, development): each
 "workstation" is a name; its manager listens on 127.0.0.1 on a free port, and a rank finds it
 by its --hosts name (NOWLAB_TIMESHARE=ws1=127.0.0.1:P1,...). All ranks share this host's cores.
+Loopback is open to every user of this host, so the managers want a secret here too: one per
+backend, standing for the cluster's, in the environment of the managers and of the ranks.
 """
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
@@ -13,9 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from testbed.timeshare_client import ManagerClient
+from workloads import channel_auth
 from workloads.launch import LocalHandle, LocalLauncher
 
-AGENT = Path(__file__).resolve().parent.parent / "containers" / "agents" / "timeshare_manager.py"
+ROOT = Path(__file__).resolve().parent.parent
+AGENT = ROOT / "containers" / "agents" / "timeshare_manager.py"
 STOP_TIMEOUT_S = 10.0
 
 
@@ -23,6 +28,14 @@ def manager_argv(workstation: str, nice: int, drift_ppm: float = 0.0) -> list[st
     """One manager on 127.0.0.1, any free port (it prints `listening HOST PORT`)."""
     return [sys.executable, str(AGENT), "--name", workstation, "--host", "127.0.0.1", "--port", "0",
             "--nice", str(nice), "--drift-ppm", repr(drift_ppm)]
+
+
+def manager_env(secret: bytes, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """A manager's environment on this host: the secret, and this repository first on PYTHONPATH
+    (the agent imports workloads.channel_auth, as it does from /opt/nowlab in a workstation)."""
+    env = dict(os.environ if environ is None else environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    return {**env, **channel_auth.secret_env(secret, channel_auth.TIMESHARE.secret_env)}
 
 
 @dataclass
@@ -33,22 +46,29 @@ class HostBackend:
     drift_ppm: Mapping[str, float] = field(default_factory=dict)
     client_timeout_s: float = 1.0
     launcher: LocalLauncher = field(default_factory=LocalLauncher)
+    secret: bytes = field(default_factory=channel_auth.new_secret, repr=False)
     _procs: dict[str, subprocess.Popen] = field(default_factory=dict, init=False)
     _ports: dict[str, int] = field(default_factory=dict, init=False)
+    _clients: dict[str, ManagerClient] = field(default_factory=dict, init=False)
 
     def start_managers(self, workstations: Sequence[str]) -> dict[str, ManagerClient]:
         for w in workstations:
             self._procs[w] = subprocess.Popen(manager_argv(w, self.nice, self.drift_ppm.get(w, 0.0)),
-                                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                              env=manager_env(self.secret), stdout=subprocess.PIPE,
+                                              stderr=subprocess.PIPE, text=True)
         for w in workstations:
             line = self._procs[w].stdout.readline()
             if not line.startswith("listening"):
                 raise RuntimeError(f"{w}: the manager did not start: {line.strip() or 'no output'}")
             self._ports[w] = int(line.split()[2])
-        return {w: ManagerClient("127.0.0.1", self._ports[w], timeout_s=self.client_timeout_s) for w in workstations}
+        self._clients = {w: ManagerClient("127.0.0.1", self._ports[w], timeout_s=self.client_timeout_s,
+                                          secret=self.secret) for w in workstations}
+        return dict(self._clients)
 
     def stop_managers(self) -> None:
         """SIGTERM each (its handler continues what it held), then wait for it."""
+        for client in self._clients.values():
+            client.close()
         for p in self._procs.values():
             if p.poll() is None:
                 p.terminate()
@@ -64,7 +84,8 @@ class HostBackend:
         self._procs.clear()
 
     def rank_env(self) -> dict[str, str]:
-        return {"NOWLAB_TIMESHARE": ",".join(f"{w}=127.0.0.1:{port}" for w, port in sorted(self._ports.items()))}
+        return {"NOWLAB_TIMESHARE": ",".join(f"{w}=127.0.0.1:{port}" for w, port in sorted(self._ports.items())),
+                **channel_auth.secret_env(self.secret, channel_auth.TIMESHARE.secret_env)}
 
     def launch(self, hosts: Sequence[str], argv: Sequence[str], env: Mapping[str, str] | None) -> LocalHandle:
         return self.launcher.mpirun_popen(hosts, argv, env=dict(env) if env else None)

@@ -15,7 +15,7 @@ from typing import Callable, Sequence
 
 import paramiko
 
-from testbed import backends, keeper, meter, pool, shaping, state, warm
+from testbed import backends, cluster_secret, keeper, meter, pool, shaping, state, warm
 from testbed.backends import Backend, CpuCap
 from testbed.parallel import parallel
 from testbed.placement import CORE_LIMIT, place
@@ -80,6 +80,7 @@ class Cluster:
         try:
             key_dir = state.cluster_dir(spec.name) / "ssh"
             make_keypair(key_dir, comment=f"nowlab-{spec.name}")
+            cluster_secret.make(state.cluster_dir(spec.name))  # the pool's and the time-share managers'
             made = be.up(spec, cores=placement.cores, key_dir=key_dir, progress=progress)
             st = state.ClusterState(spec=spec.model_dump(by_alias=True), network=made.network, subnet=made.subnet,
                                     gateway=made.gateway, image=made.image, ips=made.ips, cores=placement.cores,
@@ -150,6 +151,12 @@ class Cluster:
     @property
     def key_path(self) -> Path:
         return state.cluster_dir(self.name) / "ssh" / KEY_NAME
+
+    @property
+    def secret(self) -> bytes:
+        """The cluster's secret (testbed/cluster_secret.py): the pool's ranks and the time-sharing
+        managers serve only a peer that proves it holds it. Made now for a cluster from before it."""
+        return cluster_secret.load_or_make(state.cluster_dir(self.name))
 
     def container_id(self, ws: str) -> str:
         """The backend's machine id of `ws` (a container id with Docker)."""

@@ -6,13 +6,17 @@ is started in the background at `up` (testbed/warm.py) and again by `pool_launch
 whenever it does not answer, so a cluster that predates the pool, or whose world died,
 still works. With Open MPI's recovery on, a dead workstation takes only its own rank (and
 so only the jobs on it); a world that is restarted spans the workstations still running.
+The ranks serve only a host that holds the cluster's secret (`Cluster.secret`): it is in
+mpiexec's environment, which `-x` hands on to every rank, never on a command line. A world
+that does not take the secret (one from before it, or of an older secret) does not answer
+`discover`, so `ensure` replaces it.
 """
 from __future__ import annotations
 
 import time
 from typing import TYPE_CHECKING, Sequence
 
-from workloads import pool_wire
+from workloads import channel_auth, pool_wire
 from workloads.pool_client import PoolLauncher, PoolRank, ping
 
 if TYPE_CHECKING:
@@ -33,7 +37,8 @@ def pool_argv(cluster: "Cluster", hosts: Sequence[str], slots: int = DEFAULT_SLO
         raise ValueError(f"slots: {slots} outside 1..{pool_wire.MAX_SLOTS}")
     if not hosts:
         raise ValueError("hosts: no running workstation to start a pool on")
-    argv = cluster.mpi_argv(list(hosts), ["python3", "-m", MARK], ranks_per_host=slots, fast=False)
+    argv = cluster.mpi_argv(list(hosts), ["python3", "-m", MARK], ranks_per_host=slots, fast=False,
+                            forward=[channel_auth.POOL.secret_env])
     # recovery: a dead workstation must fail only the jobs on it, not the whole world (measured:
     # with it, a job on ws1 and ws3 ran to the end after ws2 was killed; without, it died too)
     return [argv[0], "--enable-recovery", "--mca", "orte_abort_on_non_zero_status", "0",
@@ -54,13 +59,14 @@ def running(cluster: "Cluster", hosts: Sequence[str]) -> bool:
 def start(cluster: "Cluster", hosts: Sequence[str] | None = None, slots: int = DEFAULT_SLOTS) -> None:
     """Start a world on `hosts` (default: every workstation) in the background; `discover` waits for it."""
     hosts = list(cluster.workstations if hosts is None else hosts)
-    cluster.control(hosts[0]).detach(pool_argv(cluster, hosts, slots))
+    cluster.control(hosts[0]).detach(pool_argv(cluster, hosts, slots),
+                                     env=channel_auth.secret_env(cluster.secret, channel_auth.POOL.secret_env))
 
 
 def discover(cluster: "Cluster", hosts: Sequence[str], slots: int = DEFAULT_SLOTS,
              timeout_s: float = 0.0) -> list[PoolRank]:
     """Every rank of a running world on `hosts`, after at most `timeout_s`; TimeoutError if incomplete."""
-    ips = cluster.ips
+    ips, secret = cluster.ips, cluster.secret
     want = {(ws, s) for ws in hosts for s in range(slots)}
     found: dict[tuple[str, int], PoolRank] = {}
     sizes: set[int] = set()
@@ -69,8 +75,8 @@ def discover(cluster: "Cluster", hosts: Sequence[str], slots: int = DEFAULT_SLOT
         for ws, s in sorted(want - set(found)):
             address = (ips[ws], pool_wire.PORT_BASE + s)
             try:
-                pong = ping(address, timeout_s=1.0)
-            except OSError:
+                pong = ping(address, secret, timeout_s=1.0)
+            except OSError:  # channel_auth.AuthError too: a world that does not take this secret
                 continue
             found[(ws, s)] = PoolRank(ws, s, int(pong["rank"]), address)
             sizes.add(int(pong["size"]))
@@ -107,4 +113,5 @@ def pool_launcher(cluster: "Cluster", slots: int = DEFAULT_SLOTS) -> PoolLaunche
         start(cluster, hosts, slots)
         return discover(cluster, hosts, slots, timeout_s=90.0)
 
-    return PoolLauncher(ensure(cluster, slots), renew=renew, fallback=cluster, oom_kills=cluster.oom_kills)
+    return PoolLauncher(ensure(cluster, slots), secret=cluster.secret, renew=renew, fallback=cluster,
+                        oom_kills=cluster.oom_kills)

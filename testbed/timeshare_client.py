@@ -4,7 +4,9 @@
 set of managers and reports one as dead after `missed_polls` polls in a row that got no
 answer, so the global manager learns of a dead manager within `Watchdog.bound_s`.
 
-The wire is the agent's: one JSON object a line each way. The slots here are plain data
+The wire is the agent's: one JSON object a line each way, after the handshake of
+workloads/channel_auth.py (channel TIMESHARE) that proves the client holds the cluster's
+secret; a manager refuses (closes) anyone else. The slots here are plain data
 (`WireSlot`), so the testbed needs nothing of the scheduler; whoever holds a
 scheduler.timeshare WorkstationTable turns each TableSlot into a WireSlot (process,
 parallel_s, sequential_s). The manager checks every table; a refusal is `ManagerRefused` with
@@ -19,6 +21,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from workloads import channel_auth
 
 DEFAULT_PORT = 7717
 
@@ -66,6 +70,7 @@ class ManagerStatus:
     dropped: tuple[tuple[str, int], ...]
     cpu_s: float
     guardian_pid: int | None
+    refused: int              # connections it closed before a request: no handshake, or another secret
     latency: SwitchLatency    # slot end -> the next process continued
     wake_late: SwitchLatency  # slot end -> the manager's timer awake (the part the OS owes)
     latencies_s: tuple[float, ...] = ()
@@ -83,28 +88,105 @@ class ManagerStatus:
                    jobs={j: tuple(p) for j, p in reply["jobs"].items()}, stopped=tuple(reply["stopped"]),
                    switches=reply["switches"], syncs=reply["syncs"], last_correction_s=reply["last_correction_s"],
                    dropped=tuple((d["job"], d["pid"]) for d in reply["dropped"]), cpu_s=reply["cpu_s"],
-                   guardian_pid=reply["guardian_pid"],
+                   guardian_pid=reply["guardian_pid"], refused=reply.get("refused", 0),
                    latency=latency("latency_s"), wake_late=latency("wake_late_s"),
                    latencies_s=tuple(reply.get("latencies_s", ())),
                    timeline=tuple((t, j) for t, j in reply.get("timeline", ())))
 
 
+class _Kept:
+    """Authenticated connections to one manager that no request is using now (thread-safe).
+
+    Kept because the handshake costs two round trips: a fresh connection for every request
+    put them between the host's clock reading and the manager's, one round trip of bias in
+    the clock offset a resync rests on (Cristian's estimate assumes the manager reads its
+    clock half-way). On a kept connection a request is one round trip, as symmetric as it gets."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._socks: list[socket.socket] = []
+
+    def take(self) -> socket.socket | None:
+        with self._lock:
+            return self._socks.pop() if self._socks else None
+
+    def give(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._socks.append(sock)
+
+    def close(self) -> None:
+        with self._lock:
+            socks, self._socks = self._socks, []
+        for sock in socks:
+            sock.close()
+
+
+def _remaining(deadline: float) -> float:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise socket.timeout("timed out")
+    return left
+
+
 @dataclass(frozen=True, slots=True)
 class ManagerClient:
-    """One workstation's manager at host:port; each request is its own short connection."""
+    """One workstation's manager at host:port. `secret` is the cluster's (NOWLAB_CLUSTER_SECRET):
+    the manager serves no one else. A connection, once it has passed the handshake, is kept
+    for the next request (close() ends them); each request takes at most `timeout_s` in all."""
 
     host: str
     port: int = DEFAULT_PORT
     timeout_s: float = 2.0
+    secret: bytes = field(repr=False, kw_only=True)
+    _kept: _Kept = field(default_factory=_Kept, init=False, repr=False, compare=False)
+
+    def close(self) -> None:
+        """Close the kept connections (a later request opens a new one)."""
+        self._kept.close()
+
+    def _exchange(self, sock: socket.socket, line: bytes, deadline: float) -> bytes | None:
+        """The reply line to `line`; None if the connection turned out closed before any reply.
+        The socket is kept again after a reply and closed otherwise."""
+        data = b""
+        try:
+            sock.settimeout(_remaining(deadline))
+            sock.sendall(line)
+            while b"\n" not in data:
+                sock.settimeout(_remaining(deadline))
+                chunk = sock.recv(65536)
+                if not chunk:
+                    sock.close()
+                    return None
+                data += chunk
+        except (ConnectionResetError, BrokenPipeError):
+            sock.close()
+            return None
+        except OSError:
+            sock.close()
+            raise
+        self._kept.give(sock)
+        return data.partition(b"\n")[0]
 
     def request(self, message: Mapping[str, Any]) -> dict[str, Any]:
-        """Send one request, return the reply; ManagerRefused if it says no, ManagerUnreachable if it says nothing."""
+        """Send one request, return the reply; ManagerRefused if it says no, ManagerUnreachable if it says
+        nothing (a manager that turns down this client's secret says nothing: it closes)."""
+        deadline = time.monotonic() + self.timeout_s
+        request_line = json.dumps(message).encode() + b"\n"
         try:
-            with socket.create_connection((self.host, self.port), timeout=self.timeout_s) as sock:
-                sock.sendall(json.dumps(message).encode() + b"\n")
-                with sock.makefile("rb") as stream:
-                    line = stream.readline()
-        except OSError as exc:
+            kept = self._kept.take()
+            line = self._exchange(kept, request_line, deadline) if kept is not None else None
+            if line is None:  # none kept, or the manager closed it (it was restarted): a new one
+                sock = socket.create_connection((self.host, self.port), timeout=self.timeout_s)
+                try:
+                    # the manager says nothing before a request: nothing comes after its `ok`
+                    channel_auth.client_handshake(sock, self.secret, channel=channel_auth.TIMESHARE,
+                                                  timeout_s=_remaining(deadline))
+                except OSError:
+                    sock.close()
+                    raise
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                line = self._exchange(sock, request_line, deadline)
+        except OSError as exc:  # channel_auth.AuthError and Refused too
             raise ManagerUnreachable(f"timeshare manager at {self.host}:{self.port}: {exc}") from exc
         if not line:
             raise ManagerUnreachable(f"timeshare manager at {self.host}:{self.port}: closed without a reply")

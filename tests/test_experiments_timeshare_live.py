@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from experiments.timeshare_host import manager_env
 from experiments.timeshare_live import LiveGlobalManager, LiveSetup, LiveTimeshareError
 from experiments.timeshare_spec import load_timeshare_spec
 from experiments.timeshare_timeline import RunInterval, intervals, job_time_s, shares, whole_rounds
@@ -25,6 +26,7 @@ from experiments.timeshare_wire import wire_slots
 from scheduler.timeshare.slots import Distribution
 from scheduler.timeshare.tables import JobShare, Resync, ResyncPlan, TableSlot, WorkstationTable, build_tables
 from testbed.timeshare_client import ManagerClient
+from workloads import channel_auth
 from workloads.launch import LocalLauncher
 from workloads.protocol import RESULT_PREFIX
 
@@ -36,6 +38,7 @@ SHARE_TOLERANCE = 0.05   # each job's measured share within 5 % of its β (issue
 # ws2's clock runs 1 % fast: every resync has a skew to remove (8 ms per 0.8 s). A resync lands at a
 # round's start, so the slot then running absorbs it: at 2 % that put A's share 5 % over its β.
 DRIFT_PPM = {"ws2": 10_000}
+SECRET = channel_auth.new_secret()  # standing for the cluster's: the managers serve no one else
 
 
 def load_agent():
@@ -90,7 +93,7 @@ def test_a_bad_live_setup_is_one_line_naming_the_field(kwargs, field):
 
 def test_a_workstation_without_a_manager_is_one_line_naming_it():
     tables = build_tables([JobShare("A", WORKSTATIONS, 0.5)], WORKSTATIONS, 0.4)
-    clients = {w: ManagerClient("127.0.0.1", 9) for w in ("ws1", "ws3")}
+    clients = {w: ManagerClient("127.0.0.1", 9, secret=SECRET) for w in ("ws1", "ws3")}
     with pytest.raises(LiveTimeshareError, match=r"^clients: no manager for workstation ws2 \(given: ws1, ws3\)$"):
         LiveGlobalManager(tables, clients, LiveSetup(ResyncPlan(Resync.NONE)))
 
@@ -106,7 +109,7 @@ def managers() -> Iterator[dict[str, subprocess.Popen]]:
             procs[w] = subprocess.Popen(
                 [sys.executable, str(AGENT), "--name", w, "--host", "127.0.0.1", "--port", "0", "--nice", "19",
                  "--drift-ppm", str(DRIFT_PPM.get(w, 0))],
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                env=manager_env(SECRET), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         for w, p in procs.items():
             line = p.stdout.readline()
             assert line.startswith("listening"), line + p.stderr.read()
@@ -144,10 +147,11 @@ def test_two_cg_jobs_time_share_three_workstations_under_loose_gang_and_survive_
     round_s = 0.4
     tables = build_tables([JobShare(j, WORKSTATIONS, 0.5) for j in JOBS], WORKSTATIONS, round_s,
                           Distribution.PROPORTIONAL)
-    clients = {w: ManagerClient("127.0.0.1", managers[w].port, timeout_s=0.5) for w in WORKSTATIONS}
+    clients = {w: ManagerClient("127.0.0.1", managers[w].port, timeout_s=0.5, secret=SECRET) for w in WORKSTATIONS}
     setup = LiveSetup(ResyncPlan(Resync.LOOSE, every_rounds=2), lead_s=0.3, timeline_poll_s=0.5,
                       watchdog_poll_s=0.2, missed_polls=2)
-    env = {"NOWLAB_TIMESHARE": ",".join(f"{w}=127.0.0.1:{managers[w].port}" for w in WORKSTATIONS)}
+    env = {"NOWLAB_TIMESHARE": ",".join(f"{w}=127.0.0.1:{managers[w].port}" for w in WORKSTATIONS),
+           **channel_auth.secret_env(SECRET, channel_auth.TIMESHARE.secret_env)}
     gm = LiveGlobalManager(tables, clients, setup)
     handles = {job: launcher.mpirun_popen(WORKSTATIONS, cg_argv(job, n, it, tmp_path / "shared"), env=env)
                for job, (n, it) in JOBS.items()}
@@ -219,7 +223,7 @@ def sleepers(managers) -> Iterator[dict[tuple[str, str], subprocess.Popen]]:
     procs = {(w, j): subprocess.Popen(["sleep", "60"]) for w in WORKSTATIONS for j in ("A", "B")}
     try:
         for (w, j), p in procs.items():
-            ManagerClient("127.0.0.1", managers[w].port).checkin(j, p.pid)
+            ManagerClient("127.0.0.1", managers[w].port, secret=SECRET).checkin(j, p.pid)
         yield procs
     finally:
         for p in procs.values():
@@ -232,7 +236,7 @@ def test_strict_gang_resyncs_at_every_slot_boundary_uncoordinated_never_and_stop
         managers, sleepers, kind):
     round_s = 0.4
     tables = build_tables([JobShare(j, WORKSTATIONS, 0.5) for j in ("A", "B")], WORKSTATIONS, round_s)
-    clients = {w: ManagerClient("127.0.0.1", managers[w].port, timeout_s=0.5) for w in WORKSTATIONS}
+    clients = {w: ManagerClient("127.0.0.1", managers[w].port, timeout_s=0.5, secret=SECRET) for w in WORKSTATIONS}
     gm = LiveGlobalManager(tables, clients, LiveSetup(ResyncPlan(kind), lead_s=0.2, timeline_poll_s=0.3))
     with gm:
         gm.wait_for_checkins()
@@ -272,7 +276,7 @@ def test_strict_gang_resyncs_at_every_slot_boundary_uncoordinated_never_and_stop
 
 def test_waiting_for_check_ins_names_the_workstation_and_the_job_missing(managers):
     tables = build_tables([JobShare("A", WORKSTATIONS, 0.5)], WORKSTATIONS, 0.4)
-    clients = {w: ManagerClient("127.0.0.1", managers[w].port, timeout_s=0.5) for w in WORKSTATIONS}
+    clients = {w: ManagerClient("127.0.0.1", managers[w].port, timeout_s=0.5, secret=SECRET) for w in WORKSTATIONS}
     gm = LiveGlobalManager(tables, clients, LiveSetup(ResyncPlan(Resync.LOOSE), checkin_timeout_s=0.2))
     with pytest.raises(TimeoutError, match=r"^check-in: after 0.2 s ws1 still has no A$"):
         gm.wait_for_checkins()
@@ -280,7 +284,7 @@ def test_waiting_for_check_ins_names_the_workstation_and_the_job_missing(manager
 
 def test_from_spec_takes_the_specs_tables_and_resync():
     spec = load_timeshare_spec(FIG3)
-    clients = {w: ManagerClient("127.0.0.1", 9) for w in spec.workstations}
+    clients = {w: ManagerClient("127.0.0.1", 9, secret=SECRET) for w in spec.workstations}
     gm = LiveGlobalManager.from_spec(spec, clients)
     assert gm.setup.resync == ResyncPlan(spec.simulate.resync, spec.simulate.every_rounds)
     assert set(gm.tables) == set(spec.workstations) and gm.round_s == spec.round_s

@@ -1,4 +1,4 @@
-"""A job's environment reaches mpiexec on a cluster without being on its command line.
+"""A job's environment reaches mpiexec on a cluster without being on its command line; so does the cluster's secret.
 
 The control channel's secret travels in the environment; `ps` in a workstation shows the
 mpiexec command line, so Cluster.mpirun_popen gives the values to the exec's environment
@@ -7,7 +7,12 @@ machines are not under test; tests/test_workloads_live.py runs the real thing on
 """
 from __future__ import annotations
 
-from testbed import state
+import stat
+
+import pytest
+
+from experiments.timeshare_cluster import ClusterBackend
+from testbed import cluster_secret, pool, state
 from testbed.cluster import Cluster
 from testbed.spec import from_dict
 from workloads import channel_auth
@@ -24,6 +29,9 @@ class _RecordingControl:
     def run(self, argv, *, env=None, timeout=None):
         self.calls.append((list(argv), dict(env or {})))
         return None
+
+    def detach(self, argv, *, env=None):
+        self.calls.append((list(argv), dict(env or {})))
 
 
 class _RecordingBackend:
@@ -65,3 +73,42 @@ def test_the_control_channel_allows_the_clusters_own_network(tmp_path, monkeypat
     assert (c.controller_address, c.control_network) == ("10.9.0.1", "10.9.0.0/24")
     networks = channel_auth.parse_networks([c.control_network])
     assert channel_auth.peer_allowed("10.9.0.3", networks) and not channel_auth.peer_allowed("10.9.1.3", networks)
+
+
+def test_the_pool_gets_the_clusters_secret_in_its_environment_and_only_the_name_on_its_command_line(tmp_path,
+                                                                                                   monkeypatch):
+    c, be = _cluster(tmp_path, monkeypatch)
+    pool.start(c)
+    (argv, env), = be.calls
+    secret = c.secret
+    assert env == {channel_auth.CLUSTER_SECRET_ENV: secret.hex()}
+    assert not any(secret.hex() in a for a in argv)
+    assert argv[argv.index(channel_auth.CLUSTER_SECRET_ENV) - 1] == "-x"  # mpiexec hands it on to every rank
+
+
+def test_the_clusters_secret_is_one_private_file_in_its_folder_and_goes_with_it(tmp_path, monkeypatch):
+    c, _ = _cluster(tmp_path, monkeypatch)
+    folder = state.cluster_dir(c.name)
+    secret = c.secret  # a cluster from before secrets gets one on first use
+    path = cluster_secret.path(folder)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and len(secret) == channel_auth.SECRET_BYTES
+    assert c.secret == secret == cluster_secret.load(folder)  # the same one every time
+    path.chmod(0o644)
+    assert c.secret == secret and stat.S_IMODE(path.stat().st_mode) == 0o600  # private again
+    made = cluster_secret.make(folder)  # `up` makes a fresh one
+    assert made != secret and c.secret == made
+    state.forget(c.name)  # what `down` does
+    assert not path.exists()
+
+
+def test_a_damaged_secret_file_is_one_line_naming_it(tmp_path):
+    cluster_secret.path(tmp_path).write_text("not hex\n")
+    with pytest.raises(ValueError) as err:
+        cluster_secret.load(tmp_path)
+    assert str(err.value) == f"{cluster_secret.path(tmp_path)}: not hex"
+
+
+def test_time_sharing_on_a_cluster_hands_its_ranks_the_clusters_secret(tmp_path, monkeypatch):
+    c, _ = _cluster(tmp_path, monkeypatch)
+    env = ClusterBackend(c).rank_env()
+    assert env == {"NOWLAB_TIMESHARE": "127.0.0.1:7717", channel_auth.CLUSTER_SECRET_ENV: c.secret.hex()}

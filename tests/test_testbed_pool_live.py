@@ -58,3 +58,25 @@ def test_a_rank_that_died_is_replaced_at_the_next_launch_that_needs_it(live_clus
     res = launcher.mpirun_popen(["ws1", "ws3"], synthetic(["ws1", "ws3"])).wait(120)
     assert res.exit_code == 0, res.stderr
     assert sorted(launcher.ranks) == sorted(live_cluster.workstations)
+
+
+def test_the_world_serves_only_the_clusters_secret_and_no_command_line_shows_it(live_cluster):
+    """The cluster's secret (testbed/cluster_secret.py) guards the pool: another secret is refused
+    and counted, and neither `ps` in a workstation nor the host's state shows more than the file."""
+    import stat
+
+    from testbed import cluster_secret, state
+    from workloads import channel_auth
+    from workloads.pool_client import ping
+
+    ranks = pool.ensure(live_cluster)
+    secret = live_cluster.secret
+    path = cluster_secret.path(state.cluster_dir(live_cluster.name))
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    before = ping(ranks[0].address, secret)
+    with pytest.raises(channel_auth.Refused):
+        ping(ranks[0].address, channel_auth.new_secret())
+    assert ping(ranks[0].address, secret)["refused"] == before["refused"] + 1
+    for ws in live_cluster.workstations:
+        args = live_cluster.exec(ws, ["ps", "-eo", "args"]).stdout
+        assert "workloads.pool" in args and secret.hex() not in args

@@ -20,11 +20,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from experiments.timeshare_host import AGENT, manager_env
 from scheduler.timeshare.office import RegistrationOffice
 from scheduler.timeshare.tables import TableSlot, WorkstationTable
 from testbed.timeshare_client import ManagerClient, ManagerRefused, Watchdog, WireSlot
+from workloads import channel_auth
 
-AGENT = Path(__file__).resolve().parent.parent / "containers" / "agents" / "timeshare_manager.py"
 SHARE_TOLERANCE = 0.15  # each job's CPU within 15 % of its half: the host is shared and noisy
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -127,13 +128,14 @@ class Live:
 @pytest.fixture
 def live() -> Iterator[Live]:
     burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    secret = channel_auth.new_secret()
     manager = subprocess.Popen([sys.executable, str(AGENT), "--name", "ws1", "--host", "127.0.0.1", "--port", "0"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               env=manager_env(secret), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     guardian_pid = None
     try:
         line = manager.stdout.readline()
         assert line.startswith("listening"), line + manager.stderr.read()
-        client = ManagerClient("127.0.0.1", int(line.split()[2]), timeout_s=1.0)
+        client = ManagerClient("127.0.0.1", int(line.split()[2]), timeout_s=1.0, secret=secret)
         guardian_pid = client.status().guardian_pid
         yield Live(manager, client, burners, guardian_pid)
     finally:

@@ -1,12 +1,16 @@
 """The pool launcher's bookkeeping without MPI: a launch that cannot reach its ranks."""
 from __future__ import annotations
 
+import queue
 import socket
 import threading
 
+from workloads import channel_auth, pool_wire
+from workloads.control_gate import Gate
 from workloads.pool_client import LOST, PoolLauncher, PoolRank
 
 HELLO = ["python3", "-m", "workloads.hello"]
+SECRET = channel_auth.new_secret()  # the cluster's, as these stand-in ranks hold it
 
 
 def closed_port() -> int:
@@ -23,7 +27,7 @@ def test_a_launch_on_a_workstation_gone_with_its_world_fails_like_mpiexec_would(
         renewed.append(1)
         return []  # the new world spans the running workstations: ws2 is not one
 
-    launcher = PoolLauncher([dead], renew=renew, connect_timeout_s=1.0, busy_wait_s=0.0)
+    launcher = PoolLauncher([dead], secret=SECRET, renew=renew, connect_timeout_s=1.0, busy_wait_s=0.0)
     handle = launcher.mpirun_popen(["ws2"], HELLO)
     assert renewed == [1]
     assert handle.poll() == LOST
@@ -33,34 +37,38 @@ def test_a_launch_on_a_workstation_gone_with_its_world_fails_like_mpiexec_would(
 
 def test_without_a_way_to_renew_the_launch_fails_and_the_slot_is_free_again():
     dead = PoolRank("ws1", 0, 0, ("127.0.0.1", closed_port()))
-    launcher = PoolLauncher([dead], connect_timeout_s=1.0, busy_wait_s=0.0)
+    launcher = PoolLauncher([dead], secret=SECRET, connect_timeout_s=1.0, busy_wait_s=0.0)
     for _ in range(2):  # the failed launch released its slot: the second one is not refused as busy
         res = launcher.mpirun_popen(["ws1"], HELLO).wait(1)
         assert res.exit_code == LOST and "does not answer" in res.stderr
 
 
 def a_rank_that_dies_after(reply: bytes, die: threading.Event | None = None) -> int:
-    """A one-job 'rank' on localhost: reads the run line, sends `reply`, closes when `die` is set
-    (at once without one), as a rank the kernel killed does."""
+    """A one-job 'rank' on localhost behind the pool's gate: reads the run line, sends `reply`,
+    closes when `die` is set (at once without one), as a rank the kernel killed does."""
     server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    admitted: queue.SimpleQueue = queue.SimpleQueue()
+    gate = Gate(server, SECRET, lambda sock, rest: admitted.put((sock, rest)), channel=channel_auth.POOL)
 
     def serve():
-        conn, _ = server.accept()
-        with conn, server:
-            conn.makefile("rb").readline()
+        conn, rest = admitted.get(timeout=10)
+        with conn:
+            assert pool_wire.Lines(conn, rest).read()["type"] == "run"
             conn.sendall(reply)
             if die is not None:
                 die.wait(5)
+        gate.close()
 
     threading.Thread(target=serve, daemon=True).start()
-    return server.getsockname()[1]
+    return port
 
 
 def test_a_rank_killed_at_its_memory_limit_fails_the_job_as_out_of_memory():
     kills = {"ws3": 4}  # the workstation's count of memory kills, as the cgroup keeps it
     die = threading.Event()
     port = a_rank_that_dies_after(b'{"type": "started", "at": 0}\n', die)
-    launcher = PoolLauncher([PoolRank("ws3", 0, 0, ("127.0.0.1", port))], oom_kills=lambda ws: kills[ws],
+    launcher = PoolLauncher([PoolRank("ws3", 0, 0, ("127.0.0.1", port))], secret=SECRET, oom_kills=lambda ws: kills[ws],
                             connect_timeout_s=1.0, busy_wait_s=0.0)
     handle = launcher.mpirun_popen(["ws3"], HELLO)
     kills["ws3"] += 1  # the kernel kills the rank while the job runs
@@ -72,7 +80,7 @@ def test_a_rank_killed_at_its_memory_limit_fails_the_job_as_out_of_memory():
 
 def test_a_rank_lost_for_another_reason_is_not_called_out_of_memory():
     port = a_rank_that_dies_after(b'{"type": "started", "at": 0}\n')
-    launcher = PoolLauncher([PoolRank("ws3", 0, 0, ("127.0.0.1", port))], oom_kills=lambda ws: 4,
+    launcher = PoolLauncher([PoolRank("ws3", 0, 0, ("127.0.0.1", port))], secret=SECRET, oom_kills=lambda ws: 4,
                             connect_timeout_s=1.0, busy_wait_s=0.0)
     res = launcher.mpirun_popen(["ws3"], HELLO).wait(5)
     assert res.exit_code == LOST and "out of memory" not in res.stderr
@@ -80,6 +88,7 @@ def test_a_rank_lost_for_another_reason_is_not_called_out_of_memory():
 
 def test_a_memory_error_in_the_job_is_out_of_memory_too():
     port = a_rank_that_dies_after(b'{"type": "exit", "code": 1, "stdout": "", "stderr": "MemoryError: ..."}\n')
-    launcher = PoolLauncher([PoolRank("ws1", 0, 0, ("127.0.0.1", port))], connect_timeout_s=1.0, busy_wait_s=0.0)
+    launcher = PoolLauncher([PoolRank("ws1", 0, 0, ("127.0.0.1", port))], secret=SECRET, connect_timeout_s=1.0,
+                            busy_wait_s=0.0)
     res = launcher.mpirun_popen(["ws1"], HELLO).wait(5)
     assert res.exit_code == 1 and res.stderr.splitlines()[-1] == "[ws1] out of memory on ws1"

@@ -8,11 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from experiments.timeshare_host import AGENT, ROOT, manager_env
 from testbed.timeshare_client import ManagerClient
-from workloads.timeshare_checkin import ENV, TimeshareAddressError, check_in, manager_address
+from workloads import channel_auth
+from workloads.timeshare_checkin import ENV, TimeshareAddressError, TimeshareSecretError, check_in, manager_address
 
-ROOT = Path(__file__).resolve().parent.parent
-AGENT = ROOT / "containers" / "agents" / "timeshare_manager.py"
+SECRET = channel_auth.new_secret()
+SECRET_ENV = channel_auth.secret_env(SECRET, channel_auth.TIMESHARE.secret_env)
 
 
 def test_the_address_is_one_for_every_rank_or_the_one_of_the_ranks_workstation():
@@ -37,8 +39,20 @@ def test_a_bad_address_is_one_line_naming_the_part(value, message):
 
 def test_without_the_variable_nothing_is_sent_and_without_a_manager_the_rank_runs_unmanaged(capsys):
     assert check_in("A", "ws1", environ={}) is None
-    assert check_in("A", "ws1", environ={ENV: "127.0.0.1:9"}) is None  # the discard port: nobody listens
+    assert check_in("A", "ws1", environ={ENV: "127.0.0.1:9", **SECRET_ENV}) is None  # the discard port: nobody listens
     assert "running unmanaged" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value, message", [
+    (None, f"{channel_auth.CLUSTER_SECRET_ENV}: not set, and the manager at 127.0.0.1:9 ({ENV}) serves only "
+           f"holders of the cluster's secret"),
+    ("zz", f"{channel_auth.CLUSTER_SECRET_ENV}: not hex"),
+])
+def test_time_sharing_without_the_clusters_secret_is_one_line_naming_it(value, message):
+    env = {ENV: "127.0.0.1:9"} | ({} if value is None else {channel_auth.CLUSTER_SECRET_ENV: value})
+    with pytest.raises(TimeshareSecretError) as err:
+        check_in("A", "ws1", environ=env)
+    assert str(err.value) == message
 
 
 RANK = textwrap.dedent("""
@@ -59,13 +73,15 @@ RANK = textwrap.dedent("""
 
 def test_a_rank_checks_in_and_out_with_a_real_manager():
     manager = subprocess.Popen([sys.executable, str(AGENT), "--name", "ws1", "--host", "127.0.0.1", "--port", "0",
-                                "--nice", "19"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                "--nice", "19"], env=manager_env(SECRET), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
     rank = None
     try:
         port = int(manager.stdout.readline().split()[2])
-        client = ManagerClient("127.0.0.1", port, timeout_s=1.0)
+        client = ManagerClient("127.0.0.1", port, timeout_s=1.0, secret=SECRET)
         rank = subprocess.Popen([sys.executable, "-c", RANK], cwd=ROOT, text=True, stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, env={"PYTHONPATH": str(ROOT), ENV: f"ws1=127.0.0.1:{port}"})
+                                stdout=subprocess.PIPE,
+                                env={"PYTHONPATH": str(ROOT), ENV: f"ws1=127.0.0.1:{port}", **SECRET_ENV})
         assert rank.stdout.readline() == "in\n"
         assert client.status().jobs == {"A": (rank.pid,)}
         rank.stdin.write("\n")

@@ -13,6 +13,12 @@ A fresh nonce per connection means a recorded answer is worth nothing on the nex
 context string keeps an answer for one channel from being good on another that shares the
 secret. The server compares with hmac.compare_digest. Runs both in the containers and on the
 host: standard library only.
+
+Two more channels use the same handshake with a per-cluster secret (NOWLAB_CLUSTER_SECRET,
+made at `up` and kept 0600 in the cluster's folder, testbed/cluster_secret.py), each with its
+own context: the resident pool (workloads/pool.py), whose `run` line starts a program on a
+workstation, and the time-sharing managers (containers/agents/timeshare_manager.py), which
+stop and continue processes. The per-run secret cannot serve them: both outlive runs.
 """
 from __future__ import annotations
 
@@ -23,9 +29,11 @@ import os
 import secrets
 import socket
 import time
+from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
 SECRET_ENV = "NOWLAB_CONTROL_SECRET"
+CLUSTER_SECRET_ENV = "NOWLAB_CLUSTER_SECRET"  # the pool's and the time-sharing managers'
 SECRET_BYTES = 32
 NONCE_BYTES = 32
 GREETING = b"nowlab-auth-1"
@@ -39,30 +47,49 @@ MAX_LINE_BYTES = 256  # a greeting or an answer is under 100 bytes
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
+@dataclass(frozen=True)
+class Channel:
+    """One authenticated channel: its name in the logs, its context string, whose secret it takes."""
+
+    name: str
+    context: bytes
+    secret_env: str
+    whose: str  # "this run's", "the cluster's": in the one-line reasons
+
+
+CONTROL = Channel("control channel", CONTROL_CONTEXT, SECRET_ENV, "this run's")
+POOL = Channel("pool", b"nowlab resident pool v1", CLUSTER_SECRET_ENV, "the cluster's")
+TIMESHARE = Channel("timeshare manager", b"nowlab timeshare manager v1", CLUSTER_SECRET_ENV, "the cluster's")
+
+
 class AuthError(ConnectionError):
     """The handshake failed; the message is one line saying why."""
+
+
+class Refused(AuthError):
+    """The server closed (or said no) after our answer: the secret is not the one it holds."""
 
 
 def new_secret() -> bytes:
     return secrets.token_bytes(SECRET_BYTES)
 
 
-def secret_env(secret: bytes) -> dict[str, str]:
-    """The environment entry that hands `secret` to a job."""
-    return {SECRET_ENV: secret.hex()}
+def secret_env(secret: bytes, name: str = SECRET_ENV) -> dict[str, str]:
+    """The environment entry that hands `secret` to a job (or, as CLUSTER_SECRET_ENV, to a pool or manager)."""
+    return {name: secret.hex()}
 
 
-def secret_from_env(environ: Mapping[str, str] | None = None) -> bytes | None:
-    """The run's secret from the environment, None if unset; ValueError naming the variable if malformed."""
-    text = (os.environ if environ is None else environ).get(SECRET_ENV)
+def secret_from_env(environ: Mapping[str, str] | None = None, name: str = SECRET_ENV) -> bytes | None:
+    """The secret in variable `name`, None if unset; ValueError naming the variable if malformed."""
+    text = (os.environ if environ is None else environ).get(name)
     if not text:
         return None
     try:
         secret = bytes.fromhex(text)
     except ValueError:
-        raise ValueError(f"{SECRET_ENV}: not hex") from None
+        raise ValueError(f"{name}: not hex") from None
     if len(secret) < 16:
-        raise ValueError(f"{SECRET_ENV}: {len(secret)} bytes, want at least 16")
+        raise ValueError(f"{name}: {len(secret)} bytes, want at least 16")
     return secret
 
 
@@ -91,14 +118,20 @@ def peer_allowed(host: str, networks: Sequence[Network] | None) -> bool:
     return any(ip in n for n in networks)
 
 
-def _read_line(sock: socket.socket, deadline: float, what: str) -> tuple[bytes, bytes]:
-    """One line (without its newline) and whatever came after it, by `deadline` (time.monotonic())."""
+def deadline_after(timeout_s: float | None) -> float | None:
+    """The time.monotonic() by which a handshake must be done; None: no limit."""
+    return None if timeout_s is None else time.monotonic() + timeout_s
+
+
+def _read_line(sock: socket.socket, deadline: float | None, what: str) -> tuple[bytes, bytes]:
+    """One line (without its newline) and whatever came after it, by `deadline` (time.monotonic(); None: no limit)."""
     data = b""
     while b"\n" not in data:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise AuthError(f"no {what} within the handshake timeout")
-        sock.settimeout(remaining)
+        if deadline is not None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise AuthError(f"no {what} within the handshake timeout")
+        sock.settimeout(None if deadline is None else remaining)
         try:
             chunk = sock.recv(MAX_LINE_BYTES)
         except socket.timeout:
@@ -118,35 +151,52 @@ def challenge() -> tuple[bytes, bytes]:
     return nonce, GREETING + b" " + nonce.hex().encode() + b"\n"
 
 
-def check_answer(secret: bytes, nonce: bytes, line: bytes, context: bytes = CONTROL_CONTEXT) -> None:
-    """AuthError unless `line` (without its newline) is the answer to `nonce` under `secret`."""
+def check_answer(secret: bytes, nonce: bytes, line: bytes, channel: Channel = CONTROL) -> None:
+    """AuthError unless `line` (without its newline) is the answer to `nonce` under `secret` on `channel`."""
     try:
         given = bytes.fromhex(line.decode("ascii").strip())
     except (UnicodeDecodeError, ValueError):
         raise AuthError("answer is not hex") from None
-    if not hmac.compare_digest(given, answer(secret, nonce, context)):
-        raise AuthError("wrong answer (not this run's secret)")
+    if not hmac.compare_digest(given, answer(secret, nonce, channel.context)):
+        raise AuthError(f"wrong answer (not {channel.whose} secret)")
 
 
-def client_handshake(sock: socket.socket, secret: bytes, *, context: bytes = CONTROL_CONTEXT,
-                     timeout_s: float = HANDSHAKE_TIMEOUT_S) -> bytes:
-    """Answer the server's challenge; returns what it sent after accepting. AuthError if it refuses."""
-    deadline = time.monotonic() + timeout_s
-    before = sock.gettimeout()
+def answer_challenge(sock: socket.socket, secret: bytes, deadline: float | None, *,
+                     channel: Channel = CONTROL) -> None:
+    """The client's first half: read the server's challenge and send the answer.
+
+    Apart from await_acceptance so that a client of several servers (a pool job's members)
+    can answer them all before it waits for any: the handshakes then take the slowest
+    server's time, not the sum."""
     line, _ = _read_line(sock, deadline, "challenge")
     greeting, _, nonce_hex = line.partition(b" ")
     if greeting != GREETING:
-        raise AuthError(f"the controller does not speak {GREETING.decode()} (got {line[:40]!r})")
+        raise AuthError(f"the server does not speak {GREETING.decode()} (got {line[:40]!r})")
     try:
         nonce = bytes.fromhex(nonce_hex.decode("ascii"))
     except (UnicodeDecodeError, ValueError):
-        raise AuthError("the controller's nonce is not hex") from None
-    sock.sendall(answer(secret, nonce, context).hex().encode() + b"\n")
+        raise AuthError("the server's nonce is not hex") from None
+    sock.sendall(answer(secret, nonce, channel.context).hex().encode() + b"\n")
+
+
+def await_acceptance(sock: socket.socket, deadline: float | None, *, channel: Channel = CONTROL) -> bytes:
+    """The client's second half: the server's `ok`; returns what it sent after it. Refused if it closes instead."""
     try:
         reply, rest = _read_line(sock, deadline, "acceptance")
     except AuthError as exc:
-        raise AuthError(f"the controller refused this job's answer ({exc}): is {SECRET_ENV} this run's?") from None
+        raise Refused(f"the server refused this answer ({exc}): is {channel.secret_env} {channel.whose}?") from None
     if reply != ACCEPTED:
-        raise AuthError(f"the controller answered {reply[:40]!r}, not {ACCEPTED!r}")
+        raise Refused(f"the server answered {reply[:40]!r}, not {ACCEPTED!r}")
+    return rest
+
+
+def client_handshake(sock: socket.socket, secret: bytes, *, channel: Channel = CONTROL,
+                     timeout_s: float | None = HANDSHAKE_TIMEOUT_S) -> bytes:
+    """Answer the server's challenge; returns what it sent after accepting. AuthError if it fails,
+    Refused if the server turns the answer down. `timeout_s` None: wait as long as it takes."""
+    deadline = deadline_after(timeout_s)
+    before = sock.gettimeout()
+    answer_challenge(sock, secret, deadline, channel=channel)
+    rest = await_acceptance(sock, deadline, channel=channel)
     sock.settimeout(before)
     return rest

@@ -5,7 +5,10 @@ a peer that connects and says nothing costs a socket, not a thread, and never ho
 job behind it. A peer outside `allowed_networks` is closed at accept. When `max_pending`
 handshakes are open, the oldest is dropped to make room: a flood of silent connections then
 cannot shut out a job, which answers within a round trip. Each refusal is logged (a warning
-naming the peer and the reason) and counted by reason. Standard library only.
+naming the channel, the peer and the reason) and counted by reason. The same door serves the
+resident pool's ranks (workloads/pool.py) and the time-sharing managers
+(containers/agents/timeshare_manager.py), each with its own context string and name.
+Standard library only.
 """
 from __future__ import annotations
 
@@ -41,6 +44,7 @@ class _Pending:
 class Refusals:
     """Connections closed before their first message, by reason (thread-safe)."""
 
+    channel: str = "control channel"  # how the warnings name it
     counts: collections.Counter = field(default_factory=collections.Counter)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -52,7 +56,7 @@ class Refusals:
     def add(self, peer: tuple, reason: str, detail: str = "") -> None:
         with self._lock:
             self.counts[reason] += 1
-        log.warning("control channel: refused %s port %s: %s%s", peer[0], peer[1], reason,
+        log.warning("%s: refused %s port %s: %s%s", self.channel, peer[0], peer[1], reason,
                     f" ({detail})" if detail else "")
 
 
@@ -62,21 +66,29 @@ class Gate:
     def __init__(self, listener: socket.socket, secret: bytes, admitted: Admitted, *,
                  allowed_networks: Sequence[channel_auth.Network] | None = None,
                  timeout_s: float = channel_auth.HANDSHAKE_TIMEOUT_S,
-                 max_pending: int = MAX_PENDING_HANDSHAKES) -> None:
+                 max_pending: int = MAX_PENDING_HANDSHAKES,
+                 channel: channel_auth.Channel = channel_auth.CONTROL) -> None:
         self.listener = listener
         self.secret = secret
         self.admitted = admitted
         self.allowed_networks = allowed_networks
         self.timeout_s = timeout_s
         self.max_pending = max_pending
-        self.refusals = Refusals()
+        self.channel = channel
+        self.refusals = Refusals(channel.name)
         self._pending: dict[socket.socket, _Pending] = {}  # insertion order: oldest first
         self._selector = selectors.DefaultSelector()
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="nowlab-control-gate", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=f"nowlab-{channel.name.replace(' ', '-')}-gate",
+                                        daemon=True)
         listener.setblocking(False)
         self._selector.register(listener, selectors.EVENT_READ, None)
         self._thread.start()
+
+    @property
+    def running(self) -> bool:
+        """The gate's thread still accepts (False after close(), or if it failed)."""
+        return self._thread.is_alive()
 
     def close(self) -> None:
         """Stop accepting, close the listener and every handshake still open."""
@@ -106,7 +118,7 @@ class Gate:
         except (BlockingIOError, InterruptedError):
             return
         except OSError as exc:  # e.g. out of file descriptors: the listener stays, the peer retries
-            log.warning("control channel: accept failed: %s", exc)
+            log.warning("%s: accept failed: %s", self.channel.name, exc)
             self._stop.wait(_TICK_S)  # the listener stays readable: do not spin on it
             return
         if not channel_auth.peer_allowed(peer[0], self.allowed_networks):
@@ -151,7 +163,7 @@ class Gate:
             return
         line, _, rest = p.data.partition(b"\n")
         try:
-            channel_auth.check_answer(self.secret, p.nonce, line)
+            channel_auth.check_answer(self.secret, p.nonce, line, self.channel)
         except channel_auth.AuthError as exc:
             reason, _, detail = str(exc).partition(" (")
             self._refuse(p, reason, detail.rstrip(")"))
@@ -168,7 +180,7 @@ class Gate:
             self.admitted(p.sock, rest)
         except (OSError, RuntimeError) as exc:  # no thread to be had: this job is lost, the gate is not
             p.sock.close()
-            log.warning("control channel: could not take in %s port %s: %s", p.peer[0], p.peer[1], exc)
+            log.warning("%s: could not take in %s port %s: %s", self.channel.name, p.peer[0], p.peer[1], exc)
 
     def _expire(self) -> None:
         now = time.monotonic()

@@ -4,7 +4,11 @@ Why: even warm (ssh masters, zygotes), a launch through mpiexec costs 1.1-1.6 s 
 on 0.2-core workstations, and a resize relaunches: mpiexec, ssh, orted and MPI_Init's
 wire-up every time (workloads/README.md, "Launch cost"). Here one mpiexec, started once
 per cluster (testbed/pool.py), leaves a rank on every workstation slot. Each rank waits on
-its own TCP port (pool_wire.port_base() + slot), blocked in accept(), using no CPU. To
+its own TCP port (pool_wire.port_base() + slot), using no CPU. A `run` line starts any
+`python3 -m` program, so a connection is served only once it has proved it holds the
+cluster's secret (NOWLAB_CLUSTER_SECRET, in the rank's environment, never on its command
+line; the handshake of workloads/channel_auth.py, run by workloads/control_gate.py in a
+thread of its own, which closes, counts and logs every other connection). To
 run a job the host sends every member the same `run` line; the members build the
 job's communicator with MPI_Comm_create_group (collective over the members only,
 so jobs start and end independently) and run the module as `python3 -m` would, with
@@ -32,7 +36,9 @@ import ctypes
 import gc
 import importlib
 import io
+import logging
 import os
+import queue
 import runpy
 import socket
 import sys
@@ -43,7 +49,8 @@ from typing import Any
 
 from mpi4py import MPI
 
-from workloads import polite, pool_wire, runtime
+from workloads import channel_auth, polite, pool_wire, runtime
+from workloads.control_gate import Gate
 
 PRELOAD = ("numpy", "workloads.cg", "workloads.synthetic", "workloads.stencil", "workloads.compute", "workloads.hello")
 
@@ -71,32 +78,40 @@ def workstation_name() -> str:
 
 
 class Rank:
-    """One resident rank: serve ping, run, stop; one connection at a time."""
+    """One resident rank: serve ping, run, stop; one authenticated connection at a time."""
 
-    def __init__(self, slot: int) -> None:
+    def __init__(self, slot: int, secret: bytes) -> None:
         self.world = MPI.COMM_WORLD
         self.slot = slot
-        self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.listener.bind((pool_wire.bind_host(), pool_wire.port_base() + slot))
-        self.listener.listen(64)
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind((pool_wire.bind_host(), pool_wire.port_base() + slot))
+        listener.listen(64)
+        # (socket, what came with its answer), in the order they proved themselves; the gate's
+        # thread makes no MPI call, and a silent peer holds up no job
+        self._admitted: queue.SimpleQueue[tuple[socket.socket, bytes]] = queue.SimpleQueue()
+        self.gate = Gate(listener, secret, lambda sock, rest: self._admitted.put((sock, rest)),
+                         channel=channel_auth.POOL)
         self.jobs_run = 0
 
     def serve(self) -> None:
-        while True:
-            conn, _ = self.listener.accept()
-            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            try:
-                if not self.handle(conn):
-                    return
-            except (OSError, pool_wire.WireError) as exc:
-                print(f"pool rank {self.world.Get_rank()}: connection dropped: {exc}", file=sys.stderr, flush=True)
-            finally:
-                conn.close()
+        try:
+            while True:
+                conn, rest = self._admitted.get()
+                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                try:
+                    if not self.handle(conn, rest):
+                        return
+                except (OSError, pool_wire.WireError) as exc:
+                    print(f"pool rank {self.world.Get_rank()}: connection dropped: {exc}", file=sys.stderr, flush=True)
+                finally:
+                    conn.close()
+        finally:
+            self.gate.close()
 
-    def handle(self, conn: socket.socket) -> bool:
-        """Answer one connection; False when the rank must stop."""
-        lines = pool_wire.Lines(conn)
+    def handle(self, conn: socket.socket, rest: bytes = b"") -> bool:
+        """Answer one authenticated connection (`rest`: what it sent after its answer); False when the rank must stop."""
+        lines = pool_wire.Lines(conn, rest)
         message = lines.read()
         if message is None:
             return True
@@ -104,7 +119,8 @@ class Rank:
         if kind == "ping":
             conn.sendall(pool_wire.encode({"type": "pong", "rank": self.world.Get_rank(),
                                            "size": self.world.Get_size(), "host": workstation_name(),
-                                           "slot": self.slot, "jobs_run": self.jobs_run}))
+                                           "slot": self.slot, "jobs_run": self.jobs_run,
+                                           "refused": self.gate.refusals.total}))
             return True
         if kind == "stop":
             return False
@@ -187,11 +203,19 @@ def run_module(comm: MPI.Comm, argv: list[str], env: dict[str, str]) -> tuple[in
 def main() -> int:
     parser = argparse.ArgumentParser(description="resident MPI rank: runs jobs as sub-communicators")
     parser.parse_args()
+    try:
+        secret = channel_auth.secret_from_env(name=channel_auth.CLUSTER_SECRET_ENV)
+    except ValueError as exc:
+        parser.error(str(exc))
+    if secret is None:  # never serve unauthenticated: a `run` line runs any program
+        parser.error(f"{channel_auth.CLUSTER_SECRET_ENV} is not set: the pool serves only hosts that hold "
+                     f"the cluster's secret (testbed/pool.py and workloads/pool_local.py give it)")
+    logging.basicConfig(level=logging.WARNING, format=f"pool rank {MPI.COMM_WORLD.Get_rank()}: %(message)s")
     for name in PRELOAD:
         importlib.import_module(name)
     os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))  # guests yield to owners
     set_process_name(IDLE_NAME)
-    rank = Rank(slot_of_this_rank())
+    rank = Rank(slot_of_this_rank(), secret)
     polite.barrier(MPI.COMM_WORLD)  # every rank listens before any answers a ping
     rank.serve()
     return 0

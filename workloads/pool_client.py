@@ -3,9 +3,12 @@
 `PoolLauncher.mpirun_popen(hosts, argv)` has the meaning of mpiexec on `hosts`: rank i
 of the job runs on hosts[i], the job's stdout comes back, and its handle reports the
 exit code. It connects to one free pool rank per host (all first, so a dead rank is
-found before any member waits in MPI_Comm_create_group), then sends each the same
-`run` line. Nothing here knows how the pool was started: the testbed gives the ranks
-(testbed/pool.py) and a way to start a new world when this one is gone.
+found before any member waits in MPI_Comm_create_group), proves to each that it holds
+the cluster's secret (workloads/channel_auth.py, channel POOL; in the handle's thread, so
+a launch returns at once as before, and no member gets a `run` line unless every member
+accepted), then sends each the same `run` line. Nothing here knows how the pool was
+started: the testbed gives the ranks and the secret (testbed/pool.py) and a way to start a
+new world when this one is gone.
 Runs on the host: standard library only.
 """
 from __future__ import annotations
@@ -17,7 +20,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from workloads import pool_wire
+from workloads import channel_auth, pool_wire
 from workloads.launch import OUT_OF_MEMORY, Handle, Launcher, LocalResult
 
 CANCELLED = 130  # a member stopped because another one failed, or the host cancelled the job
@@ -34,11 +37,12 @@ class PoolRank:
     address: tuple[str, int]
 
 
-def ping(address: tuple[str, int], timeout_s: float = 2.0) -> dict:
-    """One rank's pong; OSError if it does not answer."""
+def ping(address: tuple[str, int], secret: bytes, timeout_s: float = 2.0) -> dict:
+    """One rank's pong; OSError if it does not answer (channel_auth.Refused if it does not take `secret`)."""
     with socket.create_connection(address, timeout=timeout_s) as sock:
+        rest = channel_auth.client_handshake(sock, secret, channel=channel_auth.POOL, timeout_s=timeout_s)
         sock.sendall(pool_wire.encode({"type": "ping"}))
-        reply = pool_wire.Lines(sock).read()
+        reply = pool_wire.Lines(sock, rest).read()
     if reply is None or reply["type"] != "pong":
         raise ConnectionError(f"{address[0]}:{address[1]}: no pong (got {reply!r})")
     return reply
@@ -56,8 +60,8 @@ class PoolHandle:
     """One job on the pool, from its `run` lines to every member's exit (the Handle protocol)."""
 
     def __init__(self, members: Sequence[PoolRank], argv: Sequence[str], env: dict[str, str] | None,
-                 tag: int, *, connect_timeout_s: float, on_exit: Callable[["PoolHandle"], None],
-                 oom_kills: Callable[[str], int] | None = None) -> None:
+                 tag: int, *, secret: bytes, connect_timeout_s: float, on_exit: Callable[["PoolHandle"], None],
+                 handshake_timeout_s: float | None = None, oom_kills: Callable[[str], int] | None = None) -> None:
         self.members = list(members)
         self.on_exit = on_exit
         # each member's count of memory kills before the job: one more after it failed means
@@ -70,6 +74,8 @@ class PoolHandle:
         self.started_at: list[float | None] = [None] * len(self.members)
         self._done = threading.Event()
         self._lock = threading.Lock()
+        self._sent = False       # the `run` lines are out: a cancel is a `cancel` line from then on
+        self._cancelled = False  # terminate() came before them: they are never sent
         socks: list[socket.socket] = []
         try:
             for m in self.members:
@@ -81,19 +87,65 @@ class PoolHandle:
                 sock.close()
             raise ConnectionError(f"pool rank on {m.host} (slot {m.slot}) does not answer: {exc}") from exc
         self.socks = socks
-        line = pool_wire.encode({"type": "run", "argv": list(argv), "env": dict(env or {}),
-                                 "members": [m.rank for m in self.members], "tag": tag})
-        for sock in socks:
-            sock.settimeout(None)
-            sock.sendall(line)
-        self._readers = [threading.Thread(target=self._read, args=(i,), daemon=True,
-                                          name=f"nowlab-pool-{self.members[i].host}") for i in range(len(socks))]
-        for t in self._readers:
-            t.start()
-        threading.Thread(target=self._finish, daemon=True).start()
+        self._line = pool_wire.encode({"type": "run", "argv": list(argv), "env": dict(env or {}),
+                                       "members": [m.rank for m in self.members], "tag": tag})
+        threading.Thread(target=self._run, args=(secret, handshake_timeout_s), daemon=True,
+                         name=f"nowlab-pool-{self.members[0].host}").start()
 
-    def _read(self, i: int) -> None:
-        lines = pool_wire.Lines(self.socks[i])
+    def _run(self, secret: bytes, handshake_timeout_s: float | None) -> None:
+        """Handshakes, `run` lines, then each member's report; closes and calls on_exit at the end."""
+        rests = self._handshake(secret, handshake_timeout_s)
+        if rests is not None and self._send_run_lines():
+            readers = [threading.Thread(target=self._read, args=(i, rest), daemon=True,
+                                        name=f"nowlab-pool-{self.members[i].host}") for i, rest in enumerate(rests)]
+            for t in readers:
+                t.start()
+            for t in readers:
+                t.join()
+        for sock in self.socks:
+            sock.close()
+        self._done.set()
+        self.on_exit(self)
+
+    def _send_run_lines(self) -> bool:
+        """Every member's `run` line, unless terminate() came first (then False: all cancelled)."""
+        with self._lock:
+            if self._cancelled:
+                self.codes = [CANCELLED] * len(self.members)
+                return False
+            for sock in self.socks:
+                sock.settimeout(None)
+                try:
+                    sock.sendall(self._line)
+                except OSError:
+                    pass  # that rank has gone: its reader finds the connection closed
+            self._sent = True
+            return True
+
+    def _handshake(self, secret: bytes, timeout_s: float | None) -> list[bytes] | None:
+        """Prove the cluster's secret to every member: each challenge answered before any acceptance
+        is awaited, so it takes the slowest member's time, not the sum. What each member sent
+        after its `ok`; None if one failed (its reason kept, the others cancelled: none got a line)."""
+        deadline = channel_auth.deadline_after(timeout_s)
+        i = 0
+        try:
+            for i, sock in enumerate(self.socks):
+                channel_auth.answer_challenge(sock, secret, deadline, channel=channel_auth.POOL)
+            rests = []
+            for i, sock in enumerate(self.socks):
+                rests.append(channel_auth.await_acceptance(sock, deadline, channel=channel_auth.POOL))
+            return rests
+        except OSError as exc:  # channel_auth.AuthError is one
+            with self._lock:
+                self.codes = [CANCELLED] * len(self.members)
+                if not self._cancelled:
+                    # refused: not the cluster's secret, a failed job; anything else: the rank went
+                    self.codes[i] = 1 if isinstance(exc, channel_auth.Refused) else LOST
+                    self.stderr[i] = f"{self.members[i].host}: pool handshake failed: {exc}\n"
+            return None
+
+    def _read(self, i: int, rest: bytes) -> None:
+        lines = pool_wire.Lines(self.socks[i], rest)
         code, out, err = LOST, "", f"{self.members[i].host}: the pool rank closed without an exit\n"
         try:
             while True:
@@ -126,14 +178,6 @@ class PoolHandle:
         host = self.members[i].host
         return self._oom_kills is not None and self._oom_kills(host) > self._oom_before.get(host, 0)
 
-    def _finish(self) -> None:
-        for t in self._readers:
-            t.join()
-        for sock in self.socks:
-            sock.close()
-        self._done.set()
-        self.on_exit(self)
-
     @property
     def exit_code(self) -> int:
         failed = [c for c in self.codes if c not in (0, None)]
@@ -155,14 +199,24 @@ class PoolHandle:
             return "".join(self.stdout)
 
     def terminate(self) -> None:
-        """Cancel the members still running: each leaves at its next MPI wait."""
+        """Cancel the members still running: each leaves at its next MPI wait. Before the `run`
+        lines are out, none is sent, and a handshake still waiting is cut short."""
+        with self._lock:
+            if not self._sent:
+                self._cancelled = True
+                for sock in self.socks:
+                    try:
+                        sock.shutdown(socket.SHUT_RDWR)  # wakes a recv that close() would not
+                    except OSError:
+                        pass
+                return
+            running = [sock for sock, code in zip(self.socks, self.codes) if code is None]
         line = pool_wire.encode({"type": "cancel"})
-        for sock, code in zip(self.socks, self.codes):
-            if code is None:
-                try:
-                    sock.sendall(line)
-                except OSError:
-                    pass  # that member has gone already
+        for sock in running:
+            try:
+                sock.sendall(line)
+            except OSError:
+                pass  # that member has gone already
 
 
 class FailedLaunch:
@@ -199,9 +253,15 @@ class PoolLauncher:
     Anything but a `python3 -m MODULE` program goes to `fallback` (mpiexec), if given.
     """
 
-    def __init__(self, ranks: Sequence[PoolRank], *, renew: Callable[[], Sequence[PoolRank]] | None = None,
+    def __init__(self, ranks: Sequence[PoolRank], *, secret: bytes,
+                 renew: Callable[[], Sequence[PoolRank]] | None = None,
                  fallback: Launcher | None = None, connect_timeout_s: float = 5.0,
+                 handshake_timeout_s: float | None = None,
                  busy_wait_s: float = 15.0, oom_kills: Callable[[str], int] | None = None) -> None:
+        self.secret = secret  # the cluster's (NOWLAB_CLUSTER_SECRET): the ranks serve no one else
+        # None: a member starved or frozen by its owner is waited for, as its `run` line was
+        # before the handshake; the launch itself returns at once either way
+        self.handshake_timeout_s = handshake_timeout_s
         self._renew = renew
         self._oom_kills = oom_kills  # workstation -> memory kills so far (testbed: the cgroup's count)
         self.fallback = fallback
@@ -270,7 +330,8 @@ class PoolLauncher:
               generation: int) -> PoolHandle:
         """The job's handle; on ConnectionError its slots are released first."""
         try:
-            return PoolHandle(members, program, env, tag, connect_timeout_s=self.connect_timeout_s,
+            return PoolHandle(members, program, env, tag, secret=self.secret, connect_timeout_s=self.connect_timeout_s,
+                              handshake_timeout_s=self.handshake_timeout_s,
                               on_exit=lambda h: self._release(h, generation), oom_kills=self._oom_kills)
         except ConnectionError:
             with self._lock:

@@ -2,7 +2,9 @@
 
 For development, tests and benchmarks without containers, as `LocalLauncher` is for
 mpiexec: the same `workloads.pool` ranks, TCP on the loopback interface, slot i
-(Open MPI's local rank) standing for workstation ws{i+1}.
+(Open MPI's local rank) standing for workstation ws{i+1}. Loopback is not private on a
+shared host (any local user can connect), so these ranks want a secret too: a fresh one
+per pool, in mpiexec's environment (which the local ranks inherit), never on its command line.
 """
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import contextlib
 import time
 from typing import Iterator
 
-from workloads import pool_wire
+from workloads import channel_auth, pool_wire
 from workloads.launch import LocalLauncher
 from workloads.pool_client import PoolLauncher, PoolRank, ping
 
@@ -22,8 +24,10 @@ def local_pool(n: int, *, port_base: int = 17790, timeout_s: float = 60.0,
     if n < 1:
         raise ValueError(f"n: a pool needs at least one rank, got {n}")
     local = local or LocalLauncher()
+    secret = channel_auth.new_secret()
     handle = local.mpirun_popen([f"ws{i + 1}" for i in range(n)], ["python3", "-m", "workloads.pool"],
-                                env={pool_wire.PORT_ENV: str(port_base), pool_wire.BIND_ENV: "127.0.0.1"})
+                                env={pool_wire.PORT_ENV: str(port_base), pool_wire.BIND_ENV: "127.0.0.1",
+                                     **channel_auth.secret_env(secret, channel_auth.POOL.secret_env)})
     try:
         ranks: list[PoolRank] = []
         deadline = time.monotonic() + timeout_s
@@ -31,7 +35,7 @@ def local_pool(n: int, *, port_base: int = 17790, timeout_s: float = 60.0,
             address = ("127.0.0.1", port_base + i)
             while True:
                 try:
-                    pong = ping(address, timeout_s=1.0)
+                    pong = ping(address, secret, timeout_s=1.0)
                     break
                 except OSError:
                     if handle.poll() is not None:
@@ -41,7 +45,7 @@ def local_pool(n: int, *, port_base: int = 17790, timeout_s: float = 60.0,
                         raise TimeoutError(f"local pool rank {i} does not answer after {timeout_s:.0f} s") from None
                     time.sleep(0.1)
             ranks.append(PoolRank(f"ws{int(pong['slot']) + 1}", 0, int(pong["rank"]), address))
-        yield PoolLauncher(ranks, fallback=local)
+        yield PoolLauncher(ranks, secret=secret, fallback=local)
     finally:
         handle.terminate()
         with contextlib.suppress(TimeoutError):

@@ -1,7 +1,11 @@
 """The resident pool's wire format, shared by the ranks (workloads.pool) and the host (workloads.pool_client).
 
-One JSON object per line over TCP, one connection per launch and member:
-  host -> rank   {"type": "ping"}                       -> {"type": "pong", "rank", "size", "host", "slot"}
+Before any of it, the host proves it holds the cluster's secret (NOWLAB_CLUSTER_SECRET): the
+handshake of workloads/channel_auth.py with the pool's context (channel_auth.POOL); a rank
+closes a connection that does not answer it (workloads/control_gate.py counts and logs it).
+Then one JSON object per line over TCP, one connection per launch and member:
+  host -> rank   {"type": "ping"}                       -> {"type": "pong", "rank", "size", "host", "slot",
+                                                            "jobs_run", "refused": connections it closed}
   host -> rank   {"type": "run", "job", "argv", "env", "members", "tag"}
                  -> {"type": "started"} once the job's communicator exists,
                     then {"type": "exit", "code", "stdout", "stderr"} when the module returns
@@ -47,9 +51,9 @@ def encode(message: dict[str, Any]) -> bytes:
 class Lines:
     """Read whole pool messages from a socket (blocking, with the socket's own timeout)."""
 
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: socket.socket, pending: bytes = b"") -> None:
         self.sock = sock
-        self._pending = b""
+        self._pending = pending  # what came with the handshake's answer
 
     def read(self) -> dict[str, Any] | None:
         """The next message, or None once the peer has closed."""

@@ -11,9 +11,19 @@ the next table: the other slots keep their places, so they stay aligned with the
 workstations (scheduler/timeshare/office.py instead shifts the round up; the arithmetic of a
 table in force is the same, and a test holds the two to it).
 
-Runs inside a workstation (standard library only; the image copies containers/agents/ whole):
-    python3 /opt/nowlab/agents/timeshare_manager.py --name ws1 --port 7717
-It prints `listening HOST PORT` on stdout once it accepts requests (--port 0: any free port).
+Runs inside a workstation (the image copies containers/agents/ whole):
+    NOWLAB_CLUSTER_SECRET=<hex> python3 /opt/nowlab/agents/timeshare_manager.py --name ws1 --port 7717
+Standard library, and workloads.channel_auth and workloads.control_gate (standard library
+only themselves), found on the image's PYTHONPATH (/opt/nowlab) in the workloads/ folder
+every workstation mounts; on the host, experiments/timeshare_host.py puts the repository on
+PYTHONPATH. It prints `listening HOST PORT` on stdout once it accepts requests (--port 0: any
+free port).
+
+Who may speak: only a peer that holds the cluster's secret (NOWLAB_CLUSTER_SECRET, in the
+environment, never on the command line; without it the manager will not start). Before any
+request, the handshake of workloads/channel_auth.py with the channel TIMESHARE; a wrong or
+missing answer closes the connection, and workloads/control_gate.py (one thread for every
+handshake) counts and logs it. `status` reports the count (`refused`).
 
 Protocol: TCP, one JSON object a line, one JSON reply a line ({"ok": true, ...} or
 {"ok": false, "error": "<one line naming the field>"}). Times are seconds on this
@@ -56,13 +66,17 @@ the ranks: a boundary that falls while the container is throttled waits for the 
 import argparse
 import collections
 import json
+import logging
 import math
 import os
 import signal
-import socketserver
+import socket
 import sys
 import threading
 import time
+
+from workloads import channel_auth
+from workloads.control_gate import Gate
 
 WIDTH_TOLERANCE_S = 1e-9  # as scheduler/timeshare/slots.py: rounding, not an error
 LATENCIES_KEPT = 10_000
@@ -265,6 +279,7 @@ class Manager:
         self.dropped = []
         self.closing = False
         self.failure = None
+        self.refusals = None  # the gate's count of connections it closed, once it listens
 
     def clock(self):
         """This workstation's time: the host's, run at (1 + drift) from the start."""
@@ -369,6 +384,7 @@ class Manager:
             "last_correction_s": self.last_correction_s, "dropped": list(self.dropped),
             "cpu_s": time.process_time(), "nice": os.getpriority(os.PRIO_PROCESS, 0), "guardian_pid": self.guardian.pid if self.guardian else None,
             "latency_s": summary(self.latencies_s), "wake_late_s": summary(self.wake_late_s),
+            "refused": self.refusals.total if self.refusals is not None else 0,
         }
         if request.get("latencies"):
             reply["latencies_s"] = list(self.latencies_s)
@@ -478,27 +494,42 @@ class Manager:
             self.cond.notify_all()
 
 
-class _Handler(socketserver.StreamRequestHandler):
-    def handle(self):
-        manager = self.server.manager
-        while True:
-            line = self.rfile.readline(MAX_LINE_BYTES)
-            if not line:
-                return
-            try:
-                request = json.loads(line)
-                reply = {"ok": True, **manager.handle(request)}
-            except json.JSONDecodeError as exc:
-                reply = {"ok": False, "error": f"request: not JSON ({exc.msg} at column {exc.colno})"}
-            except RequestError as exc:
-                reply = {"ok": False, "error": str(exc).splitlines()[0]}
-            self.wfile.write(json.dumps(reply).encode() + b"\n")
-            self.wfile.flush()
+def reply_to(manager, line):
+    """The reply to one request line, as a dict (a refusal names the field)."""
+    try:
+        return {"ok": True, **manager.handle(json.loads(line))}
+    except json.JSONDecodeError as exc:
+        return {"ok": False, "error": f"request: not JSON ({exc.msg} at column {exc.colno})"}
+    except UnicodeDecodeError:
+        return {"ok": False, "error": "request: not UTF-8"}
+    except RequestError as exc:
+        return {"ok": False, "error": str(exc).splitlines()[0]}
 
 
-class _Server(socketserver.ThreadingTCPServer):
-    allow_reuse_address = True
-    daemon_threads = True
+def serve_connection(manager, sock, rest):
+    """Thread body for one client that passed the handshake: a reply to each line until it closes
+    (the host keeps its connections, testbed/timeshare_client.py).
+
+    `rest` is what it sent after its answer. A line longer than MAX_LINE_BYTES gets an error
+    reply and the connection is closed."""
+    data = rest
+    try:
+        with sock:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # a kept connection: no reply waits for an ACK
+            while True:
+                while b"\n" not in data:
+                    if len(data) > MAX_LINE_BYTES:
+                        sock.sendall(json.dumps({"ok": False, "error": f"request: longer than {MAX_LINE_BYTES} bytes"})
+                                     .encode() + b"\n")
+                        return
+                    chunk = sock.recv(65536)
+                    if not chunk:
+                        return
+                    data += chunk
+                line, _, data = data.partition(b"\n")
+                sock.sendall(json.dumps(reply_to(manager, line)).encode() + b"\n")
+    except OSError:
+        return  # the client went: nothing to answer
 
 
 def main(argv=None):
@@ -513,6 +544,14 @@ def main(argv=None):
                         "(kept at the inherited one where the workstation may not raise priority)")
     a = p.parse_args(argv)
     try:
+        secret = channel_auth.secret_from_env(name=channel_auth.TIMESHARE.secret_env)
+    except ValueError as exc:
+        p.error(str(exc))
+    if secret is None:  # never serve unauthenticated: a request stops and continues processes
+        p.error(f"{channel_auth.TIMESHARE.secret_env} is not set: the manager serves only peers that hold "
+                f"the cluster's secret (experiments/timeshare_cluster.py and timeshare_host.py give it)")
+    logging.basicConfig(level=logging.WARNING, format=f"timeshare manager {a.name}: %(message)s")
+    try:
         os.setpriority(os.PRIO_PROCESS, 0, a.nice)
     except PermissionError:
         print(f"nice: may not set {a.nice}, running at {os.getpriority(os.PRIO_PROCESS, 0)}", file=sys.stderr)
@@ -524,21 +563,28 @@ def main(argv=None):
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, stop)
     manager = Manager(a.name, a.drift_ppm, guardian, on_failure=lambda: os.kill(os.getpid(), signal.SIGTERM))
-    server = None
+    gate = None
     try:
-        server = _Server((a.host, a.port), _Handler)
-        server.manager = manager
+        listener = socket.create_server((a.host, a.port), backlog=64)
+
+        def admitted(sock, rest):
+            threading.Thread(target=serve_connection, args=(manager, sock, rest), daemon=True).start()
+
+        gate = Gate(listener, secret, admitted, channel=channel_auth.TIMESHARE)
+        manager.refusals = gate.refusals
         timer = threading.Thread(target=manager.run_timer, name="office-manager", daemon=True)
         timer.start()
-        host, port = server.server_address[:2]
+        host, port = listener.getsockname()[:2]
         print(f"listening {host} {port}", flush=True)
-        server.serve_forever(poll_interval=0.2)
+        while gate.running:  # a signal ends it (SystemExit); so does a failed gate, by falling out
+            time.sleep(0.2)
+        print("server: the gate stopped", file=sys.stderr, flush=True)
+        return 1
     finally:
         manager.release()
-        if server is not None:
-            server.server_close()
+        if gate is not None:
+            gate.close()
         guardian.close()
-    return 0
 
 
 if __name__ == "__main__":
