@@ -170,8 +170,12 @@ def test_overlay_subnets_skip_what_any_host_uses():
     used = [ipaddress.ip_network("10.231.0.0/24"), ipaddress.ip_network("10.231.1.0/25")]
     nid, subnet = engine.create_network(Client(), "sw", 6, {"o": "1"}, driver="overlay",  # type: ignore[arg-type]
                                         options=overlay.overlay_options(1450), attachable=True,
-                                        pool=overlay.OVERLAY_POOL, also_used=used)
-    assert (nid, subnet) == ("net1", ipaddress.ip_network("10.231.2.0/24"))
+                                        pool=overlay.OVERLAY_POOL, also_used=used, dynamic_upper_half=True)
+    assert (nid, subnet) == ("net1", ipaddress.ip_network("10.231.2.0/23"))  # twice /24: the engine's own half
+    pool = made["ipam"]["Config"][0]
+    assert (pool["Subnet"], pool["IPRange"], pool["Gateway"]) == ("10.231.2.0/23", "10.231.3.0/24", "10.231.2.1")
+    ips = engine.addresses(spec3(), subnet)
+    assert all(ipaddress.ip_address(ip) not in engine.dynamic_range(subnet) for ip in ips.values())
     assert made["driver"] == "overlay" and made["attachable"] is True
     assert made["options"] == {"com.docker.network.driver.mtu": "1450"}
     assert made["labels"] == {engine.LABEL: "sw", "o": "1"}

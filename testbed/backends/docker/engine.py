@@ -77,13 +77,16 @@ def create_network(c: docker.DockerClient, cluster: str, size: int,
                    owner: dict[str, str] | None = None, *, driver: str = "bridge",
                    options: dict[str, str] | None = None, attachable: bool = False,
                    pool: ipaddress.IPv4Network = SUBNET_POOL,
-                   also_used: Iterable[ipaddress.IPv4Network] = ()) -> tuple[str, ipaddress.IPv4Network]:
+                   also_used: Iterable[ipaddress.IPv4Network] = (),
+                   dynamic_upper_half: bool = False) -> tuple[str, ipaddress.IPv4Network]:
     """A private network with a subnet of our choosing, so workstation IPs are known before start.
 
     A bridge on this host by default; the Swarm backend makes an attachable overlay with it
     (`driver`, `options`, `attachable`), avoiding the subnets every one of its hosts uses
-    (`also_used`)."""
-    prefix = subnet_prefix(size)
+    (`also_used`). `dynamic_upper_half`: the subnet is twice as large and the engine hands out
+    addresses of its own (an overlay's per-node load balancer endpoints) only from its upper
+    half, so they never take a workstation's fixed address (`addresses` uses the lower half)."""
+    prefix = subnet_prefix(size) - (1 if dynamic_upper_half else 0)
     tried = 0
     extra = list(also_used)
     for subnet in pool.subnets(new_prefix=prefix):
@@ -91,7 +94,8 @@ def create_network(c: docker.DockerClient, cluster: str, size: int,
             continue
         if any(subnet.overlaps(u) for u in used_subnets(c)):
             continue
-        ipam = IPAMConfig(pool_configs=[IPAMPool(subnet=str(subnet), gateway=str(subnet[1]))])
+        iprange = str(dynamic_range(subnet)) if dynamic_upper_half else None
+        ipam = IPAMConfig(pool_configs=[IPAMPool(subnet=str(subnet), gateway=str(subnet[1]), iprange=iprange)])
         try:
             net = c.networks.create(network_name(cluster), driver=driver, ipam=ipam, labels={LABEL: cluster, **(owner or {})},
                                     options=options, attachable=attachable or None, check_duplicate=True)
@@ -103,6 +107,11 @@ def create_network(c: docker.DockerClient, cluster: str, size: int,
             raise
         return net.id, subnet
     raise RuntimeError(f"no free /{prefix} left in {pool} for a cluster network")
+
+
+def dynamic_range(subnet: ipaddress.IPv4Network) -> ipaddress.IPv4Network:
+    """The upper half of `subnet`: where the engine's own allocations go (create_network)."""
+    return list(subnet.subnets(prefixlen_diff=1))[1]
 
 
 def addresses(spec: ClusterSpec, subnet: ipaddress.IPv4Network) -> dict[str, str]:

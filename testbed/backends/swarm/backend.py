@@ -148,11 +148,15 @@ class SwarmBackend:
     def find(self) -> dict[str, HostCores]:
         """Every host's cores and what other clusters pinned there, in parallel; a host whose
         engine does not answer, or is outside the Swarm, is named in a one-line error."""
+        name = self.spec.name if self.spec is not None else None
+
         def one(h: SwarmHost) -> tuple[str, HostCores]:
             c = self.client(h)
             with _engine_errors(h.where()):
                 if membership.swarm_state(c)[0] != "active":
                     raise BackendError(f"{h.where()}: not in a Swarm (nowlab swarm join)")
+                if name is not None and any(engine.labelled(c, name).values()):  # before `up` may remove by it
+                    raise SpecError(f"name: {h.where()} already holds a cluster named {name!r} (nowlab down {name})")
                 return h.name, HostCores(engine.host_cores(c), engine.pinned_load(c))
 
         self._found = dict(parallel(one, self.hosts()))
@@ -220,7 +224,8 @@ class SwarmBackend:
         with _engine_errors("making the overlay network"):
             net_id, subnet = engine.create_network(
                 manager, spec.name, len(spec.names), owned_by, driver="overlay",
-                options=overlay.overlay_options(mtu), attachable=True, pool=overlay.OVERLAY_POOL, also_used=taken)
+                options=overlay.overlay_options(mtu), attachable=True, pool=overlay.OVERLAY_POOL, also_used=taken,
+                dynamic_upper_half=True)
         ips = engine.addresses(spec, subnet)
         files = engine.mounted_files(key_dir)
         files[overlay.MCA_FILE] = overlay.mca_params(
