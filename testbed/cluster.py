@@ -276,7 +276,7 @@ class Cluster:
                         ready += 1
                         progress("waiting for ssh", ready, len(self.workstations))
                         return
-                except (OSError, paramiko.SSHException, EOFError):
+                except (OSError, paramiko.SSHException, EOFError, backends.BackendError):
                     pass
                 finally:
                     ctl.close()

@@ -359,3 +359,21 @@ def test_swarm_is_a_known_kind():
     assert "swarm" in backends.KINDS and backends.get("swarm").kind == "swarm"
     assert getattr(backends.get("docker"), "controller_on_network", True)
     assert backends.get("swarm").controller_on_network is False
+
+
+# -- the Docker-in-Docker test bed's node image, as data ------------------------------------------
+def test_the_node_image_is_the_base_plus_debians_docker_and_its_tag_follows_its_content():
+    from testbed.backends.swarm import dind
+
+    assert dind.node_tag("nowlab/base:aaa") == dind.node_tag("nowlab/base:aaa")
+    assert dind.node_tag("nowlab/base:aaa") != dind.node_tag("nowlab/base:bbb")
+    assert dind.node_tag("nowlab/base:aaa").startswith("nowlab/swarm-node:")
+    with tarfile.open(fileobj=dind.context_tar()) as tar:
+        dockerfile = tar.extractfile("Dockerfile").read().decode()  # type: ignore[union-attr]
+        entry = tar.getmember("node-entrypoint")
+        script = tar.extractfile(entry).read().decode()  # type: ignore[union-attr]
+    assert "FROM ${BASE}" in dockerfile and "docker.io" in dockerfile and "VOLUME /var/lib/docker" in dockerfile
+    assert entry.mode == 0o755
+    assert "--host=tcp://0.0.0.0:2375" in script and '--cgroup-parent="nowlab-dind-$(hostname)"' in script
+    assert dind.LABEL != engine.LABEL  # `gc` never takes the test bed for a cluster
+    assert dind.Node("node1", "172.30.0.2").url == "tcp://172.30.0.2:2375"

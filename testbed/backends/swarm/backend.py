@@ -42,6 +42,7 @@ from typing import Iterator, Sequence
 
 import docker
 import docker.errors
+import requests
 
 from testbed import state
 from testbed.backends.base import BackendError, CpuCap, CpuLimits, Progress, Provisioned
@@ -60,11 +61,15 @@ from testbed.spec import ClusterSpec, SpecError
 LOCAL_ENGINE = "unix:///var/run/docker.sock"
 
 
+# What a call to a host's engine raises: the engine's errors, and the connection's when the host is gone.
+ENGINE_ERRORS = (docker.errors.DockerException, requests.RequestException)
+
+
 @contextlib.contextmanager
 def _engine_errors(what: str) -> Iterator[None]:
     try:
         yield
-    except docker.errors.DockerException as exc:
+    except ENGINE_ERRORS as exc:
         raise BackendError(f"{what}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from exc
 
 
@@ -75,6 +80,19 @@ def refuse_speeds(spec: ClusterSpec) -> None:
     if speedy:
         raise SpecError(f"workstations: {', '.join(speedy)} ask a speed; the Swarm backend takes caps in cores "
                         f"(cpu =) only for now")
+
+
+class SwarmControl(DockerControl):
+    """docker exec through the workstation's host; a failed engine call is a BackendError."""
+
+    def __init__(self, client: docker.DockerClient, container_id: str, where: str):
+        super().__init__(client, container_id)
+        self.where = where
+
+    def run(self, argv: Sequence[str], *, env: dict[str, str] | None = None,
+            timeout: float | None = None) -> ExecResult:
+        with _engine_errors(f"{self.where}: exec in {self.container_id[:12]}"):
+            return super().run(argv, env=env, timeout=timeout)
 
 
 class SwarmBackend:
@@ -118,7 +136,7 @@ class SwarmBackend:
                     if membership.swarm_state(c) == ("active", True):
                         self.manager_url = url
                         return c
-                except (BackendError, docker.errors.DockerException):
+                except (BackendError, *ENGINE_ERRORS):
                     continue
             raise BackendError("no Swarm manager: neither this machine's engine nor any of the spec's hosts manages "
                                "a Swarm (nowlab swarm init)")
@@ -220,7 +238,7 @@ class SwarmBackend:
 
         owned_by = engine.owner_labels(state.home())
         mtu = overlay.overlay_mtu(min(self._underlay_mtu(c) for c in clients.values()))
-        taken = [s for c in clients.values() for s in engine.used_subnets(c)]
+        taken = [s for c in [manager, *clients.values()] for s in engine.used_subnets(c)]
         with _engine_errors("making the overlay network"):
             net_id, subnet = engine.create_network(
                 manager, spec.name, len(spec.names), owned_by, driver="overlay",
@@ -292,11 +310,11 @@ class SwarmBackend:
             try:
                 c = self.client(h)
                 for cid in engine.labelled(c, cluster)["containers"]:
-                    with contextlib.suppress(docker.errors.DockerException):  # a paused one cannot be killed
+                    with contextlib.suppress(*ENGINE_ERRORS):  # a paused one cannot be killed
                         if c.api.inspect_container(cid)["State"]["Paused"]:
                             c.api.unpause(cid)
                 return h, engine.remove(c, cluster, kinds=("containers", "volumes"))
-            except (BackendError, docker.errors.DockerException):
+            except (BackendError, *ENGINE_ERRORS):
                 return h, None
 
         results = parallel(clean, hosts) if hosts else []
@@ -305,12 +323,12 @@ class SwarmBackend:
         try:
             manager = self.client(SwarmHost("manager", rec.manager, "")) if rec else self.manager()
             networks = engine.remove(manager, cluster, kinds=("networks",))["networks"]
-        except (BackendError, docker.errors.DockerException):
+        except (BackendError, *ENGINE_ERRORS):
             if rec is not None:
                 missed.append(SwarmHost("manager", rec.manager, ""))
         for h, r in results:  # a worker keeps a stale copy of the overlay until its last container goes
             if r is not None:
-                with contextlib.suppress(BackendError, docker.errors.DockerException):
+                with contextlib.suppress(BackendError, *ENGINE_ERRORS):
                     engine.remove(self.client(h), cluster, kinds=("networks",))
         if rec is not None:
             if missed:
@@ -338,7 +356,7 @@ class SwarmBackend:
         with contextlib.suppress(BackendError):
             candidates.update({h.url: h for h in self.hosts()})
         for h in candidates.values():
-            with contextlib.suppress(BackendError, docker.errors.DockerException):
+            with contextlib.suppress(BackendError, *ENGINE_ERRORS):
                 found.update(engine.leftovers(self.client(h)))
         return sorted(found)
 
@@ -355,7 +373,7 @@ class SwarmBackend:
         try:
             c, cid, _h = self._where(machine)
             return bool(c.api.inspect_container(cid)["State"]["Running"])
-        except (BackendError, docker.errors.DockerException, KeyError):
+        except (BackendError, *ENGINE_ERRORS, KeyError):
             return False
 
     def is_paused(self, machine: str) -> bool:
@@ -364,7 +382,7 @@ class SwarmBackend:
         try:
             c, cid, _h = self._where(machine)
             return bool(c.api.inspect_container(cid)["State"]["Paused"]) and machine not in self._held
-        except (BackendError, docker.errors.DockerException, KeyError):
+        except (BackendError, *ENGINE_ERRORS, KeyError):
             return False
 
     def logs(self, machine: str, tail: int = 5) -> str:
@@ -415,9 +433,9 @@ class SwarmBackend:
     def processes_cpu_ns(self, machine: str, command_contains: str) -> int:
         return readings.procs_ns(self._read(machine, command_contains))
 
-    def control(self, machine: str) -> DockerControl:
-        c, cid, _h = self._where(machine)
-        return DockerControl(c, cid)
+    def control(self, machine: str) -> SwarmControl:
+        c, cid, h = self._where(machine)
+        return SwarmControl(c, cid, h.where())
 
     def read_net(self, machine: str, argv: Sequence[str], timeout: float = 10.0) -> ExecResult:
         """One docker exec on the workstation's host (no nsenter across hosts)."""
