@@ -377,3 +377,14 @@ def test_the_node_image_is_the_base_plus_debians_docker_and_its_tag_follows_its_
     assert "--host=tcp://0.0.0.0:2375" in script and '--cgroup-parent="nowlab-dind-$(hostname)"' in script
     assert dind.LABEL != engine.LABEL  # `gc` never takes the test bed for a cluster
     assert dind.Node("node1", "172.30.0.2").url == "tcp://172.30.0.2:2375"
+
+
+def test_swarm_commands_name_the_engine_that_does_not_answer(tmp_path):
+    env = {**__import__("os").environ, "NOWLAB_HOME": str(tmp_path)}
+    url = f"tcp://127.0.0.1:{closed_port()}"
+    for argv, named in ((["join", url], url), (["nodes", "--manager", url], "the manager"),
+                        (["join", "http://x:1"], "docker: 'http://x:1' is not a Docker API URL")):
+        out = subprocess.run([sys.executable, "-m", "nowlab", "swarm", *argv], env=env, capture_output=True,
+                             text=True, timeout=120)
+        assert out.returncode == 2, out.stderr
+        assert len(out.stderr.strip().splitlines()) == 1 and named in out.stderr

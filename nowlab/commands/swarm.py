@@ -46,7 +46,8 @@ def join(url: str = typer.Argument(..., help="the new host's engine: tcp://HOST:
 
     with user_errors():
         addr = advertise_addr or url_address(url)
-        node = membership.join(membership.connect(manager, what="the manager"), membership.connect(url), addr)
+        worker = membership.connect(url)  # the host named first: its error is the likely one
+        node = membership.join(membership.connect(manager, what="the manager"), worker, addr)
     console.print(f"{url} joined as node {node[:12]}")
 
 
