@@ -388,3 +388,36 @@ def test_swarm_commands_name_the_engine_that_does_not_answer(tmp_path):
                              text=True, timeout=120)
         assert out.returncode == 2, out.stderr
         assert len(out.stderr.strip().splitlines()) == 1 and named in out.stderr
+
+
+def test_a_swarm_workstation_is_the_one_machine_container_plus_open_mpis_overlay(tmp_path):
+    from testbed.backends.swarm.backend import workstation_config, workstation_files
+
+    make_keypair(tmp_path, "nowlab-sw")
+    s = spec3()
+    ips = engine.addresses(s, SUBNET)
+    cfg = workstation_config(s, "ws4", image="img", ips=ips, core=0, key_dir=tmp_path, subnet=SUBNET)
+    one = engine.container_config(s, "ws4", image="img", ips=ips, core=0, key_dir=tmp_path)
+    assert cfg["environment"] == {**one["environment"], **overlay.mpi_env(SUBNET)}
+    assert cfg["environment"]["NOWLAB_TC"] == one["environment"]["NOWLAB_TC"]  # tc in its own namespace, as here
+    assert {k: v for k, v in cfg.items() if k not in ("binds", "environment")} == \
+        {k: v for k, v in one.items() if k not in ("binds", "environment")}
+    assert cfg["ip"] == ips["ws4"] and cfg["extra_hosts"] == ips  # fixed addresses, every name resolvable
+    files = workstation_files(tmp_path, SUBNET)
+    assert f"btl_tcp_if_include = {SUBNET}" in files[overlay.MCA_FILE].decode()
+    assert f"/run/secrets/{KEY_NAME}" in files
+
+
+def test_mpi_argv_names_the_hosts_and_the_overlay_comes_from_the_workstation():
+    """mpiexec's command line is the one-machine one: the interface choice is in the
+    workstation's MCA file and environment, so nothing host-specific is on the line."""
+    from testbed import state
+
+    s = spec3()
+    st = state.ClusterState(spec=s.model_dump(by_alias=True), network="n", subnet="10.9.0.0/29", gateway="10.9.0.9",
+                            image="img", ips=engine.addresses(s, SUBNET), cores={n: i for i, n in enumerate(s.names)},
+                            containers={n: machine_id("sw", "a", f"c{n}") for n in s.names}, backend="swarm")
+    argv = Cluster(st, SwarmBackend()).mpi_argv(["ws1", "ws3", "ws5"], ["python3", "-m", "workloads.hello"],
+                                                fast=False)
+    assert argv[:6] == ["mpiexec", "--allow-run-as-root", "-H", "ws1:1,ws3:1,ws5:1", "-n", "3"]
+    assert not any("if_include" in a for a in argv)

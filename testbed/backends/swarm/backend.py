@@ -82,6 +82,24 @@ def refuse_speeds(spec: ClusterSpec) -> None:
                         f"(cpu =) only for now")
 
 
+def workstation_config(spec: ClusterSpec, ws: str, *, image: str, ips: dict[str, str], core: int, key_dir: Path,
+                       subnet: ipaddress.IPv4Network) -> dict:
+    """One machine's container parameters (engine.container_config), without bind mounts (the
+    files are copied in) and with Open MPI told the overlay in its environment."""
+    cfg = engine.container_config(spec, ws, image=image, ips=ips, core=core, key_dir=key_dir, bind=False)
+    cfg["environment"] = {**cfg["environment"], **overlay.mpi_env(subnet)}
+    return cfg
+
+
+def workstation_files(key_dir: Path, subnet: ipaddress.IPv4Network) -> dict[str, bytes]:
+    """What each workstation gets copied in before start: the key pair, workloads/, and the
+    image's Open MPI parameter file pinned to the overlay."""
+    files = engine.mounted_files(key_dir)
+    files[overlay.MCA_FILE] = overlay.mca_params((CONTAINERS_DIR / "openmpi-mca-params.conf").read_text(),
+                                                 subnet).encode()
+    return files
+
+
 class SwarmControl(DockerControl):
     """docker exec through the workstation's host; a failed engine call is a BackendError."""
 
@@ -245,18 +263,15 @@ class SwarmBackend:
                 options=overlay.overlay_options(mtu), attachable=True, pool=overlay.OVERLAY_POOL, also_used=taken,
                 dynamic_upper_half=True)
         ips = engine.addresses(spec, subnet)
-        files = engine.mounted_files(key_dir)
-        files[overlay.MCA_FILE] = overlay.mca_params(
-            (CONTAINERS_DIR / "openmpi-mca-params.conf").read_text(), subnet).encode()
+        files = workstation_files(key_dir, subnet)
         done = 0
 
         def create_and_start(ws: str) -> tuple[str, str]:
             nonlocal done
             host = by_name[host_of[ws]]
             c = clients[host]
-            cfg = engine.container_config(spec, ws, image=image, ips=ips, core=slots[cores[ws]][1],
-                                          key_dir=key_dir, bind=False)
-            cfg["environment"] = {**cfg["environment"], **overlay.mpi_env(subnet)}
+            cfg = workstation_config(spec, ws, image=image, ips=ips, core=slots[cores[ws]][1], key_dir=key_dir,
+                                     subnet=subnet)
             with _engine_errors(f"{host.where()}: starting {ws}"):
                 cid = engine.create_container(c, engine.network_name(spec.name), cfg, owned_by)
                 engine.copy_in(c, cid, files)
