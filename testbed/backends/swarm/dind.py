@@ -40,7 +40,7 @@ NODE_REPOSITORY = "nowlab/swarm-node"
 LABEL = "nowlab.dind"  # not nowlab.cluster: the nodes are the test bed, not a cluster, and `gc` spares them
 NETWORK = "nowlab-dind"
 NODES = ("node1", "node2", "node3")
-NODE_PACKAGES = ("docker.io", "iptables", "procps")
+NODE_PACKAGES = ("docker.io", "iptables", "tini", "procps")  # tini: `init` for the workstations (docker-init)
 PROXY_VARS = ("http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY")
 
 DOCKERFILE = f"""# A Swarm node for nowlab's Docker-in-Docker test bed (testbed/backends/swarm/dind.py).
@@ -129,7 +129,9 @@ def start_nodes(client: docker.DockerClient, image: str, names: tuple[str, ...] 
     for name in names:
         ctr = client.containers.run(
             image, detach=True, name=f"nowlab-dind-{name}", hostname=name, privileged=True, network=net.name,
-            labels={LABEL: "node"}, volumes={f"nowlab-dind-{name}-lib": {"bind": "/var/lib/docker", "mode": "rw"}})
+            labels={LABEL: "node"}, volumes={f"nowlab-dind-{name}-lib": {"bind": "/var/lib/docker", "mode": "rw"}},
+            # dockerd skips AppArmor inside a container that says so (the node has no apparmor_parser)
+            environment={"container": "docker"})
         ctr.reload()
         nodes.append(Node(name, ctr.attrs["NetworkSettings"]["Networks"][NETWORK]["IPAddress"]))
     return nodes
