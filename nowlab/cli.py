@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import typer
 
-from nowlab.commands import cluster, experiments, load, schedule, selection, taskgraph, timeshare, workloads
+from nowlab.commands import (cluster, experiments, load, schedule, selection, swarm, taskgraph, timeshare,
+                             workloads)
 
 app = typer.Typer(no_args_is_help=True, add_completion=False,
                   help="nowlab: an emulated network of workstations for parallel-job scheduling research.")
 
-for group in (cluster, load, workloads, schedule, experiments, taskgraph, timeshare, selection):
+for group in (cluster, load, workloads, schedule, experiments, taskgraph, timeshare, selection, swarm):
     group.register(app)
 
 

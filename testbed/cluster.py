@@ -58,6 +58,21 @@ def with_workstation(spec: ClusterSpec, ws: str, **changes: object) -> ClusterSp
     return spec.model_copy(update={"workstations": [changed if x.name == ws else x for x in spec.workstations]})
 
 
+class InsideSsh:
+    """An ssh login from a workstation to `target` (itself: its sshd and the cluster key), run
+    through the backend's control: readiness where the controller is not on the network."""
+
+    def __init__(self, control: Control, target: str):
+        self.control, self.target = control, target
+
+    def run(self, argv: Sequence[str]) -> ExecResult:
+        return self.control.run(["ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=3", self.target, *argv],
+                                timeout=10)
+
+    def close(self) -> None:
+        return None
+
+
 class Cluster:
     def __init__(self, st: state.ClusterState, backend: Backend):
         self.state = st
@@ -74,8 +89,11 @@ class Cluster:
         if spec.name in be.cluster_names():
             raise SpecError(f"name: a cluster named {spec.name!r} is already running (nowlab down {spec.name})")
         host_cores = be.cores()
-        factors = meter.quick_factors(host_cores) if any(spec.speed(n) is not None for n in spec.names) else None
-        placement = place(spec, host_cores, be.pinned_load(), factors)  # refuses before starting
+        if isinstance(be, backends.HostPlacing):  # several hosts: the backend places on its hosts' cores
+            placement = be.place(spec)  # refuses before starting, naming the host
+        else:
+            factors = meter.quick_factors(host_cores) if any(spec.speed(n) is not None for n in spec.names) else None
+            placement = place(spec, host_cores, be.pinned_load(), factors)  # refuses before starting
         spec = placement.resolve(spec)  # speed workstations get their caps in cores
         try:
             key_dir = state.cluster_dir(spec.name) / "ssh"
@@ -88,7 +106,8 @@ class Cluster:
             st.save()
             cluster = cls(st, be)
             cluster.wait_ssh_ready(timeout=ready_timeout, progress=progress)
-            keeper.start(spec.name, host_cores)  # meter + governor; cap mode and owners run on top
+            if not isinstance(be, backends.HostPlacing):  # the keeper meters this machine's cores
+                keeper.start(spec.name, host_cores)  # meter + governor; cap mode and owners run on top
             st.ready = True
             st.save()
             return cluster
@@ -248,20 +267,23 @@ class Cluster:
         return self._jobs
 
     def wait_ssh_ready(self, *, timeout: float = 60.0, progress: Progress = quiet) -> None:
-        """Every workstation accepts the cluster key over SSH and runs a command."""
+        """Every workstation accepts the cluster key over SSH and runs a command. A backend whose
+        workstations the controller cannot reach (`controller_on_network` False: Swarm's overlay)
+        is probed from inside each workstation, over its own sshd."""
         deadline = time.monotonic() + timeout
         ready = 0
+        direct = getattr(self.backend, "controller_on_network", True)
 
         def probe(ws: str) -> None:
             nonlocal ready
             while True:
-                ctl = self.ssh(ws)
+                ctl = self.ssh(ws) if direct else InsideSsh(self.control(ws), ws)
                 try:
                     if ctl.run(["true"]).ok:
                         ready += 1
                         progress("waiting for ssh", ready, len(self.workstations))
                         return
-                except (OSError, paramiko.SSHException, EOFError):
+                except (OSError, paramiko.SSHException, EOFError, backends.BackendError):
                     pass
                 finally:
                     ctl.close()

@@ -8,14 +8,17 @@ from __future__ import annotations
 import contextlib
 from typing import Iterator
 
+from testbed.backends import Backend
 from testbed.cluster import Cluster, Progress, quiet
 from testbed.load import owners
 from testbed.spec import ClusterSpec
 
 
-def up(spec: ClusterSpec, *, progress: Progress = quiet, ready_timeout: float = 60.0) -> Cluster:
-    """A running cluster of `spec`, its owners started; nothing is left behind on failure."""
-    c = Cluster.create(spec, progress=progress, ready_timeout=ready_timeout)
+def up(spec: ClusterSpec, *, progress: Progress = quiet, ready_timeout: float = 60.0,
+       backend: Backend | None = None) -> Cluster:
+    """A running cluster of `spec`, its owners started; nothing is left behind on failure.
+    `backend`: where (testbed.backends.get(kind, spec)); None: Docker on this host."""
+    c = Cluster.create(spec, progress=progress, ready_timeout=ready_timeout, backend=backend)
     try:
         owners.start_from_spec(c)
     except BaseException:

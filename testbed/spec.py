@@ -15,6 +15,7 @@ from testbed.config_loader import load_toml, validate
 from testbed.units import RateError, format_rate, parse_rate
 
 HOSTNAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
+DOCKER_URL = re.compile(r"^(tcp://[^\s/:@]+:\d{1,5}|ssh://([^\s/:@]+@)?[^\s/:@]+(:\d{1,5})?)$")
 USER_NAME = re.compile(r"^[a-z_][a-z0-9._-]{0,31}$", re.IGNORECASE)
 CLUSTER_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,30}$")
 DEFAULT_EGRESS = 1_000_000_000  # 1 Gbit/s: an unshaped Gigabit Ethernet NOW
@@ -104,6 +105,9 @@ class HostSpec(_Strict):
     user: str = Field("root", description="SSH login (Cluster.ssh still assumes root: docs/ssh-backend.md)")
     port: int = Field(22, ge=1, le=65535, description="SSH port")
     identity: str | None = Field(None, description="private key file; None: the SSH agent and ~/.ssh defaults")
+    # How the Swarm backend reaches the host's dockerd (testbed/backends/swarm/hosts.py); the others ignore it.
+    docker: str | None = Field(None, description="Docker API URL (tcp://HOST:PORT or ssh://USER@HOST[:PORT]); "
+                                                 "None: tcp://ADDRESS:2375")
 
     @field_validator("user")
     @classmethod
@@ -117,6 +121,13 @@ class HostSpec(_Strict):
     def _identity(cls, v: str | None) -> str | None:
         if v is not None and not Path(v).expanduser().is_file():
             raise ValueError(f"no key file {v!r}")
+        return v
+
+    @field_validator("docker")
+    @classmethod
+    def _docker(cls, v: str | None) -> str | None:
+        if v is not None and not DOCKER_URL.match(v):
+            raise ValueError(f"{v!r} is not a Docker API URL (tcp://HOST:PORT or ssh://[USER@]HOST[:PORT])")
         return v
 
     @field_validator("name")

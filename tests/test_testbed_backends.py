@@ -125,8 +125,8 @@ def test_network_reads_enter_the_namespace_of_the_init_pid():
 def test_the_default_backend_is_docker_and_an_unknown_kind_is_one_line():
     be = backends.get()
     assert isinstance(be, Backend) and be.kind == "docker" == backends.DEFAULT
-    with pytest.raises(ValueError, match=r"backend: unknown kind 'swarm' \(known: docker, ssh\)"):
-        backends.get("swarm")
+    with pytest.raises(ValueError, match=r"backend: unknown kind 'k8s' \(known: docker, ssh, swarm\)"):
+        backends.get("k8s")
 
 
 def test_older_state_files_are_docker_clusters(tmp_path, monkeypatch):

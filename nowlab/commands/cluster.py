@@ -61,18 +61,23 @@ def calibration_table(result: dict) -> tuple[Table, Table]:
 
 
 def up(spec_file: Path = typer.Argument(..., help="cluster spec (TOML)"),
-       name: Optional[str] = typer.Option(None, help="cluster name (default: from the spec)")) -> None:
+       name: Optional[str] = typer.Option(None, help="cluster name (default: from the spec)"),
+       backend: str = typer.Option("docker", help="where: docker (this host), ssh (the spec's hosts), "
+                                                  "swarm (the spec's hosts or the Swarm's nodes; run on the manager)")) -> None:
     """Bring a cluster up and wait until every workstation answers SSH."""
+    from testbed import backends
     from testbed.lifecycle import up as bring_up
     from testbed.progress import progress_bar
     from testbed.spec import load
 
+    if backend not in backends.KINDS:
+        fail(f"--backend: unknown {backend!r} (known: {', '.join(backends.KINDS)})")
     with user_errors():
         spec = load(spec_file)
         if name:
             spec = spec.with_name(name)
         with progress_bar() as update:
-            c = bring_up(spec, progress=update)
+            c = bring_up(spec, progress=update, backend=backends.get(backend, spec))
         console.print(status_table(c))
 
 
@@ -139,14 +144,21 @@ def gc(all_: bool = typer.Option(False, "--all", help="also remove clusters that
     """Remove leftovers: labelled clusters whose `up` died before they were ready (or all, with --all)."""
     from testbed import backends, state
 
+    names: list[str] = []
+    totals = {"containers": 0, "networks": 0, "volumes": 0}
     with user_errors():
-        backend = backends.get()
-        names = backend.cluster_names() if all_ else backend.leftovers()
-        totals = {"containers": 0, "networks": 0, "volumes": 0}
-        for n in names:
-            for k, v in backend.remove(n).items():
-                totals[k] = totals.get(k, 0) + v
-            state.forget(n)
+        for kind in backends.KINDS:  # every kind: a killed run may have left any of them
+            backend = backends.get(kind)
+            try:
+                found = backend.cluster_names() if all_ else backend.leftovers()
+            except (backends.BackendError, RuntimeError) as exc:
+                err.print(f"gc: {kind}: {exc}")
+                continue
+            for n in found:
+                for k, v in backend.remove(n).items():
+                    totals[k] = totals.get(k, 0) + v
+                state.forget(n)
+            names += found
     console.print(f"removed {len(names)} clusters ({', '.join(names) or 'none'}): {totals['containers']} "
                   f"containers, {totals['networks']} networks, {totals['volumes']} volumes")
 

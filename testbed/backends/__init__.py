@@ -1,6 +1,7 @@
 """Cluster backends: where a cluster's workstations run (base.py says what one must do).
 
-Docker on this host (docker/) and real hosts over SSH (ssh/). A new backend is a new
+Docker on this host (docker/), real hosts over SSH (ssh/) and several Docker hosts joined
+by Swarm (swarm/). A new backend is a new
 folder beside them implementing `Backend`, and one more branch in `get`; a cluster
 records its kind, so `Cluster.attach` finds it again. Backends load on first use: naming
 this package costs no Docker (or paramiko) import.
@@ -9,26 +10,31 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from testbed.backends.base import Backend, BackendError, CpuCap, CpuLimits, MachineId, Provisioned
+from testbed.backends.base import Backend, BackendError, CpuCap, CpuLimits, HostPlacing, MachineId, Provisioned
 
 DEFAULT = "docker"
-KINDS = ("docker", "ssh")
+KINDS = ("docker", "ssh", "swarm")
 
 if TYPE_CHECKING:
     from testbed.spec import ClusterSpec
 
-__all__ = ["Backend", "BackendError", "CpuCap", "CpuLimits", "DEFAULT", "KINDS", "MachineId", "Provisioned", "get"]
+__all__ = ["Backend", "BackendError", "CpuCap", "CpuLimits", "DEFAULT", "HostPlacing", "KINDS", "MachineId", "Provisioned", "get"]
 
 
 def get(kind: str = DEFAULT, spec: "ClusterSpec | None" = None) -> Backend:
     """A backend of `kind`, ready to use (its engine is reached on first call).
 
     The SSH backend finds its hosts in `spec` to bring a cluster up; without one it serves
-    clusters already up (their hosts are recorded). Docker ignores `spec`."""
+    clusters already up (their hosts are recorded). So does Swarm, whose hosts without
+    `[[host]]` tables are the Swarm's nodes, listed by the local engine (the manager).
+    Docker ignores `spec`."""
     if kind == "docker":
         from testbed.backends.docker import DockerBackend
         return DockerBackend()
     if kind == "ssh":
         from testbed.backends.ssh import SshBackend
         return SshBackend(spec)
+    if kind == "swarm":
+        from testbed.backends.swarm import SwarmBackend
+        return SwarmBackend(spec)
     raise ValueError(f"backend: unknown kind {kind!r} (known: {', '.join(KINDS)})")

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Callable, Protocol, Sequence, runtime_checkabl
 from testbed.spec import cfs_quota_us
 
 if TYPE_CHECKING:
+    from testbed.placement import Placement
     from testbed.remote_exec import Control, ExecResult
     from testbed.spec import ClusterSpec
 
@@ -176,4 +177,14 @@ class Backend(Protocol):
 
     def shape(self, machine: MachineId, commands: Sequence[Sequence[str]]) -> None:
         """Apply tc commands (testbed/shaping.py renders them) to the workstation's egress."""
+        ...
+
+
+@runtime_checkable
+class HostPlacing(Protocol):
+    """A backend over several hosts places workstations itself (testbed.placement_hosts: a
+    workstation may name its host). Its `cores()` are slots, numbered over all hosts, and
+    `place` answers in them; `Cluster.create` calls it instead of testbed.placement.place."""
+
+    def place(self, spec: "ClusterSpec", factors: dict[int, float] | None = None) -> "Placement":
         ...

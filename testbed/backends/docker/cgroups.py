@@ -41,7 +41,12 @@ def read_usage_ns(container_id: str, root: Path = CGROUP_ROOT) -> int:
 def read_oom_kills(container_id: str, root: Path = CGROUP_ROOT) -> int:
     """The memory cgroup's `oom_kill` count: processes killed at the container's memory limit
     (a kernel without the field, before 4.13, reads 0)."""
-    for line in cgroup_file(container_id, "memory", "memory.oom_control", root).read_text().splitlines():
+    return parse_oom_kills(cgroup_file(container_id, "memory", "memory.oom_control", root).read_text())
+
+
+def parse_oom_kills(text: str) -> int:
+    """`oom_kill N` from memory.oom_control (v1) or memory.events (v2); 0 without the line."""
+    for line in text.splitlines():
         key, _, value = line.partition(" ")
         if key == "oom_kill":
             return int(value)

@@ -7,8 +7,10 @@ removal always goes by that label, never by name matching.
 """
 from __future__ import annotations
 
+import io
 import ipaddress
 import json
+import tarfile
 from pathlib import Path
 from typing import Iterable
 
@@ -51,7 +53,7 @@ def container_name(cluster: str, ws: str) -> str:
     return f"nowlab-{cluster}-{ws}"
 
 
-def _used_subnets(c: docker.DockerClient) -> list[ipaddress.IPv4Network]:
+def used_subnets(c: docker.DockerClient) -> list[ipaddress.IPv4Network]:
     used = []
     for net in c.api.networks():
         for cfg in (net.get("IPAM") or {}).get("Config") or []:
@@ -72,17 +74,31 @@ def subnet_prefix(size: int) -> int:
 
 
 def create_network(c: docker.DockerClient, cluster: str, size: int,
-                   owner: dict[str, str] | None = None) -> tuple[str, ipaddress.IPv4Network]:
-    """A private bridge with a subnet of our choosing, so workstation IPs are known before start."""
-    prefix = subnet_prefix(size)
+                   owner: dict[str, str] | None = None, *, driver: str = "bridge",
+                   options: dict[str, str] | None = None, attachable: bool = False,
+                   pool: ipaddress.IPv4Network = SUBNET_POOL,
+                   also_used: Iterable[ipaddress.IPv4Network] = (),
+                   dynamic_upper_half: bool = False) -> tuple[str, ipaddress.IPv4Network]:
+    """A private network with a subnet of our choosing, so workstation IPs are known before start.
+
+    A bridge on this host by default; the Swarm backend makes an attachable overlay with it
+    (`driver`, `options`, `attachable`), avoiding the subnets every one of its hosts uses
+    (`also_used`). `dynamic_upper_half`: the subnet is twice as large and the engine hands out
+    addresses of its own (an overlay's per-node load balancer endpoints) only from its upper
+    half, so they never take a workstation's fixed address (`addresses` uses the lower half)."""
+    prefix = subnet_prefix(size) - (1 if dynamic_upper_half else 0)
     tried = 0
-    for subnet in SUBNET_POOL.subnets(new_prefix=prefix):
-        if any(subnet.overlaps(u) for u in _used_subnets(c)):
+    extra = list(also_used)
+    for subnet in pool.subnets(new_prefix=prefix):
+        if any(subnet.overlaps(u) for u in extra):
             continue
-        ipam = IPAMConfig(pool_configs=[IPAMPool(subnet=str(subnet), gateway=str(subnet[1]))])
+        if any(subnet.overlaps(u) for u in used_subnets(c)):
+            continue
+        iprange = str(dynamic_range(subnet)) if dynamic_upper_half else None
+        ipam = IPAMConfig(pool_configs=[IPAMPool(subnet=str(subnet), gateway=str(subnet[1]), iprange=iprange)])
         try:
-            net = c.networks.create(network_name(cluster), driver="bridge", ipam=ipam, labels={LABEL: cluster, **(owner or {})},
-                                    check_duplicate=True)
+            net = c.networks.create(network_name(cluster), driver=driver, ipam=ipam, labels={LABEL: cluster, **(owner or {})},
+                                    options=options, attachable=attachable or None, check_duplicate=True)
         except docker.errors.APIError as exc:
             # Another cluster took the subnet between our look and our create: try the next.
             tried += 1
@@ -90,7 +106,12 @@ def create_network(c: docker.DockerClient, cluster: str, size: int,
                 continue
             raise
         return net.id, subnet
-    raise RuntimeError(f"no free /{prefix} left in {SUBNET_POOL} for a cluster network")
+    raise RuntimeError(f"no free /{prefix} left in {pool} for a cluster network")
+
+
+def dynamic_range(subnet: ipaddress.IPv4Network) -> ipaddress.IPv4Network:
+    """The upper half of `subnet`: where the engine's own allocations go (create_network)."""
+    return list(subnet.subnets(prefixlen_diff=1))[1]
 
 
 def addresses(spec: ClusterSpec, subnet: ipaddress.IPv4Network) -> dict[str, str]:
@@ -98,9 +119,57 @@ def addresses(spec: ClusterSpec, subnet: ipaddress.IPv4Network) -> dict[str, str
     return {name: str(hosts[i + 1]) for i, name in enumerate(spec.names)}  # hosts[0] is the gateway
 
 
+def mounts(key_dir: Path) -> dict[str, dict[str, str]]:
+    """The controller's files a workstation sees: the cluster key pair and the workloads (live).
+
+    Bind mounts need the engine on the controller's machine; an engine elsewhere (the Swarm
+    backend's hosts) gets the same paths copied in before start instead (`files_tar`)."""
+    return {str(key_dir / KEY_NAME): {"bind": f"/run/secrets/{KEY_NAME}", "mode": "ro"},
+            str(key_dir / f"{KEY_NAME}.pub"): {"bind": f"/run/secrets/{KEY_NAME}.pub", "mode": "ro"},
+            str(workloads.SOURCE_DIR): {"bind": "/opt/nowlab/workloads", "mode": "ro"}}
+
+
+def files_tar(files: dict[str, bytes]) -> bytes:
+    """A tar of absolute paths -> contents, for `put_archive(container, "/", ...)`. Parent
+    folders are made by Docker; modes are 0644 except private keys (0600)."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for path, data in sorted(files.items()):
+            if not path.startswith("/") or ".." in path.split("/"):
+                raise ValueError(f"files: not an absolute path without '..': {path!r}")
+            info = tarfile.TarInfo(path.lstrip("/"))
+            info.size = len(data)
+            info.mode = 0o600 if path.endswith(KEY_NAME) else 0o644
+            tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def mounted_files(key_dir: Path) -> dict[str, bytes]:
+    """What `mounts` shows a workstation, as files to copy: path in the container -> bytes."""
+    out: dict[str, bytes] = {}
+    for source, target in mounts(key_dir).items():
+        src = Path(source)
+        if src.is_dir():
+            for f in sorted(src.rglob("*")):
+                if f.is_file() and "__pycache__" not in f.parts:
+                    out[f"{target['bind']}/{f.relative_to(src)}"] = f.read_bytes()
+        else:
+            out[target["bind"]] = src.read_bytes()
+    return out
+
+
+def copy_in(c: docker.DockerClient, container_id: str, files: dict[str, bytes]) -> None:
+    """Put files into a created (not yet started) container, through its engine's API."""
+    if not c.api.put_archive(container_id, "/", files_tar(files)):
+        raise RuntimeError(f"copying {len(files)} files into {container_id[:12]} failed")
+
+
 def container_config(spec: ClusterSpec, ws: str, *, image: str, ips: dict[str, str], core: int,
-                     key_dir: Path) -> dict:
-    """The Docker parameters of one workstation, as plain data (tested without Docker)."""
+                     key_dir: Path, bind: bool = True) -> dict:
+    """The Docker parameters of one workstation, as plain data (tested without Docker).
+
+    `bind`: the controller's key and workloads are bind-mounted (the engine is on this
+    machine); without, `binds` is empty and the caller copies `mounted_files` in."""
     share = spec.cpu(ws)
     period = spec.cfs_period_us(ws)
     return {
@@ -119,9 +188,7 @@ def container_config(spec: ClusterSpec, ws: str, *, image: str, ips: dict[str, s
         "memswap_limit": spec.memory(ws),  # the same: no swap, so a runaway job is killed, not paged
         "pids_limit": PIDS_LIMIT,
         "security_opt": ["no-new-privileges"],
-        "binds": {str(key_dir / KEY_NAME): {"bind": f"/run/secrets/{KEY_NAME}", "mode": "ro"},
-                  str(key_dir / f"{KEY_NAME}.pub"): {"bind": f"/run/secrets/{KEY_NAME}.pub", "mode": "ro"},
-                  str(workloads.SOURCE_DIR): {"bind": "/opt/nowlab/workloads", "mode": "ro"}},
+        "binds": mounts(key_dir) if bind else {},
         "extra_hosts": {n: ip for n, ip in ips.items()},
         "sysctls": {"net.ipv4.tcp_congestion_control": spec.defaults.tcp},
     }
@@ -161,9 +228,18 @@ def labelled(c: docker.DockerClient, cluster: str | None = None) -> dict[str, li
     }
 
 
-def remove(c: docker.DockerClient, cluster: str | None = None) -> dict[str, int]:
-    """Remove every labelled container, network and volume (of one cluster, or all). Idempotent."""
-    found = labelled(c, cluster)
+KINDS = ("containers", "networks", "volumes")
+
+
+def remove(c: docker.DockerClient, cluster: str | None = None, kinds: tuple[str, ...] = KINDS) -> dict[str, int]:
+    """Remove every labelled container, network and volume (of one cluster, or all). Idempotent.
+
+    `kinds` narrows it: the Swarm backend removes containers on every host before the
+    overlay network, which only its manager may remove."""
+    unknown = set(kinds) - set(KINDS)
+    if unknown:
+        raise ValueError(f"kinds: unknown {sorted(unknown)} (known: {', '.join(KINDS)})")
+    found = {k: (v if k in kinds else []) for k, v in labelled(c, cluster).items()}
 
     def rm_container(cid: str) -> None:
         try:

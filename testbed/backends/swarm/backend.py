@@ -1,0 +1,463 @@
+"""The Swarm backend: workstations are standalone containers on several Docker hosts, joined
+by one attachable overlay network that Swarm carries.
+
+Why standalone containers made through each host's engine API, and not a stack of services
+with placement constraints (issue 18 asked to choose; docs/multi-host.md has the table):
+
+- Kept here, lost with services: a pinned core (a stack file has no `cpuset`, moby#33858),
+  a fixed address chosen before start (services get none, moby#24170: MPI host lists, tc
+  filters by destination and `extra_hosts` all need the addresses first), live cap changes
+  (swarmkit may put a task's container back to its service's spec after `docker update`,
+  docker/cli#4570; a standalone container is left alone), and the one-machine code: the
+  Docker backend's engine.py makes and finds the containers here too, per host client.
+- Lost here, kept with services: Swarm restarts nothing (a lost host's workstations stay
+  lost; nowlab fails their jobs), and there is no one command that lists the cluster: the
+  controller asks every host, and records which (registry.py) so `gc` can ask them again.
+- What Swarm still does: the overlay (VXLAN between the hosts, its subnet ours), the
+  membership (`nowlab swarm init/join`; a spec without hosts uses its ready nodes), and
+  name-free reachability of a container on another host by its fixed address.
+
+Per host, the same container as on one machine: its core and CFS quota, NET_ADMIN for tc
+in its own namespace, the key pair and workloads copied in (no bind mounts across hosts),
+and Open MPI pinned to the overlay's subnet with the overlay's MTU leaving VXLAN's 50 bytes
+(overlay.py). Caps, counters, tc and commands go through its host's API (`docker update`,
+`docker exec`); readings.py says what that costs against cgroup files.
+
+Refusals, one line naming the host, before anything starts on any host: an engine that
+does not answer, one outside the Swarm, cores placement cannot fit (placement_hosts). A
+failure later in `up` is undone on every host by the caller's `remove`.
+
+The controller is not on the overlay: it reaches workstations only through their hosts'
+APIs; workstations reach it through docker_gwbridge. Readiness is therefore checked from
+inside each workstation, and the resident MPI pool (which connects to the workstations)
+does not work yet: launch with `Cluster.mpirun_popen` (docs/multi-host.md, "Open").
+"""
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import threading
+from pathlib import Path
+from typing import Iterator, Sequence
+
+import docker
+import docker.errors
+import requests
+
+from testbed import state
+from testbed.backends.base import BackendError, CpuCap, CpuLimits, Progress, Provisioned
+from testbed.backends.docker import engine
+from testbed.backends.docker.control import DockerControl
+from testbed.backends.ownership import owner_tag
+from testbed.backends.swarm import membership, overlay, readings, registry
+from testbed.backends.swarm.hosts import SwarmHost, from_nodes, hosts_of, machine_id, split_machine
+from testbed.image import CONTAINERS_DIR, ensure_image
+from testbed.parallel import parallel
+from testbed.placement import Placement
+from testbed.placement_hosts import HostCores, place_hosts
+from testbed.remote_exec import ExecResult
+from testbed.spec import ClusterSpec, SpecError
+
+LOCAL_ENGINE = "unix:///var/run/docker.sock"
+
+
+# What a call to a host's engine raises: the engine's errors, and the connection's when the host is gone.
+ENGINE_ERRORS = (docker.errors.DockerException, requests.RequestException)
+
+
+@contextlib.contextmanager
+def _engine_errors(what: str) -> Iterator[None]:
+    try:
+        yield
+    except ENGINE_ERRORS as exc:
+        raise BackendError(f"{what}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from exc
+
+
+def refuse_speeds(spec: ClusterSpec) -> None:
+    """Speeds in reference cores need the meter on each host's cores; the keeper meters the
+    controller's. Caps in cores work."""
+    speedy = [n for n in spec.names if spec.speed(n) is not None]
+    if speedy:
+        raise SpecError(f"workstations: {', '.join(speedy)} ask a speed; the Swarm backend takes caps in cores "
+                        f"(cpu =) only for now")
+
+
+def workstation_config(spec: ClusterSpec, ws: str, *, image: str, ips: dict[str, str], core: int, key_dir: Path,
+                       subnet: ipaddress.IPv4Network) -> dict:
+    """One machine's container parameters (engine.container_config), without bind mounts (the
+    files are copied in) and with Open MPI told the overlay in its environment."""
+    cfg = engine.container_config(spec, ws, image=image, ips=ips, core=core, key_dir=key_dir, bind=False)
+    cfg["environment"] = {**cfg["environment"], **overlay.mpi_env(subnet)}
+    return cfg
+
+
+def workstation_files(key_dir: Path, subnet: ipaddress.IPv4Network) -> dict[str, bytes]:
+    """What each workstation gets copied in before start: the key pair, workloads/, and the
+    image's Open MPI parameter file pinned to the overlay."""
+    files = engine.mounted_files(key_dir)
+    files[overlay.MCA_FILE] = overlay.mca_params((CONTAINERS_DIR / "openmpi-mca-params.conf").read_text(),
+                                                 subnet).encode()
+    return files
+
+
+class SwarmControl(DockerControl):
+    """docker exec through the workstation's host; a failed engine call is a BackendError."""
+
+    def __init__(self, client: docker.DockerClient, container_id: str, where: str):
+        super().__init__(client, container_id)
+        self.where = where
+
+    def run(self, argv: Sequence[str], *, env: dict[str, str] | None = None,
+            timeout: float | None = None) -> ExecResult:
+        with _engine_errors(f"{self.where}: exec in {self.container_id[:12]}"):
+            return super().run(argv, env=env, timeout=timeout)
+
+
+class SwarmBackend:
+    """Standalone containers on a Swarm's hosts. Made with a spec to bring a cluster up;
+    without one it serves clusters already up (their hosts are in the registry)."""
+
+    kind = "swarm"
+    controller_on_network = False  # Cluster checks readiness from inside the workstations
+
+    def __init__(self, spec: ClusterSpec | None = None, *, manager: str | None = None):
+        self.spec = spec
+        self.manager_url = manager  # None: found by `manager()`
+        self._clients: dict[str, docker.DockerClient] = {}
+        self._lock = threading.Lock()
+        self._hosts: list[SwarmHost] = []
+        self._found: dict[str, HostCores] = {}
+        self._slots: list[tuple[str, int]] = []  # slot id -> (host, core): Cluster places on slots
+        self._held: set[str] = set()
+        self._records: dict[str, registry.Record] = {}
+
+    # -- reaching engines ----------------------------------------------------------------------
+    def client(self, host: SwarmHost) -> docker.DockerClient:
+        with self._lock:
+            c = self._clients.get(host.url)
+        if c is None:
+            c = membership.connect(host.url, what=host.where())
+            with self._lock:
+                self._clients[host.url] = c
+        return c
+
+    def manager(self) -> docker.DockerClient:
+        """The engine that makes and removes the overlay: the one named, else this machine's if it
+        manages a Swarm, else the first of the spec's hosts that does."""
+        if self.manager_url is None:
+            candidates = [LOCAL_ENGINE]
+            if self.spec is not None and self.spec.hosts:
+                candidates += [h.url for h in hosts_of(self.spec)]
+            for url in candidates:
+                try:
+                    c = self.client(SwarmHost("manager", url, ""))
+                    if membership.swarm_state(c) == ("active", True):
+                        self.manager_url = url
+                        return c
+                except (BackendError, *ENGINE_ERRORS):
+                    continue
+            raise BackendError("no Swarm manager: neither this machine's engine nor any of the spec's hosts manages "
+                               "a Swarm (nowlab swarm init)")
+        c = self.client(SwarmHost("manager", self.manager_url, ""))
+        if membership.swarm_state(c) != ("active", True):
+            raise BackendError(f"the engine at {self.manager_url} is not a Swarm manager (nowlab swarm init there)")
+        return c
+
+    def hosts(self) -> list[SwarmHost]:
+        """The spec's hosts, else the Swarm's ready, active nodes."""
+        if not self._hosts:
+            if self.spec is not None and self.spec.hosts:
+                self._hosts = hosts_of(self.spec)
+            else:
+                with _engine_errors("listing the Swarm's nodes"):
+                    self._hosts = from_nodes(membership.nodes(self.manager()))
+                if not self._hosts:
+                    raise BackendError("the Swarm has no ready, active node")
+        return self._hosts
+
+    def _need_spec(self) -> ClusterSpec:
+        if self.spec is None:
+            raise BackendError("the Swarm backend places from a spec: make it with testbed.backends.get('swarm', spec)")
+        return self.spec
+
+    # -- capacity ------------------------------------------------------------------------------
+    def find(self) -> dict[str, HostCores]:
+        """Every host's cores and what other clusters pinned there, in parallel; a host whose
+        engine does not answer, or is outside the Swarm, is named in a one-line error."""
+        name = self.spec.name if self.spec is not None else None
+
+        def one(h: SwarmHost) -> tuple[str, HostCores]:
+            c = self.client(h)
+            with _engine_errors(h.where()):
+                if membership.swarm_state(c)[0] != "active":
+                    raise BackendError(f"{h.where()}: not in a Swarm (nowlab swarm join)")
+                if name is not None and any(engine.labelled(c, name).values()):  # before `up` may remove by it
+                    raise SpecError(f"name: {h.where()} already holds a cluster named {name!r} (nowlab down {name})")
+                return h.name, HostCores(engine.host_cores(c), engine.pinned_load(c))
+
+        self._found = dict(parallel(one, self.hosts()))
+        return self._found
+
+    def place(self, spec: ClusterSpec, factors: dict[int, float] | None = None) -> Placement:
+        """Placement across the hosts (placement_hosts.place_hosts, workstations that name a host
+        honoured), as one list of slots: slot i is (host, core) `slots()[i]`."""
+        self.spec = spec
+        refuse_speeds(spec)
+        found = self._found or self.find()
+        p = place_hosts(spec, found)
+        self._slots = [(h.name, c) for h in self.hosts() for c in sorted(found[h.name].cores)]
+        slot = {hc: i for i, hc in enumerate(self._slots)}
+        return Placement(cores={ws: slot[(p.host[ws], p.core[ws])] for ws in spec.names},
+                         load={i: p.load[h][c] for i, (h, c) in enumerate(self._slots) if c in p.load[h]})
+
+    def slots(self) -> list[tuple[str, int]]:
+        if not self._slots:
+            found = self._found or self.find()
+            self._slots = [(h.name, c) for h in self.hosts() for c in sorted(found[h.name].cores)]
+        return list(self._slots)
+
+    def cores(self) -> list[int]:
+        return list(range(len(self.slots())))
+
+    def pinned_load(self, exclude: str | None = None) -> dict[int, float]:
+        """Caps other clusters pinned, by slot. With `exclude` (`nowlab set` on a running
+        cluster), by that cluster's own slots as recorded at its `up`, read afresh."""
+        rec = registry.load(exclude) if exclude is not None else None
+        if rec is None:
+            found = self._found or self.find()
+            return {i: found[h].taken[c] for i, (h, c) in enumerate(self.slots()) if found[h].taken.get(c)}
+        load: dict[int, float] = {}
+        for h in rec.hosts:
+            with _engine_errors(h.where()):
+                got = engine.pinned_load(self.client(h), exclude=exclude)
+            for i, (host, core) in enumerate(rec.slots):
+                if host == h.name and got.get(core):
+                    load[i] = got[core]
+        return load
+
+    # -- clusters ------------------------------------------------------------------------------
+    def up(self, spec: ClusterSpec, *, cores: dict[str, int], key_dir: Path, progress: Progress) -> Provisioned:
+        self.spec = spec
+        slots = self.slots()
+        by_name = {h.name: h for h in self.hosts()}
+        host_of = {ws: slots[cores[ws]][0] for ws in spec.names}
+        used = sorted({host_of[ws] for ws in spec.names}, key=list(by_name).index)
+        manager = self.manager()
+        rec = registry.Record(cluster=spec.name, owner=owner_tag(), home=str(state.home()),
+                              manager=str(self.manager_url),
+                              hosts=[by_name[h] for h in used], machines=host_of, slots=[list(x) for x in slots])
+        registry.save(rec)  # before any host changes: `remove` then finds them all
+        self._records[spec.name] = rec
+        clients = {by_name[h]: self.client(by_name[h]) for h in used}
+
+        local = engine.client()  # the image is built here (mmdebstrap needs this machine's apt)
+        image = ensure_image(local, log=lambda msg: progress(msg, 0, 1))
+        membership.distribute(local, clients, image, log=lambda msg: progress(msg, 0, 1))
+
+        owned_by = engine.owner_labels(state.home())
+        mtu = overlay.overlay_mtu(min(self._underlay_mtu(c) for c in clients.values()))
+        taken = [s for c in [manager, *clients.values()] for s in engine.used_subnets(c)]
+        with _engine_errors("making the overlay network"):
+            net_id, subnet = engine.create_network(
+                manager, spec.name, len(spec.names), owned_by, driver="overlay",
+                options=overlay.overlay_options(mtu), attachable=True, pool=overlay.OVERLAY_POOL, also_used=taken,
+                dynamic_upper_half=True)
+        ips = engine.addresses(spec, subnet)
+        files = workstation_files(key_dir, subnet)
+        done = 0
+
+        def create_and_start(ws: str) -> tuple[str, str]:
+            nonlocal done
+            host = by_name[host_of[ws]]
+            c = clients[host]
+            cfg = workstation_config(spec, ws, image=image, ips=ips, core=slots[cores[ws]][1], key_dir=key_dir,
+                                     subnet=subnet)
+            with _engine_errors(f"{host.where()}: starting {ws}"):
+                cid = engine.create_container(c, engine.network_name(spec.name), cfg, owned_by)
+                engine.copy_in(c, cid, files)
+                engine.start(c, cid)
+            done += 1
+            progress("starting workstations", done, len(spec.names))
+            return ws, machine_id(spec.name, host.name, cid)
+
+        machines = dict(parallel(create_and_start, spec.names))
+        first = by_name[used[0]]
+        port = int(first.url.rpartition(":")[2]) if first.url.startswith("tcp://") else 22
+        controller = overlay.route_source(first.address, port)
+        bridges = [s for c in clients.values() for s in self._gwbridge(c)]
+        control = overlay.control_network(controller, [h.address for h in clients], bridges)
+        return Provisioned(network=net_id, subnet=str(control), gateway=controller, image=image, ips=ips,
+                           machines=machines)
+
+    @staticmethod
+    def _underlay_mtu(c: docker.DockerClient) -> int:
+        """The MTU the host's engine gives its bridges (its default-MTU; 1500 unless set)."""
+        with contextlib.suppress(docker.errors.DockerException, KeyError, ValueError):
+            opts = c.api.inspect_network("bridge")["Options"]
+            return int(opts.get("com.docker.network.driver.mtu", overlay.UNDERLAY_MTU))
+        return overlay.UNDERLAY_MTU
+
+    @staticmethod
+    def _gwbridge(c: docker.DockerClient) -> list[ipaddress.IPv4Network]:
+        """docker_gwbridge's subnet on a host (made when its first overlay container starts)."""
+        with contextlib.suppress(docker.errors.DockerException):
+            cfg = c.api.inspect_network("docker_gwbridge").get("IPAM", {}).get("Config") or []
+            return [ipaddress.ip_network(x["Subnet"]) for x in cfg if ":" not in x.get("Subnet", ":")]
+        return []
+
+    def _record(self, cluster: str) -> registry.Record:
+        if cluster not in self._records:
+            rec = registry.load(cluster)
+            if rec is None:
+                raise BackendError(f"cluster {cluster!r}: no Swarm hosts recorded for it ({registry.path(cluster)})")
+            self._records[cluster] = rec
+        return self._records[cluster]
+
+    def remove(self, cluster: str) -> dict[str, int]:
+        """Containers on every recorded host that answers, then the overlay on the manager. The
+        record goes once every host was cleaned; one that could not be reached stays in it."""
+        rec = registry.load(cluster) or self._records.get(cluster)
+        hosts = list(rec.hosts) if rec else []
+        if self.spec is not None and self.spec.name == cluster:
+            hosts += [h for h in hosts_of(self.spec) if h.url not in {x.url for x in hosts}]
+
+        def clean(h: SwarmHost) -> tuple[SwarmHost, dict[str, int] | None]:
+            try:
+                c = self.client(h)
+                for cid in engine.labelled(c, cluster)["containers"]:
+                    with contextlib.suppress(*ENGINE_ERRORS):  # a paused one cannot be killed
+                        if c.api.inspect_container(cid)["State"]["Paused"]:
+                            c.api.unpause(cid)
+                return h, engine.remove(c, cluster, kinds=("containers", "volumes"))
+            except (BackendError, *ENGINE_ERRORS):
+                return h, None
+
+        results = parallel(clean, hosts) if hosts else []
+        networks = 0
+        missed = [h for h, r in results if r is None]
+        try:
+            manager = self.client(SwarmHost("manager", rec.manager, "")) if rec else self.manager()
+            networks = engine.remove(manager, cluster, kinds=("networks",))["networks"]
+        except (BackendError, *ENGINE_ERRORS):
+            if rec is not None:
+                missed.append(SwarmHost("manager", rec.manager, ""))
+        for h, r in results:  # a worker keeps a stale copy of the overlay until its last container goes
+            if r is not None:
+                with contextlib.suppress(BackendError, *ENGINE_ERRORS):
+                    engine.remove(self.client(h), cluster, kinds=("networks",))
+        if rec is not None:
+            if missed:
+                rec.hosts = [h for h in rec.hosts if h.url in {m.url for m in missed}] or rec.hosts
+                registry.save(rec)
+            else:
+                registry.forget(cluster)
+                self._records.pop(cluster, None)
+        done = [r for _h, r in results if r]
+        return {"containers": sum(r["containers"] for r in done), "networks": networks,
+                "volumes": sum(r["volumes"] for r in done), "unreachable": len(missed)}
+
+    def cluster_names(self) -> list[str]:
+        return registry.names()
+
+    def orphaned(self, cluster: str) -> bool:
+        rec = registry.load(cluster)
+        return rec is not None and rec.abandoned()
+
+    def leftovers(self) -> list[str]:
+        """Recorded clusters nobody looks after, and labelled ones on any reachable host
+        (spec's, recorded, or the Swarm's) whose `up` is gone."""
+        found = {n for n in registry.names() if (rec := registry.load(n)) is not None and rec.abandoned()}
+        candidates = {h.url: h for h in registry.known_hosts()}
+        with contextlib.suppress(BackendError):
+            candidates.update({h.url: h for h in self.hosts()})
+        for h in candidates.values():
+            with contextlib.suppress(BackendError, *ENGINE_ERRORS):
+                found.update(engine.leftovers(self.client(h)))
+        return sorted(found)
+
+    # -- one workstation -----------------------------------------------------------------------
+    def _where(self, machine: str) -> tuple[docker.DockerClient, str, SwarmHost]:
+        try:
+            cluster, host_name, cid = split_machine(machine)
+            host = self._record(cluster).host(host_name)
+        except (ValueError, KeyError) as exc:
+            raise BackendError(str(exc)) from None
+        return self.client(host), cid, host
+
+    def is_running(self, machine: str) -> bool:
+        try:
+            c, cid, _h = self._where(machine)
+            return bool(c.api.inspect_container(cid)["State"]["Running"])
+        except (BackendError, *ENGINE_ERRORS, KeyError):
+            return False
+
+    def is_paused(self, machine: str) -> bool:
+        """Paused through the engine by someone else: this backend's own holds pause too, and
+        are told apart only within this process (docs/multi-host.md)."""
+        try:
+            c, cid, _h = self._where(machine)
+            return bool(c.api.inspect_container(cid)["State"]["Paused"]) and machine not in self._held
+        except (BackendError, *ENGINE_ERRORS, KeyError):
+            return False
+
+    def logs(self, machine: str, tail: int = 5) -> str:
+        c, cid, h = self._where(machine)
+        with _engine_errors(f"{h.where()}: logs of {cid[:12]}"):
+            return c.api.logs(cid, tail=tail).decode(errors="replace").strip()
+
+    def set_cpu_cap(self, machine: str, cap: CpuCap) -> None:
+        c, cid, h = self._where(machine)
+        with _engine_errors(f"{h.where()}: cpu cap of {cid[:12]}"):
+            engine.update_cpu(c, cid, cap.cores, cap.period_us)
+
+    def write_cpu_cap(self, machine: str, cap: CpuCap) -> None:
+        """Through the engine too: the host's cgroup files are not the controller's to write."""
+        self.set_cpu_cap(machine, cap)
+
+    def hold(self, machine: str, held: bool) -> None:
+        """The engine's pause (the cgroup freezer, on the workstation's host)."""
+        c, cid, h = self._where(machine)
+        with _engine_errors(f"{h.where()}: {'pausing' if held else 'unpausing'} {cid[:12]}"):
+            paused = bool(c.api.inspect_container(cid)["State"]["Paused"])
+            if held and not paused:
+                self._held.add(machine)
+                c.api.pause(cid)
+            elif not held and paused:
+                c.api.unpause(cid)
+        if not held:
+            self._held.discard(machine)
+
+    def _read(self, machine: str, command_contains: str | None = None) -> dict:
+        res = self.control(machine).run(readings.reader_argv(command_contains), timeout=30)
+        if not res.ok:
+            raise BackendError(f"{machine}: reading its cgroup failed ({res.exit_code}): {res.stderr.strip()[-200:]}")
+        try:
+            return readings.parse(res.stdout)
+        except ValueError as exc:
+            raise BackendError(f"{machine}: {exc}") from None
+
+    def cpu_limits(self, machine: str) -> CpuLimits:
+        return readings.limits(self._read(machine))
+
+    def cpu_usage_ns(self, machine: str) -> int:
+        return readings.usage_ns(self._read(machine))
+
+    def oom_kills(self, machine: str) -> int:
+        return readings.oom_kills(self._read(machine))
+
+    def processes_cpu_ns(self, machine: str, command_contains: str) -> int:
+        return readings.procs_ns(self._read(machine, command_contains))
+
+    def control(self, machine: str) -> SwarmControl:
+        c, cid, h = self._where(machine)
+        return SwarmControl(c, cid, h.where())
+
+    def read_net(self, machine: str, argv: Sequence[str], timeout: float = 10.0) -> ExecResult:
+        """One docker exec on the workstation's host (no nsenter across hosts)."""
+        with _engine_errors(f"{machine}: network read"):
+            return self.control(machine).run(argv, timeout=timeout)
+
+    def shape(self, machine: str, commands: Sequence[Sequence[str]]) -> None:
+        """tc inside the container, through its host's API: NET_ADMIN in its own namespace only."""
+        for cmd in commands:
+            self.control(machine).run(["tc", *cmd]).check(f"tc on {machine}")

@@ -1,0 +1,85 @@
+"""The cluster's overlay network and what Open MPI needs to use it, as plain data.
+
+VXLAN wraps every frame in 50 bytes (outer Ethernet 14, IP 20, UDP 8, VXLAN 8), so the
+overlay's MTU is the hosts' own less 50; left at 1500 on a 1500-byte underlay, large TCP
+segments are fragmented or dropped and MPI stalls on its first big message (ompi#8213,
+horovod#212). A workstation on the overlay also has docker_gwbridge (eth1, the same
+private subnet on every host, routed nowhere between them): Open MPI, left to choose,
+offers those addresses to its peers and hangs. So both its transports are told the
+overlay by its subnet (`btl_tcp_if_include`, `oob_tcp_if_include` take CIDR), in the
+image's MCA file and in the environment of every `docker exec`. Pure: no Docker here.
+"""
+from __future__ import annotations
+
+import ipaddress
+import socket
+from typing import Iterable
+
+VXLAN_OVERHEAD = 50  # bytes each frame gains on the underlay
+UNDERLAY_MTU = 1500  # the hosts' interface MTU when the engine does not say
+MIN_MTU = 1280  # IPv6's minimum; below it the underlay is too small to carry an overlay usefully
+MTU_OPTION = "com.docker.network.driver.mtu"
+# Overlay subnets come from here (/24 each, skipping any subnet any host uses). Not Swarm's
+# default address pool (10.0.0.0/8 in /24s, which the ingress network starts), so a later
+# service cannot be given ours.
+OVERLAY_POOL = ipaddress.ip_network("10.231.0.0/16")
+MCA_FILE = "/etc/openmpi/openmpi-mca-params.conf"
+MCA_KEYS = ("btl_tcp_if_include", "oob_tcp_if_include")
+
+
+def overlay_mtu(underlay_mtu: int = UNDERLAY_MTU) -> int:
+    """The overlay's MTU on an underlay of `underlay_mtu` bytes (VXLAN's 50 taken off)."""
+    mtu = underlay_mtu - VXLAN_OVERHEAD
+    if mtu < MIN_MTU:
+        raise ValueError(f"mtu: an underlay of {underlay_mtu} bytes leaves {mtu} for the overlay (at least {MIN_MTU})")
+    return mtu
+
+
+def overlay_options(mtu: int) -> dict[str, str]:
+    """Driver options of the overlay network (Docker wants strings)."""
+    return {MTU_OPTION: str(mtu)}
+
+
+def mpi_env(subnet: ipaddress.IPv4Network) -> dict[str, str]:
+    """Open MPI's interface choice as environment: every process `docker exec` starts has it."""
+    return {f"OMPI_MCA_{k}": str(subnet) for k in MCA_KEYS}
+
+
+def mca_params(image_file: str, subnet: ipaddress.IPv4Network) -> str:
+    """The image's MCA file with both transports pinned to the overlay's subnet.
+
+    The file is read by every Open MPI process, however started (mpiexec under docker exec,
+    orted over ssh), which the environment is not: sshd starts a clean one."""
+    lines = [line for line in image_file.splitlines() if line.split("=", 1)[0].strip() not in MCA_KEYS]
+    lines += ["# The cluster's overlay, by subnet: never docker_gwbridge (testbed/backends/swarm/overlay.py).",
+              *(f"{k} = {subnet}" for k in MCA_KEYS)]
+    return "\n".join(lines) + "\n"
+
+
+def covering(networks: Iterable[ipaddress.IPv4Network]) -> ipaddress.IPv4Network:
+    """The smallest IPv4 network holding every one given (the control channel's allowed peers)."""
+    nets = list(networks)
+    if not nets:
+        raise ValueError("networks: none given")
+    for prefix in range(min(n.prefixlen for n in nets), -1, -1):
+        net = ipaddress.IPv4Network(f"{nets[0].network_address}/{prefix}", strict=False)
+        if all(n.subnet_of(net) for n in nets):
+            return net
+    raise AssertionError("0.0.0.0/0 holds every network")
+
+
+def control_network(controller: str, host_addresses: Iterable[str],
+                    bridges: Iterable[ipaddress.IPv4Network]) -> ipaddress.IPv4Network:
+    """Where a workstation's connections to the controller come from. Not the overlay: the
+    controller is not on it. A workstation reaches it through its docker_gwbridge, masqueraded
+    to its host's address on another host, or straight from the bridge's subnet on the
+    controller's own host; so the covering network of those."""
+    nets = [ipaddress.IPv4Network(f"{a}/32") for a in [controller, *host_addresses]]
+    return covering([*nets, *bridges])
+
+
+def route_source(address: str, port: int) -> str:
+    """The controller's own IPv4 address on the route to `address` (a UDP connect sends nothing)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.connect((address, port))
+        return str(s.getsockname()[0])

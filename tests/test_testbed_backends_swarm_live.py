@@ -1,0 +1,190 @@
+"""The Swarm backend on three Docker-in-Docker nodes of this machine (issue 18, item 2).
+
+testbed/backends/swarm/dind.py builds the node image (the repo's base plus Debian's
+docker.io; cached by content hash), starts three privileged nodes each with its own dockerd
+on tcp 2375, loads the workstation image into each with `docker save | docker load`, and
+forms a Swarm. Six workstations, two per node, then come up through each node's engine API
+on one attachable overlay. Checked: every cap, cpuset and qdisc as the kernel holds them,
+the overlay's address, MTU and Open MPI's interface, a live cap change, MPI across the
+nodes, a CG job moved from node 1's workstations onto node 2's (grow onto the union, then
+shrink onto node 2's: the subset rule), teardown leaving nothing labelled on any node, and
+`gc` after a controller killed mid-`up` cleaning every node.
+
+Nested CPU caps on one machine say nothing about timing: three nodes share this machine's
+cores. This checks function only.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from typing import Iterator
+
+import numpy as np
+import pytest
+
+from testbed.backends.docker import engine
+from testbed.backends.swarm import dind, membership, overlay
+from testbed.backends.swarm.backend import SwarmBackend
+from testbed.cluster import Cluster
+from testbed.spec import from_dict
+from workloads.control_server import ControlServer
+from workloads.malleable import MalleableJob, parse_result
+
+pytestmark = pytest.mark.integration
+
+NAME = "swarm-live"
+CPU = 0.15
+NOWLAB = [sys.executable, "-m", "nowlab"]
+RTOL = 1e-10
+
+
+EMPTY = {"containers": [], "networks": [], "volumes": []}
+
+
+def clean_soon(client, name: str, timeout_s: float = 15.0) -> dict:
+    """What is labelled `name` on a node, once empty or after `timeout_s` (a worker drops its
+    copy of the overlay a moment after its last container leaves)."""
+    deadline = time.monotonic() + timeout_s
+    while (found := engine.labelled(client, name)) != EMPTY and time.monotonic() < deadline:
+        time.sleep(0.5)
+    return found
+
+
+def spec_dict(nodes: list[dind.Node], name: str, per_node: int = 2) -> dict:
+    """`per_node` workstations on each node, named in node order; ws1 -> ws3 shaped to 20 Mbit/s."""
+    ws = [{"name": f"ws{i * per_node + j + 1}", "cpu": CPU, "host": n.name}
+          for i, n in enumerate(nodes) for j in range(per_node)]
+    ws[0]["links"] = {"ws3": "20mbit"}
+    return {"name": name, "defaults": {"egress": "100mbit"},
+            "host": [{"name": n.name, "address": n.address, "docker": n.url} for n in nodes], "workstation": ws}
+
+
+@pytest.fixture(scope="module")
+def nodes(docker_engine: None) -> Iterator[list[dind.Node]]:
+    made = dind.up(log=lambda _m: None)
+    try:
+        yield made
+    finally:
+        dind.down()
+
+
+@pytest.fixture(scope="module")
+def engines(nodes: list[dind.Node]):
+    return {n.name: membership.connect(n.url, what=n.name) for n in nodes}
+
+
+@pytest.fixture(scope="module")
+def swarm(nodes: list[dind.Node]) -> Iterator[tuple[Cluster, SwarmBackend]]:
+    spec = from_dict(spec_dict(nodes, NAME))
+    be = SwarmBackend(spec)
+    c = Cluster.create(spec, backend=be, ready_timeout=180)
+    try:
+        yield c, be
+    finally:
+        if NAME in be.cluster_names():
+            c.down()
+
+
+def test_six_workstations_sit_two_per_node_on_one_overlay(swarm, engines):
+    c, be = swarm
+    assert c.state.backend == "swarm"
+    for i, node in enumerate(("node1", "node2", "node3")):
+        found = engine.labelled(engines[node], NAME)["containers"]
+        names = sorted(engines[node].api.inspect_container(x)["Config"]["Hostname"] for x in found)
+        assert names == [f"ws{2 * i + 1}", f"ws{2 * i + 2}"]
+    nets = engines["node1"].api.networks(filters={"label": f"{engine.LABEL}={NAME}"})
+    assert len(nets) == 1 and nets[0]["Driver"] == "overlay" and nets[0]["Attachable"]
+    mtu = int(nets[0]["Options"][overlay.MTU_OPTION])
+    assert mtu == overlay.overlay_mtu(SwarmBackend._underlay_mtu(engines["node1"]))  # VXLAN's 50 bytes left
+    subnet = nets[0]["IPAM"]["Config"][0]["Subnet"]
+    for ws in c.workstations:
+        addr = c.exec(ws, ["ip", "-o", "-4", "addr", "show", "dev", "eth0"]).check("ip addr").stdout
+        assert f"inet {c.ips[ws]}/" in addr  # eth0 is the overlay: the image's tc and MPI name it
+        assert int(c.exec(ws, ["cat", "/sys/class/net/eth0/mtu"]).stdout) == mtu
+        conf = c.exec(ws, ["cat", overlay.MCA_FILE]).stdout
+        assert f"btl_tcp_if_include = {subnet}" in conf and f"oob_tcp_if_include = {subnet}" in conf
+
+
+def test_every_cap_cpuset_and_qdisc_is_in_force(swarm, engines):
+    c, be = swarm
+    slots = be.slots()
+    for ws in c.workstations:
+        host, core = slots[c.state.cores[ws]]
+        assert host == c.spec.workstation(ws).host
+        lim = c.cpu_limits(ws)  # the kernel's, read inside the workstation
+        assert lim["cores"] == pytest.approx(CPU) and lim["cpuset"] == str(core)
+        hc = engines[host].api.inspect_container(c.container_id(ws).split("/")[2])["HostConfig"]
+        assert (hc["CpusetCpus"], hc["CpuQuota"] / hc["CpuPeriod"]) == (str(core), pytest.approx(CPU))
+        assert "htb" in c.tc_show(ws, "qdisc")
+        assert c.read_net(ws, ["tc", "-s", "class", "show", "dev", "eth0"]).ok
+        assert c.cpu_usage_ns(ws) > 0 and c.oom_kills(ws) == 0
+    assert "ceil 20Mbit" in c.tc_show("ws1")
+    c.set_cpu("ws2", 0.25)  # live, through node 1's engine
+    assert c.cpu_limits("ws2")["cores"] == pytest.approx(0.25)
+    c.set_bandwidth("ws5", "5mbit", to="ws2")  # tc in ws5's namespace, through node 3's engine
+    assert "ceil 5Mbit" in c.tc_show("ws5")
+
+
+def test_mpi_hello_across_the_three_nodes(swarm):
+    c, _be = swarm
+    res = c.mpirun(["ws1", "ws3", "ws5"], ["python3", "-m", "workloads.hello"], timeout=240)
+    assert res.exit_code == 0, res.stderr[-3000:]
+    assert "hello from 3 ranks" in res.stdout
+
+
+def test_cg_moves_from_node1s_workstations_onto_node2s(swarm):
+    c, _be = swarm
+    n, first = 800, ["ws1", "ws2"]  # large enough that the job is still running when moved
+    plain = c.mpirun(first, ["python3", "-m", "workloads.cg", "--job", f"plain-{time.time_ns()}", "--hosts",
+                             ",".join(first), "--n", str(n), "--print-x"], timeout=300)
+    assert plain.exit_code == 0, plain.stderr[-3000:]
+    with ControlServer(c.controller_address) as server:
+        job = MalleableJob(c, server, f"move-{time.time_ns() % 10**12}",  # the cluster launches: mpiexec
+                           ["python3", "-m", "workloads.cg", "--n", str(n), "--print-x"], first,
+                           c.controller_address, timeout_s=300).start()
+        time.sleep(0.1)
+        grow = job.resize(["ws1", "ws2", "ws3", "ws4"])  # onto the union: node 2 gets its rows
+        shrink = job.resize(["ws3", "ws4"])  # and node 1 lets go
+        record = job.wait()
+    assert grow is not None and shrink is not None, "the job finished before it could be moved"
+    assert (grow.kind, shrink.kind) == ("winner", "loser") and grow.bytes_moved > 0 and shrink.bytes_moved > 0
+    assert record.hosts_history == [first, ["ws1", "ws2", "ws3", "ws4"], ["ws3", "ws4"]]
+    assert record.result["placement"] == ["ws3", "ws4"] and record.result["iterations"] == 250
+    x_plain = np.array(parse_result(plain.stdout)["x"])  # type: ignore[index]
+    x = np.array(record.result["x"])
+    assert np.linalg.norm(x - x_plain) / np.linalg.norm(x_plain) < RTOL
+
+
+def test_down_leaves_nothing_labelled_on_any_node(swarm, engines):
+    c, be = swarm
+    c.down()
+    for node, client in engines.items():
+        assert clean_soon(client, NAME) == EMPTY, node
+    assert NAME not in be.cluster_names()
+
+
+def test_gc_after_a_killed_controller_cleans_every_node(nodes, engines, tmp_path):
+    name = "swarm-killed"
+    spec = tmp_path / f"{name}.toml"
+    d = spec_dict(nodes, name, per_node=1)
+    hosts = "".join(f'[[host]]\nname = "{h["name"]}"\naddress = "{h["address"]}"\ndocker = "{h["docker"]}"\n'
+                    for h in d["host"])
+    wss = "".join(f'[[workstation]]\nname = "{w["name"]}"\ncpu = {CPU}\nhost = "{w["host"]}"\n' for w in d["workstation"])
+    spec.write_text(f'name = "{name}"\n{hosts}{wss}')
+    proc = subprocess.Popen([*NOWLAB, "up", str(spec), "--backend", "swarm"], env=dict(os.environ),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 180
+    while sum(len(engine.labelled(cl, name)["containers"]) for cl in engines.values()) < len(d["workstation"]):
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGKILL)  # the controller dies halfway: no finally runs
+    proc.wait()
+    assert engine.labelled(engines["node1"], name)["networks"]  # the overlay, on the manager
+    gc = subprocess.run([*NOWLAB, "gc"], env=dict(os.environ), capture_output=True, text=True, timeout=180)
+    assert gc.returncode == 0, gc.stderr
+    assert name in gc.stdout
+    for node, client in engines.items():
+        assert clean_soon(client, name) == EMPTY, node
