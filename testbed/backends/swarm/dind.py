@@ -1,6 +1,6 @@
 """A Swarm of Docker-in-Docker nodes on this machine: the Swarm backend's test bed (issue 18, item 2).
 
-Each node is a privileged container of the node image, running its own dockerd, reachable
+Each node is a container of the node image with every capability but one (NODE_RIGHTS), running its own dockerd, reachable
 on tcp 2375 on the nodes' bridge only (the port is not published). The node image is the
 repo's own base (testbed/image.py, mmdebstrap from this machine's apt sources) with Debian's
 docker.io added by apt, the same way: nothing is pulled from a registry, and the workstation
@@ -119,6 +119,14 @@ def ensure_node_image(client: docker.DockerClient, log: Log = print) -> str:
     return tag
 
 
+# What a node may do. Not `privileged`: where root lacks CAP_SYS_RESOURCE (this machine's does)
+# runc cannot give a privileged container its capabilities, and it does not start. A node gets
+# every other capability, no seccomp or AppArmor profile, every device, and the host's cgroupfs
+# read-write (bound above), which is what its dockerd needs to make its containers' cgroups.
+NODE_RIGHTS = dict(cap_add=["ALL"], cap_drop=["SYS_RESOURCE"], security_opt=["seccomp=unconfined", "apparmor=unconfined"],
+                   devices=["/dev/net/tun:/dev/net/tun"], device_cgroup_rules=["a *:* rwm"])
+
+
 def start_nodes(client: docker.DockerClient, image: str, names: tuple[str, ...] = NODES) -> list[Node]:
     """Privileged node containers on their own bridge, each with its /var/lib/docker in a volume."""
     try:
@@ -128,8 +136,10 @@ def start_nodes(client: docker.DockerClient, image: str, names: tuple[str, ...] 
     nodes = []
     for name in names:
         ctr = client.containers.run(
-            image, detach=True, name=f"nowlab-dind-{name}", hostname=name, privileged=True, network=net.name,
-            labels={LABEL: "node"}, volumes={f"nowlab-dind-{name}-lib": {"bind": "/var/lib/docker", "mode": "rw"}},
+            image, detach=True, name=f"nowlab-dind-{name}", hostname=name, network=net.name,
+            labels={LABEL: "node"}, **NODE_RIGHTS,
+            volumes={f"nowlab-dind-{name}-lib": {"bind": "/var/lib/docker", "mode": "rw"},
+                     "/sys/fs/cgroup": {"bind": "/sys/fs/cgroup", "mode": "rw"}},
             # dockerd skips AppArmor inside a container that says so (the node has no apparmor_parser)
             environment={"container": "docker"})
         ctr.reload()
