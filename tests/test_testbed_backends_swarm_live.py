@@ -9,7 +9,7 @@ the overlay's address, MTU and Open MPI's interface, a live cap change, teardown
 nothing labelled on any node, and `gc` after a controller killed mid-`up` cleaning every node.
 
 Not here yet: MPI across the nodes and a CG job moved from node 1's workstations onto node
-2's. Their tests are on the branch `swarm-mpi`: `mpiexec hostname` across nodes runs, but
+2's. Their tests are in `tests/pending/pending_swarm_mpi_live.py`: `mpiexec hostname` across nodes runs, but
 an MPI program stops at its first message between two workstations (even on one node), where
 plain TCP between them works (docs/multi-host.md).
 
