@@ -58,13 +58,7 @@ def load(directory: Path) -> bytes:
         raise LookupError(f"{p}: no cluster secret (is the cluster up?)") from None
     if os.stat(p).st_mode & 0o077:
         p.chmod(0o600)  # readable by others (copied by hand?): private again
-    try:
-        secret = bytes.fromhex(text)
-    except ValueError:
-        raise ValueError(f"{p}: not hex") from None
-    if len(secret) < 16:
-        raise ValueError(f"{p}: {len(secret)} bytes, want at least 16")
-    return secret
+    return channel_auth.parse_secret(text, str(p))
 
 
 def _write_private(p: Path, secret: bytes, *, exclusive: bool) -> None:

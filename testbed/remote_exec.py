@@ -12,7 +12,7 @@ import shlex
 import signal
 import threading
 from dataclasses import dataclass, field
-from typing import Protocol, Sequence
+from typing import Callable, Protocol, Sequence
 
 import paramiko
 
@@ -64,6 +64,22 @@ class RemoteProcess:
                 pass
 
 
+def run_on_thread(argv: Sequence[str], run: Callable[[], ExecResult]) -> RemoteProcess:
+    """`run` (a blocking run of `argv`) on a thread, as a RemoteProcess: for a control that
+    cannot stream its output (an SSH exec); the remote pid is not known."""
+    proc = RemoteProcess(list(argv))
+
+    def work() -> None:
+        result = run()
+        proc._out.append(result.stdout)
+        proc._err.append(result.stderr)
+        proc.exit_code = result.exit_code
+        proc._done.set()
+
+    threading.Thread(target=work, daemon=True).start()
+    return proc
+
+
 class Control(Protocol):
     def run(self, argv: Sequence[str], *, env: dict[str, str] | None = None,
             timeout: float | None = None) -> ExecResult: ...
@@ -113,17 +129,7 @@ class SshControl:
         stdout.channel.recv_exit_status()  # setsid -f returns as soon as the daemon is forked
 
     def start(self, argv: Sequence[str], *, env: dict[str, str] | None = None) -> RemoteProcess:
-        proc = RemoteProcess(list(argv))
-
-        def work() -> None:
-            result = self.run(argv, env=env)
-            proc._out.append(result.stdout)
-            proc._err.append(result.stderr)
-            proc.exit_code = result.exit_code
-            proc._done.set()
-
-        threading.Thread(target=work, daemon=True).start()
-        return proc
+        return run_on_thread(argv, lambda: self.run(argv, env=env))
 
     def close(self) -> None:
         if self._client is not None:

@@ -82,14 +82,17 @@ def secret_env(secret: bytes, name: str = SECRET_ENV) -> dict[str, str]:
 def secret_from_env(environ: Mapping[str, str] | None = None, name: str = SECRET_ENV) -> bytes | None:
     """The secret in variable `name`, None if unset; ValueError naming the variable if malformed."""
     text = (os.environ if environ is None else environ).get(name)
-    if not text:
-        return None
+    return parse_secret(text, name) if text else None
+
+
+def parse_secret(text: str, where: str) -> bytes:
+    """A secret written as hex (a variable's value, a file's text); ValueError naming `where`."""
     try:
         secret = bytes.fromhex(text)
     except ValueError:
-        raise ValueError(f"{name}: not hex") from None
+        raise ValueError(f"{where}: not hex") from None
     if len(secret) < 16:
-        raise ValueError(f"{name}: {len(secret)} bytes, want at least 16")
+        raise ValueError(f"{where}: {len(secret)} bytes, want at least 16")
     return secret
 
 

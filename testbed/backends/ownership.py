@@ -6,6 +6,7 @@ look dead, as it should.
 """
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Iterable
@@ -35,3 +36,16 @@ def tag_alive(tag: str, proc: Path = PROC) -> bool:
 
 def any_alive(tags: Iterable[str], proc: Path = PROC) -> bool:
     return any(tag_alive(t, proc) for t in tags)
+
+
+def unattended(cluster: str, home: str, owner: str, proc: Path = PROC) -> bool:
+    """Nobody looks after `cluster`: its `up` (tagged `owner`) is gone and it was never marked
+    ready in its state home `home`. The one rule every backend's `leftovers` applies."""
+    state_file = Path(home) / "clusters" / cluster / "cluster.json"
+    ready = False
+    if state_file.exists():
+        try:
+            ready = bool(json.loads(state_file.read_text()).get("ready"))
+        except ValueError:
+            ready = False
+    return not ready and not tag_alive(owner, proc)

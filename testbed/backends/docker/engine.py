@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 import ipaddress
-import json
 import tarfile
 from pathlib import Path
 from typing import Iterable
@@ -20,7 +19,8 @@ from docker.types import IPAMConfig, IPAMPool
 
 import workloads
 from testbed import shaping
-from testbed.backends.ownership import any_alive, owner_tag, tag_alive
+from testbed.backends import ownership
+from testbed.backends.ownership import any_alive, owner_tag
 from testbed.parallel import parallel
 from testbed.spec import ClusterSpec, cfs_quota_us
 from testbed.sshkeys import KEY_NAME
@@ -296,14 +296,7 @@ def unattended(labels: Iterable[dict[str, str]]) -> list[str]:
             found.setdefault(x[LABEL], x)
     out = []
     for name, lab in sorted(found.items()):
-        state_file = Path(lab.get(HOME_LABEL, "/nonexistent")) / "clusters" / name / "cluster.json"
-        ready = False
-        if state_file.exists():
-            try:
-                ready = bool(json.loads(state_file.read_text()).get("ready"))
-            except ValueError:
-                ready = False
-        if not ready and not tag_alive(lab.get(OWNER_LABEL, "")):
+        if ownership.unattended(name, lab.get(HOME_LABEL, "/nonexistent"), lab.get(OWNER_LABEL, "")):
             out.append(name)
     return out
 

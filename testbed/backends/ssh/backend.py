@@ -121,10 +121,7 @@ class SshBackend:
 
     def _record(self, cluster: str) -> registry.Record:
         if cluster not in self._records:
-            rec = registry.load(cluster)
-            if rec is None:
-                raise BackendError(f"cluster {cluster!r}: no SSH hosts recorded for it ({registry.path(cluster)})")
-            self._records[cluster] = rec
+            self._records[cluster] = registry.RECORDS.require(cluster)
         return self._records[cluster]
 
     def _where(self, machine: str) -> tuple[registry.Record, HostAccess, HostLink, HostFolder]:

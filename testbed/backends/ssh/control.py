@@ -9,12 +9,11 @@ argv are mapped onto the host's folder (layout.translate).
 from __future__ import annotations
 
 import shlex
-import threading
 from typing import Sequence
 
 from testbed.backends.ssh.layout import HostFolder, translate
 from testbed.backends.ssh.link import HostLink
-from testbed.remote_exec import ExecResult, RemoteProcess, with_timeout
+from testbed.remote_exec import ExecResult, RemoteProcess, run_on_thread, with_timeout
 
 
 def command_argv(argv: Sequence[str], folder: HostFolder, dev: str, *, env: dict[str, str] | None = None,
@@ -47,17 +46,9 @@ class SshHostControl:
 
     def start(self, argv: Sequence[str], *, env: dict[str, str] | None = None) -> RemoteProcess:
         """Runs on a thread; the remote pid is not known (RemoteProcess.terminate does nothing)."""
-        proc = RemoteProcess(list(argv))
-
-        def work() -> None:
+        def run() -> ExecResult:
             try:
-                result = self.run(argv, env=env)
+                return self.run(argv, env=env)
             except RuntimeError as exc:  # BackendError: the host went away
-                result = ExecResult(-1, "", str(exc))
-            proc._out.append(result.stdout)
-            proc._err.append(result.stderr)
-            proc.exit_code = result.exit_code
-            proc._done.set()
-
-        threading.Thread(target=work, daemon=True).start()
-        return proc
+                return ExecResult(-1, "", str(exc))
+        return run_on_thread(argv, run)

@@ -307,10 +307,7 @@ class SwarmBackend:
 
     def _record(self, cluster: str) -> registry.Record:
         if cluster not in self._records:
-            rec = registry.load(cluster)
-            if rec is None:
-                raise BackendError(f"cluster {cluster!r}: no Swarm hosts recorded for it ({registry.path(cluster)})")
-            self._records[cluster] = rec
+            self._records[cluster] = registry.RECORDS.require(cluster)
         return self._records[cluster]
 
     def remove(self, cluster: str) -> dict[str, int]:
