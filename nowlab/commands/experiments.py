@@ -23,6 +23,8 @@ def anastasiadis(
     seed: Annotated[int, typer.Option("--seed", help="Seed of every job stream.")] = 1996,
     max_replications: Annotated[int | None, typer.Option("--max-replications",
                                                          help="Cap on replications per cell.")] = None,
+    jobs: Annotated[int | None, typer.Option("--jobs", help="Jobs per replication, a tenth of them the warm-up "
+                                             "(a smoke run's size; the paper's is 20,000).")] = None,
     dif_variants: Annotated[str | None, typer.Option(
         "--dif-variants", help="Other readings of DIF to run beside the default, comma-separated "
         "(all-free, share; 'none' for none). Default: all of them.")] = None,
@@ -36,6 +38,8 @@ def anastasiadis(
     overrides: dict[str, object] = {"workers": workers, "seed": seed}
     if max_replications is not None:
         overrides["max_replications"] = max_replications
+    if jobs is not None:
+        overrides.update(jobs_per_replication=jobs, warmup_jobs=jobs // 10)
     if dif_variants is not None:
         overrides["dif_variants"] = tuple(v.strip() for v in dif_variants.split(",") if v.strip() not in ("", "none"))
     try:
