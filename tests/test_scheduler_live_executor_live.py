@@ -24,11 +24,11 @@ from scheduler.live.audit import check_actions, check_physical, check_timeline, 
 
 pytestmark = pytest.mark.integration
 
-# Short jobs: 6 phases of 1.5e8 multiplies (split over the ranks) and 256 KiB to redistribute.
+# Short jobs: 6 phases of 0.25 reference-seconds (split over the ranks) and 256 KiB to redistribute.
 SHORT = job_class("short", {
-    "argv": ["python3", "-m", "workloads.synthetic", "--phases", "6", "--mults", "150000000",
+    "argv": ["python3", "-m", "workloads.synthetic", "--phases", "6", "--work", "0.25",
              "--redist-bytes", str(256 * 1024)],
-    "W": 4.0, "alpha": 1.0, "beta": 0.2, "pmax": 4,
+    "W": 2.0, "alpha": 1.0, "beta": 0.2, "pmax": 4,
 })
 ARRIVALS = [0.0, 1.0, 2.0, 4.0, 5.0, 7.0]
 RUN_TIMEOUT_S = 150.0
@@ -104,7 +104,7 @@ HOG = job_class("hog", {
              "--redist-bytes", str(600 << 20)],
     "W": 1.0, "alpha": 0.1, "beta": 0.0, "pmax": 1,
 })
-NEIGHBOUR = job_class("neighbour", {"argv": list(SHORT.argv), "W": 4.0, "alpha": 1.0, "beta": 0.2, "pmax": 3})
+NEIGHBOUR = job_class("neighbour", {"argv": list(SHORT.argv), "W": 2.0, "alpha": 1.0, "beta": 0.2, "pmax": 3})
 
 
 def test_a_job_past_its_workstations_memory_fails_as_out_of_memory_and_its_neighbour_finishes(live4):
