@@ -95,9 +95,15 @@ class Smoother:
         return sum(vals) / len(vals)
 
 
-def quick_factors(cores: list[int], seconds: float = 1.0) -> dict[int, float]:
-    """A short reading per core (for placement): each kernel's median over `seconds` in all,
-    then their mean, the same blend as `Smoother.factor`."""
+PLACEMENT_READ_S = 2.0         # per core, for placement: the host's speed varies 15-22% (CV) over 1 s
+                               # windows, so half a second refused specs that fit a moment later
+
+
+def quick_factors(cores: list[int], seconds: float | None = None) -> dict[int, float]:
+    """A short reading per core (for placement): each kernel's median over `seconds` in all
+    (PLACEMENT_READ_S a core by default), then their mean, the same blend as `Smoother.factor`."""
+    if seconds is None:
+        seconds = PLACEMENT_READ_S * len(cores)
     out: dict[int, float] = {}
     for core in cores:
         vals: dict[str, list[float]] = {k: [] for k in KERNEL_ORDER}
