@@ -120,7 +120,7 @@ class Campaign:
             result.lost = len(done_before - after)
             result.duplicated = rerun_after_done(out)
             result.jobs, result.failed = stored(out)
-            result.refused_outside, result.refused_handshake = refusals(runner.log_path)
+            result.refused_outside, result.refused_handshake = refusals(*Runner.log_paths(out))
         except (TimeoutError, RuntimeError, OSError, subprocess.SubprocessError) as exc:
             result.note = f"{type(exc).__name__}: {exc}"
             runner.kill()
@@ -200,8 +200,13 @@ class Runner:
 
     def __init__(self, config: Path, out: Path, resume: bool = False) -> None:
         self.argv = [NOWLAB, "run", "--resume", "--out", str(out)] if resume else [NOWLAB, "run", str(config), "--out", str(out)]
-        self.log_path = out.with_name(out.stem + (".resume.log" if resume else ".log"))
+        self.log_path = self.log_paths(out)[1 if resume else 0]
         self.proc: subprocess.Popen | None = None
+
+    @staticmethod
+    def log_paths(out: Path) -> tuple[Path, Path]:
+        """The first run's log and the resumed run's, beside the results store."""
+        return out.with_name(out.stem + ".log"), out.with_name(out.stem + ".resume.log")
 
     def start(self) -> None:
         with open(self.log_path, "w") as log:
@@ -421,12 +426,16 @@ while time.monotonic() < end:
 """
 
 
-def refusals(log: Path) -> tuple[int, int]:
-    """(refused outside the cluster's networks, refused at the handshake), from the runner's log."""
-    try:
-        lines = [ln for ln in log.read_text(errors="replace").splitlines() if "control channel: refused" in ln]
-    except OSError:
-        return 0, 0
+def refusals(*logs: Path) -> tuple[int, int]:
+    """(refused outside the cluster's networks, refused at the handshake), from the runners' logs
+    (the first run's and, when there was one, the resumed run's)."""
+    lines: list[str] = []
+    for log in logs:
+        try:
+            text = log.read_text(errors="replace")
+        except FileNotFoundError:
+            continue
+        lines += [ln for ln in text.splitlines() if "control channel: refused" in ln]
     outside = sum("outside the allowed" in ln for ln in lines)
     return outside, len(lines) - outside
 
