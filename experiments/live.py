@@ -20,6 +20,7 @@ from experiments.runner import Runner, swf_stream
 from experiments.store import ResultsStore, StoreError
 from experiments.swf_export import export
 from testbed.config_loader import validate
+from testbed.spec import SpecError
 
 console = Console(stderr=True)
 
@@ -76,6 +77,7 @@ def run_experiment(target: Path | None, *, out: Path | None, resume: bool, repor
     from testbed.progress import progress_bar
 
     store, config = open_store(target, out, resume)
+    refused = False
     try:
         console.rule(f"[bold]{config.title}[/] ({config.name}, about {config.minutes:g} min here)")
         with progress_bar() as update:
@@ -85,8 +87,14 @@ def run_experiment(target: Path | None, *, out: Path | None, resume: bool, repor
         else:
             steps.redo(store, console.log)  # the cells' own steps all the same
         return store.path
+    except SpecError:  # the cluster could not be placed (its speeds, now): nothing ran
+        refused = not resume and store.jobs_frame().empty
+        raise
     finally:
         store.close()
+        if refused:  # a new results file with nothing in it would only make the retry say "use --resume"
+            for path in (store.path, *(store.path.with_name(store.path.name + x) for x in ("-wal", "-shm"))):
+                path.unlink(missing_ok=True)
 
 
 def post_process(store: ResultsStore, out: Path | None, *, predict: bool) -> list[str]:

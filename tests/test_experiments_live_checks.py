@@ -45,3 +45,25 @@ def test_a_good_trace_passes_and_the_store_is_made(tmp_path):
         assert loaded.arrivals.swf is not None and store.path.exists()
     finally:
         store.close()
+
+
+def test_a_cluster_that_cannot_be_placed_leaves_no_results_file(tmp_path, monkeypatch):
+    """Placement reads the cores' speed at `up`: a refusal then stops the run before anything
+    ran, and must not leave a results file that makes the retry ask for --resume."""
+    from experiments import live
+    from testbed.spec import SpecError
+
+    class Refused:
+        def __init__(self, config, store, *, update, log, reprofile) -> None:
+            pass
+
+        def run(self) -> None:
+            raise SpecError("workstation ws7: speed 0.300 reference cores asked, 0.044 available")
+
+    monkeypatch.setattr(live, "Runner", Refused)
+    for name in ("exp_tiny.toml", "exp_tiny4.toml"):
+        shutil.copy(DATA / name, tmp_path / name)
+    out = tmp_path / "results" / "r.sqlite"
+    with pytest.raises(SpecError, match="^workstation ws7: speed"):
+        live.run_experiment(tmp_path / "exp_tiny.toml", out=out, resume=False, report=False)
+    assert list(out.parent.iterdir()) == []
