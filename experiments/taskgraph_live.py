@@ -7,6 +7,10 @@ for its predecessors' messages, which cross the emulated network over TCP, compu
 demand, and sends its own. What each reports (wall-clock times; the workstations share
 the host's clock) becomes one `TaskRun` on the graph's clock, t = 0 at the start, beside
 the TGS prediction for the same placement.
+
+Each run has its own secret, handed to the tasks in their environment: the go and every
+message prove it (workloads/channel_auth.py, context TASKGRAPH), so nothing else that
+reaches a task's port can start it early or pose as a predecessor.
 """
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ from scheduler.taskgraph.spec import TaskGraph
 from scheduler.taskgraph.workstations import Owners, Workstation
 from testbed.cluster import GUEST_PREFIX, Cluster
 from testbed.remote_exec import ExecResult
+from workloads import channel_auth
 from workloads.taskgraph_task import GO, HEADER_BYTES
 
 BASE_PORT = 21000
@@ -82,9 +87,10 @@ def ports(graph: TaskGraph) -> dict[str, int]:
     return {t.name: BASE_PORT + i for i, t in enumerate(graph.tasks)}
 
 
-def go(addresses: Mapping[str, tuple[str, int]], *, ready_timeout_s: float, lead_s: float) -> float:
-    """Connect to every task (retrying until it listens), then send each the start time,
-    `lead_s` ahead; returns it. A task that never listens is named."""
+def go(addresses: Mapping[str, tuple[str, int]], secret: bytes, *, ready_timeout_s: float, lead_s: float) -> float:
+    """Connect to every task (retrying until it listens) and prove the run's secret, then send
+    each the start time, `lead_s` ahead; returns it. A task that never listens, or refuses
+    the secret, is named."""
     conns: dict[str, socket.socket] = {}
     deadline = time.monotonic() + ready_timeout_s
     try:
@@ -97,6 +103,10 @@ def go(addresses: Mapping[str, tuple[str, int]], *, ready_timeout_s: float, lead
                         raise TaskGraphRunError(f"task {task}: not listening on {ip}:{port} after "
                                                 f"{ready_timeout_s:g} s") from None
                     time.sleep(0.05)
+            try:
+                channel_auth.client_handshake(conns[task], secret, channel=channel_auth.TASKGRAPH)
+            except channel_auth.AuthError as exc:
+                raise TaskGraphRunError(f"task {task}: {exc}") from None
         start_at = time.time() + lead_s
         for conn in conns.values():
             conn.sendall(GO.encode().ljust(HEADER_BYTES, b"\0") + repr(start_at).encode())
@@ -117,10 +127,12 @@ def run(cluster: Cluster, graph: TaskGraph, placement: Mapping[str, str], *, lea
     if unknown:
         raise ValueError(f"placement: workstation {unknown[0]} is not in cluster {cluster.name}")
     ips, port = cluster.ips, ports(graph)
-    procs = {t.name: cluster.start(placement[t.name], task_argv(graph, placement, ips, t.name, timeout_s))
+    secret = channel_auth.new_secret()
+    procs = {t.name: cluster.start(placement[t.name], task_argv(graph, placement, ips, t.name, timeout_s),
+                                   env=channel_auth.secret_env(secret))
              for t in graph.tasks}
     try:
-        start_at = go({t: (ips[placement[t]], port[t]) for t in procs}, ready_timeout_s=ready_timeout_s,
+        start_at = go({t: (ips[placement[t]], port[t]) for t in procs}, secret, ready_timeout_s=ready_timeout_s,
                       lead_s=lead_s)
     except TaskGraphRunError:
         for name, proc in procs.items():  # the others exit at their own timeout; say why this one failed

@@ -18,7 +18,8 @@ Two more channels use the same handshake with a per-cluster secret (NOWLAB_CLUST
 made at `up` and kept 0600 in the cluster's folder, testbed/cluster_secret.py), each with its
 own context: the resident pool (workloads/pool.py), whose `run` line starts a program on a
 workstation, and the time-sharing managers (containers/agents/timeshare_manager.py), which
-stop and continue processes. The per-run secret cannot serve them: both outlive runs.
+stop and continue processes. The per-run secret cannot serve them: both outlive runs. A task
+graph's tasks (workloads/taskgraph_task.py) take a per-run secret too, on their own context.
 """
 from __future__ import annotations
 
@@ -60,6 +61,9 @@ class Channel:
 CONTROL = Channel("control channel", CONTROL_CONTEXT, SECRET_ENV, "this run's")
 POOL = Channel("pool", b"nowlab resident pool v1", CLUSTER_SECRET_ENV, "the cluster's")
 TIMESHARE = Channel("timeshare manager", b"nowlab timeshare manager v1", CLUSTER_SECRET_ENV, "the cluster's")
+# A task graph's messages and the host's go (workloads/taskgraph_task.py): the run's secret,
+# under their own context so an answer for the control channel is no good here.
+TASKGRAPH = Channel("task graph", b"nowlab task graph v1", SECRET_ENV, "this run's")
 
 
 class AuthError(ConnectionError):
@@ -162,6 +166,21 @@ def check_answer(secret: bytes, nonce: bytes, line: bytes, channel: Channel = CO
         raise AuthError("answer is not hex") from None
     if not hmac.compare_digest(given, answer(secret, nonce, channel.context)):
         raise AuthError(f"wrong answer (not {channel.whose} secret)")
+
+
+def server_handshake(sock: socket.socket, secret: bytes, *, channel: Channel = CONTROL,
+                     timeout_s: float | None = HANDSHAKE_TIMEOUT_S) -> None:
+    """The server's side for a blocking server of one connection at a time: challenge, check
+    the answer, say ok. AuthError (one line why) if the peer does not prove the secret; the
+    caller closes it. A server of many peers at once uses workloads/control_gate.py instead."""
+    deadline = deadline_after(timeout_s)
+    before = sock.gettimeout()
+    nonce, line = challenge()
+    sock.sendall(line)
+    reply, _ = _read_line(sock, deadline, "answer")
+    check_answer(secret, nonce, reply, channel)
+    sock.sendall(ACCEPTED + b"\n")
+    sock.settimeout(before)
 
 
 def answer_challenge(sock: socket.socket, secret: bytes, deadline: float | None, *,

@@ -13,6 +13,12 @@ cross the emulated network and its shaping. It prints one JSON line of wall-cloc
 (the workstations share the host's clock), from which the host checks every precedence
 arc and compares with the model. A predecessor that never sends fails the task after
 `--timeout-s`, named in the error.
+
+Every connection, the host's go and each message, first proves the run's secret
+(NOWLAB_CONTROL_SECRET, in the environment; workloads/channel_auth.py, context TASKGRAPH):
+one that does not is refused, named on stderr, and the task goes on waiting for the real
+ones. A task serves one connection at a time, so a peer that connects and stays silent
+delays it by at most the handshake timeout.
 Runs inside the containers: standard library and numpy only.
 """
 from __future__ import annotations
@@ -24,7 +30,7 @@ import sys
 import threading
 import time
 
-from workloads import compute
+from workloads import channel_auth, compute
 from workloads.reference import ref_seconds_to_mults
 
 HEADER_BYTES = 64  # the sender's task name, NUL-padded, then the payload
@@ -34,11 +40,26 @@ CHUNK_BYTES = 1 << 16
 GO = "__go__"  # the host's header: the payload is the graph's start time, epoch seconds
 
 
-def wait_for_go(server: socket.socket, deadline: float) -> float:
-    """The host's connection is the first this task accepts (its predecessors cannot send
-    before their own go): read the start time from it and sleep until then."""
-    server.settimeout(max(0.01, deadline - time.time()))
-    conn, _ = server.accept()
+def accept_authenticated(server: socket.socket, secret: bytes, deadline: float) -> socket.socket:
+    """The next connection that proves the run's secret. One that does not is closed and named
+    on stderr; socket.timeout once `deadline` (epoch seconds) passes."""
+    while True:
+        server.settimeout(max(0.01, deadline - time.time()))
+        conn, peer = server.accept()
+        try:
+            channel_auth.server_handshake(conn, secret, channel=channel_auth.TASKGRAPH,
+                                          timeout_s=min(channel_auth.HANDSHAKE_TIMEOUT_S, max(0.01, deadline - time.time())))
+        except OSError as exc:  # AuthError is one; a peer gone mid-handshake is another
+            conn.close()
+            print(f"task graph: refused {peer[0]} port {peer[1]}: {exc}", file=sys.stderr, flush=True)
+            continue
+        return conn
+
+
+def wait_for_go(server: socket.socket, secret: bytes, deadline: float) -> float:
+    """The host's connection is the first authenticated one this task accepts (its predecessors
+    cannot send before their own go): read the start time from it and sleep until then."""
+    conn = accept_authenticated(server, secret, deadline)
     with conn:
         conn.settimeout(max(0.01, deadline - time.time()))
         name = _read(conn, HEADER_BYTES).rstrip(b"\0").decode()
@@ -52,13 +73,12 @@ def wait_for_go(server: socket.socket, deadline: float) -> float:
     return start_at
 
 
-def receive(server: socket.socket, expect: set[str], deadline: float) -> dict[str, tuple[float, int]]:
-    """Accept one connection per expected predecessor; return name -> (time fully arrived, bytes)."""
+def receive(server: socket.socket, secret: bytes, expect: set[str], deadline: float) -> dict[str, tuple[float, int]]:
+    """Accept one authenticated connection per expected predecessor; return name -> (time fully arrived, bytes)."""
     got: dict[str, tuple[float, int]] = {}
     while set(got) != expect:
-        server.settimeout(max(0.01, deadline - time.time()))
         try:
-            conn, _ = server.accept()
+            conn = accept_authenticated(server, secret, deadline)
         except socket.timeout:
             missing = ", ".join(sorted(expect - set(got)))
             raise TimeoutError(f"no message from {missing} before the timeout") from None
@@ -85,8 +105,9 @@ def _read(conn: socket.socket, n: int) -> bytes:
     return data
 
 
-def send(name: str, host: str, port: int, size: int, deadline: float) -> None:
-    """Connect (retrying while the successor is not yet listening) and send the header and `size` bytes."""
+def send(name: str, host: str, port: int, size: int, secret: bytes, deadline: float) -> None:
+    """Connect (retrying while the successor is not yet listening), prove the run's secret, and
+    send the header and `size` bytes."""
     while True:
         try:
             conn = socket.create_connection((host, port), timeout=max(0.01, deadline - time.time()))
@@ -96,6 +117,8 @@ def send(name: str, host: str, port: int, size: int, deadline: float) -> None:
                 raise
             time.sleep(0.02)
     with conn:
+        channel_auth.client_handshake(conn, secret, channel=channel_auth.TASKGRAPH)
+        conn.settimeout(max(0.01, deadline - time.time()))
         conn.sendall(name.encode().ljust(HEADER_BYTES, b"\0"))
         block = bytes(min(size, CHUNK_BYTES))
         left = size
@@ -107,14 +130,14 @@ def send(name: str, host: str, port: int, size: int, deadline: float) -> None:
         conn.recv(1)  # the receiver closes once it has everything: the message has arrived
 
 
-def send_all(name: str, targets: list[tuple[str, int, int]], deadline: float) -> None:
+def send_all(name: str, targets: list[tuple[str, int, int]], secret: bytes, deadline: float) -> None:
     """Send to every successor at once, as PVM's buffered sends would: one successor still
     receiving from someone else must not hold up the others."""
     errors: list[BaseException] = []
 
     def one(host: str, port: int, size: int) -> None:
         try:
-            send(name, host, port, size, deadline)
+            send(name, host, port, size, secret, deadline)
         except OSError as exc:
             errors.append(exc)
 
@@ -148,14 +171,17 @@ def main(argv: list[str] | None = None) -> int:
     launched = time.time()
     deadline = launched + a.timeout_s
     try:
+        secret = channel_auth.secret_from_env()
+        if secret is None:
+            raise ValueError(f"{channel_auth.SECRET_ENV}: not set (the run's secret, which every message proves)")
         with socket.create_server(("0.0.0.0", a.port), backlog=max(4, len(a.expect) + 1)) as server:
             print(json.dumps({"task": a.name, "listening": a.port}), flush=True)
-            start_at = wait_for_go(server, deadline)
-            arrivals = receive(server, set(a.expect), deadline)
+            start_at = wait_for_go(server, secret, deadline)
+            arrivals = receive(server, secret, set(a.expect), deadline)
         ready = time.time()
         compute.multiply(ref_seconds_to_mults(a.work_ref_s))
         done = time.time()
-        send_all(a.name, a.send, deadline)
+        send_all(a.name, a.send, secret, deadline)
         sent = time.time()
     except (OSError, TimeoutError, ValueError) as exc:
         print(json.dumps({"task": a.name, "error": f"{type(exc).__name__}: {exc}"}), flush=True)
