@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from testbed.cluster import Cluster
 from testbed.remote_exec import RemoteProcess
-from testbed.timeshare_client import DEFAULT_PORT, ManagerClient, ManagerUnreachable
+from testbed.timeshare_client import DEFAULT_PORT, ManagerClient, ManagerRefused, ManagerUnreachable
 from workloads import channel_auth
 
 AGENT_PATH = "/opt/nowlab/agents/timeshare_manager.py"
@@ -81,6 +81,8 @@ class ClusterBackend:
                 client.status()
             except ManagerUnreachable:
                 return
+            except ManagerRefused:  # "the manager is shutting down": it still listens while it lets go
+                pass
             time.sleep(0.1)
         raise RuntimeError(f"{w}: the manager (pid {pid}) still answers {START_TIMEOUT_S:g} s after SIGTERM")
 
