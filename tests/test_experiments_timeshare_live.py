@@ -102,12 +102,15 @@ def test_a_workstation_without_a_manager_is_one_line_naming_it():
 
 @pytest.fixture
 def managers() -> Iterator[dict[str, subprocess.Popen]]:
-    """Three local managers on 127.0.0.1 (any free port), at the niceness the tests run at."""
+    """Three local managers on 127.0.0.1 (any free port), at the niceness they ask for (-10).
+
+    At niceness 19 (as this fixture once ran them) a boundary waited behind the running ranks:
+    on a loaded CI host ws3 measured shares of 0.58 and 0.42 over six rounds."""
     procs: dict[str, subprocess.Popen] = {}
     try:
         for w in WORKSTATIONS:
             procs[w] = subprocess.Popen(
-                [sys.executable, str(AGENT), "--name", w, "--host", "127.0.0.1", "--port", "0", "--nice", "19",
+                [sys.executable, str(AGENT), "--name", w, "--host", "127.0.0.1", "--port", "0",
                  "--drift-ppm", str(DRIFT_PPM.get(w, 0))],
                 env=manager_env(SECRET), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         for w, p in procs.items():
