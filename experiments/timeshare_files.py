@@ -4,7 +4,7 @@ from __future__ import annotations
 import csv
 import io
 import math
-from dataclasses import astuple, fields
+from dataclasses import MISSING, astuple, fields
 from pathlib import Path
 from typing import TypeVar
 
@@ -67,14 +67,19 @@ def _read(path: Path, cls: type[Row]) -> list[Row]:
     with io.StringIO(text, newline="") as f:
         reader = csv.DictReader(f)
         want = [fl.name for fl in fields(cls)]
-        if reader.fieldnames != want:
+        got = list(reader.fieldnames or [])
+        # a file written before a column with a default was added ends early: the default fills it
+        later = [fl for fl in fields(cls)[len(got):] if fl.default is not MISSING]
+        if got != want[:len(got)] or len(got) + len(later) != len(want):
             raise RunFilesError(f"{path.name}: columns {reader.fieldnames}, expected {want}")
+        defaults = {fl.name: _text(fl.default) for fl in later}
         rows = []
         for row in reader:
             where = f"{path.name} line {reader.line_num}"
             if None in row.values() or None in row:  # DictReader: None for a missing field, key None for extras
-                got = sum(v is not None for k, v in row.items() if k is not None) + len(row.get(None) or [])
-                raise RunFilesError(f"{where}: expected {len(want)} columns, got {got}")
+                n = sum(v is not None for k, v in row.items() if k is not None) + len(row.get(None) or [])
+                raise RunFilesError(f"{where}: expected {len(got)} columns, got {n}")
+            row = {**defaults, **row}
             rows.append(cls(**{fl.name: _value(str(fl.type), row[fl.name], f"{where} {fl.name}") for fl in fields(cls)}))
         return rows
 

@@ -9,7 +9,7 @@ timeline are on its manager's clock, given here from that workstation's round 0.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from experiments.timeshare_run import TimeshareRun
 from experiments.timeshare_timeline import intervals, shares, whole_rounds
@@ -27,6 +27,9 @@ class RunRow:
     lead_before_round0_s: float  # launch to round 0: the jobs ran unmanaged, all at once
     watchdog_bound_s: float
     dead_managers: str
+    # "": T_d(1) and T_d(p) are this run's own dedicated runs (or it ran none); else the run
+    # directory they were taken from (borrow_dedicated), the same spec on the same cluster
+    dedicated_from: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,13 +119,44 @@ def job_row(run: TimeshareRun, job: str) -> JobRow:
     on_p = run.dedicated.get((job, p))
     t_d1_s = one.compute_s if one is not None else NAN
     t_dp_s = on_p.compute_s if on_p is not None else NAN
-    t_e_s = run.shared[job].compute_s
-    s_d = t_d1_s / t_dp_s
-    predicted = program.beta * s_d
-    measured = t_d1_s / t_e_s
     same = run.answers_equal.get(job)
-    return JobRow(job, " ".join(program.hosts), p, program.beta, t_d1_s, t_dp_s, t_e_s, s_d, predicted, measured,
-                  measured / predicted - 1, "-" if same is None else ("yes" if same else "no"))
+    return with_times(job, " ".join(program.hosts), p, program.beta, t_d1_s, t_dp_s, run.shared[job].compute_s,
+                      "-" if same is None else ("yes" if same else "no"))
+
+
+def with_times(job: str, workstations: str, p: int, beta: float, t_d1_s: float, t_dp_s: float, t_e_s: float,
+               same_answer: str) -> JobRow:
+    """A job's row from its three times: S_d = T_d(1)/T_d(p), predicted S_e = β·S_d, measured T_d(1)/T_e."""
+    s_d = t_d1_s / t_dp_s
+    predicted = beta * s_d
+    measured = t_d1_s / t_e_s
+    return JobRow(job, workstations, p, beta, t_d1_s, t_dp_s, t_e_s, s_d, predicted, measured,
+                  measured / predicted - 1, same_answer)
+
+
+class BorrowError(ValueError):
+    """Dedicated times that do not belong to this run's jobs: one line naming the job."""
+
+
+def borrow_dedicated(rows: RunRows, source: RunRows, source_name: str) -> RunRows:
+    """This run's jobs with T_d(1) and T_d(p) taken from another run of the same jobs.
+
+    A resync variant run with --no-dedicated shares the dedicated runs of the variant that
+    made them: a job alone does not depend on how the others are time-shared, and running
+    them again costs some 17 minutes a variant. The answers are not compared (same answer: -).
+    """
+    theirs = {j.job: j for j in source.jobs}
+    jobs = []
+    for j in rows.jobs:
+        d = theirs.get(j.job)
+        if d is None:
+            raise BorrowError(f"{j.job}: not among {source_name}'s jobs ({', '.join(theirs) or 'none'})")
+        if (d.workstations, d.p) != (j.workstations, j.p):
+            raise BorrowError(f"{j.job}: ran on {j.workstations} here, on {d.workstations} in {source_name}")
+        if math.isnan(d.t_d1_s) or math.isnan(d.t_dp_s):
+            raise BorrowError(f"{j.job}: {source_name} has no dedicated times for it")
+        jobs.append(with_times(j.job, j.workstations, j.p, j.beta, d.t_d1_s, d.t_dp_s, j.t_e_s, "-"))
+    return replace(rows, run=replace(rows.run, dedicated_from=source_name), jobs=tuple(jobs))
 
 
 def measure(run: TimeshareRun) -> RunRows:

@@ -51,6 +51,8 @@ def render_markdown(rows: RunRows) -> str:
     variant = r.resync + (f" every {r.every_rounds} rounds" if r.resync == "loose" else "")
     within = [j for j in rows.jobs if not math.isnan(j.error) and abs(j.error) <= SPEEDUP_TOLERANCE]
     judged = [j for j in rows.jobs if not math.isnan(j.error)]
+    borrowed = (f", taken from the dedicated runs of {r.dedicated_from} (same spec and cluster; the answers "
+                f"are compared there, not here)") if r.dedicated_from else ""
     lines = [f"# Time sharing live: {r.spec} under {variant}", "",
              f"Round {r.round_s:g} s. The run took {r.run_s:.1f} s from the first launch to the last job done; "
              f"the jobs ran unmanaged, all at once, for the first {r.lead_before_round0_s:.2f} s (start-up, "
@@ -58,7 +60,7 @@ def render_markdown(rows: RunRows) -> str:
              f"(watchdog bound {r.watchdog_bound_s:.2f} s).", "",
              "![who ran when](timeline.png)", "",
              "## Effective speedup: S_e = β·S_d (Zhou & Brent §2)", "",
-             f"T_d(1), T_d(p): each job alone, dedicated; T_e: time-shared; times are the workload's own "
+             f"T_d(1), T_d(p): each job alone, dedicated{borrowed}; T_e: time-shared; times are the workload's own "
              f"(first iteration to last). Target: measured within {SPEEDUP_TOLERANCE:.0%} of predicted: "
              f"{len(within)} of {len(judged)} jobs.", "",
              "| job | workstations | p | β | T_d(1) s | T_d(p) s | T_e(p) s | S_d | S_e predicted | S_e measured | error | same answer |",

@@ -51,3 +51,53 @@ def test_report_redoes_each_run_and_writes_the_variants_side_by_side(tmp_path):
 def test_report_of_a_directory_without_csvs_is_one_line(tmp_path):
     out = CliRunner().invoke(app, ["timeshare", "report", str(tmp_path)], terminal_width=400)
     assert out.exit_code == 2 and "run.csv: missing" in out.output and len(out.output.splitlines()) == 1
+
+
+def test_report_fills_a_run_without_dedicated_runs_from_one_with_them(tmp_path):
+    from dataclasses import replace
+
+    from experiments.timeshare_files import read_rows
+
+    nan = float("nan")
+    write_rows(tmp_path / "loose1", rows("loose"))
+    bare = rows("strict")
+    bare = replace(bare, jobs=(JobRow("J1", "ws1 ws2", 2, 0.3, nan, nan, 150.0, nan, nan, nan, nan, "-"),))
+    write_rows(tmp_path / "strict", bare)
+    argv = ["timeshare", "report", str(tmp_path / "strict"), "--dedicated-from", str(tmp_path / "loose1")]
+    out = CliRunner().invoke(app, argv, terminal_width=400)
+    assert out.exit_code == 0, out.output
+    got = read_rows(tmp_path / "strict")
+    j = got.jobs[0]
+    # T_d from loose1 (80 s, 41 s), T_e its own (150 s): S_d 80/41, predicted 0.3 S_d, measured 80/150
+    assert (j.t_d1_s, j.t_dp_s, j.t_e_s, j.same_answer) == (80.0, 41.0, 150.0, "-")
+    assert j.s_e_predicted == 0.3 * 80.0 / 41.0 and j.error == (80.0 / 150.0) / (0.3 * 80.0 / 41.0) - 1
+    assert got.run.dedicated_from == "loose1"
+    assert "taken from the dedicated runs of loose1" in (tmp_path / "strict" / "report.md").read_text()
+    # again: nothing to fill, nothing changes
+    assert CliRunner().invoke(app, argv, terminal_width=400).exit_code == 0
+    assert read_rows(tmp_path / "strict") == got
+
+
+def test_dedicated_times_of_other_jobs_are_one_line_naming_the_job(tmp_path):
+    from dataclasses import replace
+
+    nan = float("nan")
+    write_rows(tmp_path / "other", replace(rows("loose"), jobs=(
+        JobRow("J1", "ws1 ws3", 2, 0.3, 80.0, 41.0, 140.0, 1.95, 0.585, 0.571, -0.024, "yes"),)))
+    write_rows(tmp_path / "strict", replace(rows("strict"), jobs=(
+        JobRow("J1", "ws1 ws2", 2, 0.3, nan, nan, 150.0, nan, nan, nan, nan, "-"),)))
+    out = CliRunner().invoke(app, ["timeshare", "report", str(tmp_path / "strict"), "--dedicated-from",
+                                   str(tmp_path / "other")], terminal_width=400)
+    assert out.exit_code == 2 and len(out.output.splitlines()) == 1, out.output
+    assert out.output.startswith("error: J1: ran on ws1 ws2 here, on ws1 ws3 in other"), out.output
+
+
+def test_a_run_file_written_before_dedicated_from_existed_reads_with_it_empty(tmp_path):
+    from experiments.timeshare_files import read_rows
+
+    write_rows(tmp_path, rows("loose"))
+    run_csv = tmp_path / "run.csv"
+    header, values = run_csv.read_text().splitlines()
+    assert header.endswith(",dedicated_from") and values.endswith(",")
+    run_csv.write_text(header.removesuffix(",dedicated_from") + "\n" + values.removesuffix(",") + "\n")
+    assert read_rows(tmp_path) == rows("loose")

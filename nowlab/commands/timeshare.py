@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import csv
+import math
 from pathlib import Path
 from typing import Optional
 
@@ -151,12 +152,23 @@ def run_command(
 def report_command(
     run_dirs: list[Path] = typer.Argument(..., help="Run directories (their CSVs), from `nowlab timeshare run`."),
     compare: Optional[Path] = typer.Option(None, "--compare", help="Also write the runs side by side (Markdown) here."),
+    dedicated_from: Optional[Path] = typer.Option(
+        None, "--dedicated-from",
+        help="A run of the same spec whose dedicated times (T_d(1), T_d(p)) fill in each run made with "
+             "--no-dedicated; its jobs.csv and run.csv are rewritten."),
 ) -> None:
     """Redo each run's report (report.md and its PNGs) from its CSV files; with --compare, the runs side by side."""
-    from experiments.timeshare_files import read_rows
+    from experiments.timeshare_files import read_rows, write_rows
+    from experiments.timeshare_measure import borrow_dedicated
     from experiments.timeshare_report import compare_markdown, write_report
 
     with user_errors():
+        if dedicated_from is not None:
+            source = read_rows(dedicated_from)
+            for d in run_dirs:
+                rows = read_rows(d)
+                if d.resolve() != dedicated_from.resolve() and all(math.isnan(j.t_d1_s) for j in rows.jobs):
+                    write_rows(d, borrow_dedicated(rows, source, dedicated_from.name))
         written = [p for d in run_dirs for p in write_report(d)]
         if compare is not None:
             compare.write_text(compare_markdown([(d.name, read_rows(d)) for d in run_dirs]))
