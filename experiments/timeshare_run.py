@@ -57,18 +57,23 @@ class JobProgram:
         return [*self.argv, "--job", name or self.job, "--hosts", ",".join(hosts)]
 
 
-def synthetic_programs(spec: TimeshareSpec, phase_ref_s: float = SYNTHETIC_PHASE_REF_S) -> tuple[JobProgram, ...]:
-    """Each job of the spec as the synthetic workload: its demand_ref_s in phases of about phase_ref_s."""
+def programs(spec: TimeshareSpec, phase_ref_s: float = SYNTHETIC_PHASE_REF_S) -> tuple[JobProgram, ...]:
+    """Each job of the spec as its workload: the synthetic one, its demand_ref_s in phases of about
+    phase_ref_s; or CG of its n and iterations, printing its x so the answers can be compared."""
     if not phase_ref_s > 0:
         raise TimeshareRunError(f"phase_ref_s: must be > 0 reference-seconds, got {phase_ref_s}")
     entries = {e.id: e for e in spec.job}
     out = []
     for a in spec.allocations():
-        demand_ref_s = entries[a.share.job].demand_ref_s
-        phases = max(1, round(demand_ref_s / phase_ref_s))
-        out.append(JobProgram(a.share.job, a.share.workstations, a.share.beta,
-                              ("python3", "-m", "workloads.synthetic", "--phases", str(phases),
-                               "--work", repr(demand_ref_s / phases))))
+        entry = entries[a.share.job]
+        if entry.cg is not None:
+            argv: tuple[str, ...] = ("python3", "-m", "workloads.cg", "--n", str(entry.cg.n),
+                                     "--iterations", str(entry.cg.iterations), "--print-x")
+        else:
+            phases = max(1, round(entry.demand_ref_s / phase_ref_s))
+            argv = ("python3", "-m", "workloads.synthetic", "--phases", str(phases),
+                    "--work", repr(entry.demand_ref_s / phases))
+        out.append(JobProgram(a.share.job, a.share.workstations, a.share.beta, argv))
     return tuple(out)
 
 

@@ -8,6 +8,7 @@ many reference-seconds per second.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -28,9 +29,19 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class CgSize(_Strict):
+    """A CG job's problem: its matrix order and its iteration count (workloads/cg.py)."""
+    n: int = Field(gt=0, description="matrix order")
+    iterations: int = Field(gt=0)
+
+
 class JobEntry(_Strict):
     id: str
     demand_ref_s: float = Field(gt=0, description="T_d(1): the work on one reference core")
+    # what a live run runs: the synthetic workload sized by demand_ref_s, or CG of the given size
+    # (demand_ref_s then only feeds the tables' prediction and the simulation)
+    workload: Literal["synthetic", "cg"] = "synthetic"
+    cg: CgSize | None = None
     overhead_s: float = Field(0.0, ge=0, description="Sevcik's alpha: fixed seconds at any p")
     per_processor_s: float = Field(0.0, ge=0, description="Sevcik's beta: seconds added per processor")
     arrival_s: float = Field(0.0, ge=0)
@@ -46,6 +57,9 @@ class JobEntry(_Strict):
             raise ValueError(f"job {self.id}: workstations or processors need a beta (without one the rule picks both)")
         if self.beta is not None and self.workstations is None and self.processors is None:
             raise ValueError(f"job {self.id}: a beta needs workstations or processors")
+        if (self.workload == "cg") != (self.cg is not None):
+            raise ValueError(f"job {self.id}: workload cg needs cg = {{ n = ..., iterations = ... }}, "
+                             f"and only cg takes it (workload: {self.workload})")
         return self
 
 

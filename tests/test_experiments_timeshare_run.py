@@ -24,7 +24,7 @@ from experiments.timeshare_live import LiveSetup
 from experiments.timeshare_measure import IntervalRow, RunRows
 from experiments.timeshare_report import SPEEDUP_TOLERANCE, record_run, render_markdown
 from experiments.timeshare_run import (JobProgram, TimeshareRunError, TimeshareRunner, parse_resync, same_answer,
-                                       synthetic_programs)
+                                       programs)
 from experiments.timeshare_spec import TimeshareSpec, load_timeshare_spec
 from experiments.timeshare_timeline import shares, whole_rounds
 from scheduler.timeshare.tables import Resync, ResyncPlan
@@ -63,18 +63,29 @@ def test_a_bad_resync_option_is_one_line(text, message):
         parse_resync(text)
 
 
-def test_synthetic_programs_carry_each_jobs_demand_hosts_and_beta():
+def test_programs_carry_each_jobs_demand_hosts_and_beta():
     spec = load_timeshare_spec(FIG3)
-    programs = {p.job: p for p in synthetic_programs(spec, phase_ref_s=0.5)}
-    assert set(programs) == {"J1", "J2", "J3", "J4", "J5", "J6"}
-    j6 = programs["J6"]
+    by_job = {p.job: p for p in programs(spec, phase_ref_s=0.5)}
+    assert set(by_job) == {"J1", "J2", "J3", "J4", "J5", "J6"}
+    j6 = by_job["J6"]
     assert j6.hosts == ("ws1", "ws2", "ws3", "ws4") and j6.beta == 0.3
     phases = int(j6.argv[j6.argv.index("--phases") + 1])
     work = float(j6.argv[j6.argv.index("--work") + 1])
     assert phases == 320 and phases * work == pytest.approx(160.0)
     assert j6.argv_on(("ws1",), "J6-d")[-4:] == ["--job", "J6-d", "--hosts", "ws1"]
     with pytest.raises(TimeshareRunError, match=r"^phase_ref_s: must be > 0"):
-        synthetic_programs(spec, phase_ref_s=0.0)
+        programs(spec, phase_ref_s=0.0)
+
+
+def test_a_cg_job_of_the_spec_runs_cg_of_its_size_and_prints_its_answer(tmp_path):
+    spec_file = tmp_path / "cg.toml"
+    spec_file.write_text('workstations = ["ws1", "ws2"]\nround_s = 4.0\n'
+                         '[[job]]\nid = "C"\nworkstations = ["ws1", "ws2"]\nbeta = 0.5\ndemand_ref_s = 3.0\n'
+                         'workload = "cg"\ncg = { n = 400, iterations = 50 }\n'
+                         '[[job]]\nid = "S"\nworkstations = ["ws1", "ws2"]\nbeta = 0.5\ndemand_ref_s = 3.0\n')
+    by_job = {p.job: p for p in programs(load_timeshare_spec(spec_file), phase_ref_s=0.5)}
+    assert by_job["C"].argv == ("python3", "-m", "workloads.cg", "--n", "400", "--iterations", "50", "--print-x")
+    assert by_job["S"].argv[:3] == ("python3", "-m", "workloads.synthetic") and by_job["S"].beta == 0.5
 
 
 def test_programs_that_do_not_match_the_tables_are_one_line_naming_the_job(tmp_path):

@@ -60,6 +60,11 @@ def test_jobs_without_beta_are_allocated_by_the_rule(tmp_path):
     (("processors = 1", "workstations = [\"z\"]"), "job[2].workstations: unknown ['z']"),
     (("round_s = 10.0", "round_s = 10.0\nmax_round_s = 5.0"), None),
     (("short_beta = 0.5", "short_bta = 0.5"), "allocation.short_bta: unknown key (did you mean 'short_beta'?)"),
+    (("demand_ref_s = 5.0", 'demand_ref_s = 5.0\nworkload = "cg"'), "job F: workload cg needs cg = { n = ..., iterations = ... }"),
+    (("demand_ref_s = 5.0", "demand_ref_s = 5.0\ncg = { n = 100, iterations = 10 }"), "job F: workload cg needs cg"),
+    (("demand_ref_s = 5.0", 'demand_ref_s = 5.0\nworkload = "cg"\ncg = { n = 0, iterations = 10 }'),
+     "job[2].cg.n: Input should be greater than 0"),
+    (("demand_ref_s = 5.0", 'demand_ref_s = 5.0\nworkload = "jacobi"'), "job[2].workload: Input should be 'synthetic' or 'cg'"),
 ])
 def test_bad_specs_are_one_line_naming_the_field(tmp_path, edit, message):
     path = tmp_path / "bad.toml"

@@ -109,7 +109,7 @@ def run_command(
     resync: Optional[str] = typer.Option(None, "--resync", help="strict, loose:K (every K rounds) or none (default: the spec's)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Report directory (default experiments/results/zhou-brent/<spec>-<resync>)."),
     dedicated: bool = typer.Option(True, "--dedicated/--no-dedicated", help="Also run each job alone on 1 and on p workstations, for S_d."),
-    phase_ref_s: float = typer.Option(0.5, "--phase-ref-s", help="Each job runs the synthetic workload in phases of this many reference-seconds."),
+    phase_ref_s: float = typer.Option(0.5, "--phase-ref-s", help="A synthetic job runs in phases of this many reference-seconds."),
 ) -> None:
     """Run the spec's jobs time-shared (and each alone, dedicated), then write the report: CSVs, Markdown, PNGs."""
     from rich.console import Console
@@ -117,7 +117,7 @@ def run_command(
 
     from experiments.timeshare_live import LiveSetup
     from experiments.timeshare_report import record_run
-    from experiments.timeshare_run import TimeshareRunner, parse_resync, synthetic_programs
+    from experiments.timeshare_run import TimeshareRunner, parse_resync, programs as spec_programs
     from experiments.timeshare_spec import load_timeshare_spec
     from scheduler.timeshare.tables import ResyncPlan
 
@@ -126,7 +126,7 @@ def run_command(
     with user_errors():
         spec = load_timeshare_spec(spec_file)
         plan = parse_resync(resync) if resync else ResyncPlan(spec.simulate.resync, spec.simulate.every_rounds)
-        programs = synthetic_programs(spec, phase_ref_s)
+        programs = spec_programs(spec, phase_ref_s)
         runner = TimeshareRunner(spec, programs, _backend(cluster, spec.workstations), LiveSetup(plan),
                                  dedicated=dedicated)
     label = plan.kind.value + (f"{plan.every_rounds}" if plan.kind.value == "loose" else "")
