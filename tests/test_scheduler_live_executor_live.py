@@ -89,6 +89,10 @@ def test_live_stream_completes_and_follows_the_policy(runs, policy):
     assert check_actions(result) == []
     assert replay(result, arrivals) == []
     assert len(result.decisions) >= 1 and all(d.seconds > 0 for d in result.decisions)
+    if policy == "EQUI":  # Padhye & Dowdy §2.4: re-partition only once every preempted job has acknowledged
+        for d in result.decisions:
+            if any(type(a).__name__ == "Resize" for a in d.actions):
+                assert d.state["preempting"] == [], (d.time, d.state)
     if policy == "RA":
         assert s["preemptions"] == 0 and s["resizes"] == 0
     else:  # the stream overlaps, so the dynamic policies do preempt and every resize was paid for
