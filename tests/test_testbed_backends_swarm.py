@@ -123,13 +123,15 @@ def test_the_overlay_mtu_leaves_vxlans_50_bytes():
 
 def test_open_mpi_is_pinned_to_the_overlay_subnet_in_env_and_mca_file():
     assert overlay.mpi_env(SUBNET) == {"OMPI_MCA_btl_tcp_if_include": "10.231.4.0/24",
-                                       "OMPI_MCA_oob_tcp_if_include": "10.231.4.0/24"}
+                                       "OMPI_MCA_oob_tcp_if_include": "10.231.4.0/24",
+                                       "OMPI_MCA_pml": "ob1"}  # cm over libfabric ignores the BTL's interface
     image_file = (CONTAINERS_DIR / "openmpi-mca-params.conf").read_text()
     assert "btl_tcp_if_include = eth0" in image_file  # what the image says on one host
     out = overlay.mca_params(image_file, SUBNET)
     params = {k.strip(): v.strip() for k, _, v in (line.partition("=") for line in out.splitlines())
               if not k.startswith("#") and v}
     assert params["btl_tcp_if_include"] == params["oob_tcp_if_include"] == "10.231.4.0/24"
+    assert params["pml"] == "ob1" and out.count("pml") == 1
     assert params["btl"] == "tcp,self,vader" and params["mpi_yield_when_idle"] == "1"  # the rest kept
     assert out.count("btl_tcp_if_include") == 1 and "eth0" not in out
 

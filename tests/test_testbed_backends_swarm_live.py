@@ -6,12 +6,10 @@ on tcp 2375, loads the workstation image into each with `docker save | docker lo
 forms a Swarm. Six workstations, two per node, then come up through each node's engine API
 on one attachable overlay. Checked: every cap, cpuset and qdisc as the kernel holds them,
 the overlay's address, MTU and Open MPI's interface, a live cap change, teardown leaving
-nothing labelled on any node, and `gc` after a controller killed mid-`up` cleaning every node.
-
-Not here yet: MPI across the nodes and a CG job moved from node 1's workstations onto node
-2's. Their tests are in `tests/pending/pending_swarm_mpi_live.py`: `mpiexec hostname` across nodes runs, but
-an MPI program stops at its first message between two workstations (even on one node), where
-plain TCP between them works (docs/multi-host.md).
+nothing labelled on any node, `gc` after a controller killed mid-`up` cleaning every node,
+an MPI program across the three nodes, and a CG job moved from node 1's workstations onto
+node 2's that still matches its unmoved run (the overlay pins Open MPI to ob1 for this:
+testbed/backends/swarm/overlay.py, docs/multi-host.md).
 
 Nested CPU caps on one machine say nothing about timing: three nodes share this machine's
 cores. This checks function only.
@@ -25,6 +23,7 @@ import sys
 import time
 from typing import Iterator
 
+import numpy as np
 import pytest
 
 from testbed.backends.docker import engine
@@ -32,6 +31,8 @@ from testbed.backends.swarm import dind, membership, overlay
 from testbed.backends.swarm.backend import SwarmBackend
 from testbed.cluster import Cluster
 from testbed.spec import from_dict
+from workloads.control_server import ControlServer
+from workloads.malleable import MalleableJob, parse_result
 
 pytestmark = pytest.mark.integration
 
@@ -129,6 +130,41 @@ def test_every_cap_cpuset_and_qdisc_is_in_force(swarm, engines):
     assert "ceil 5Mbit" in c.tc_show("ws5")
 
 
+# -- MPI across the nodes ------------------------------------------------------------------------
+RTOL = 1e-10
+
+
+def test_mpi_hello_across_the_three_nodes(swarm):
+    c, _be = swarm
+    res = c.mpirun(["ws1", "ws3", "ws5"], ["python3", "-m", "workloads.hello"], timeout=240)
+    assert res.exit_code == 0, res.stderr[-3000:]
+    assert "hello from 3 ranks" in res.stdout
+
+
+def test_cg_moves_from_node1s_workstations_onto_node2s(swarm):
+    c, _be = swarm
+    n, first = 800, ["ws1", "ws2"]  # large enough that the job is still running when moved
+    plain = c.mpirun(first, ["python3", "-m", "workloads.cg", "--job", f"plain-{time.time_ns()}", "--hosts",
+                             ",".join(first), "--n", str(n), "--print-x"], timeout=300)
+    assert plain.exit_code == 0, plain.stderr[-3000:]
+    with ControlServer(c.controller_address) as server:
+        job = MalleableJob(c, server, f"move-{time.time_ns() % 10**12}",  # the cluster launches: mpiexec
+                           ["python3", "-m", "workloads.cg", "--n", str(n), "--print-x"], first,
+                           c.controller_address, timeout_s=300).start()
+        time.sleep(0.1)
+        grow = job.resize(["ws1", "ws2", "ws3", "ws4"])  # onto the union: node 2 gets its rows
+        shrink = job.resize(["ws3", "ws4"])  # and node 1 lets go
+        record = job.wait()
+    assert grow is not None and shrink is not None, "the job finished before it could be moved"
+    assert (grow.kind, shrink.kind) == ("winner", "loser") and grow.bytes_moved > 0 and shrink.bytes_moved > 0
+    assert record.hosts_history == [first, ["ws1", "ws2", "ws3", "ws4"], ["ws3", "ws4"]]
+    assert record.result["placement"] == ["ws3", "ws4"] and record.result["iterations"] == 250
+    x_plain = np.array(parse_result(plain.stdout)["x"])  # type: ignore[index]
+    x = np.array(record.result["x"])
+    assert np.linalg.norm(x - x_plain) / np.linalg.norm(x_plain) < RTOL
+
+
+# -- teardown (the swarm fixture's cluster is gone after this) ------------------------------
 def test_down_leaves_nothing_labelled_on_any_node(swarm, engines):
     c, be = swarm
     c.down()

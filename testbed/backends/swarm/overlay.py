@@ -7,7 +7,14 @@ horovod#212). A workstation on the overlay also has docker_gwbridge (eth1, the s
 private subnet on every host, routed nowhere between them): Open MPI, left to choose,
 offers those addresses to its peers and hangs. So both its transports are told the
 overlay by its subnet (`btl_tcp_if_include`, `oob_tcp_if_include` take CIDR), in the
-image's MCA file and in the environment of every `docker exec`. Pure: no Docker here.
+image's MCA file and in the environment of every `docker exec`.
+
+That is not enough by itself: Debian's Open MPI 4.1 picks the `cm` PML over libfabric's
+`net` provider (priority 25 against ob1's 20), which ignores the BTL settings and chose
+docker_gwbridge: `MPI_Init` completed and the first message never arrived. So the overlay
+also pins `pml = ob1`, the PML whose TCP BTL the subnet above governs (measured: the hello
+across two nodes hung with cm and ran at once with ob1; docs/multi-host.md). On one host the
+image keeps cm, which has only eth0 to choose. Pure: no Docker here.
 """
 from __future__ import annotations
 
@@ -24,7 +31,8 @@ MTU_OPTION = "com.docker.network.driver.mtu"
 # service cannot be given ours.
 OVERLAY_POOL = ipaddress.ip_network("10.231.0.0/16")
 MCA_FILE = "/etc/openmpi/openmpi-mca-params.conf"
-MCA_KEYS = ("btl_tcp_if_include", "oob_tcp_if_include")
+MCA_KEYS = ("btl_tcp_if_include", "oob_tcp_if_include")  # set to the overlay's subnet
+PML = ("pml", "ob1")  # the PML that honours btl_tcp_if_include
 
 
 def overlay_mtu(underlay_mtu: int = UNDERLAY_MTU) -> int:
@@ -42,17 +50,18 @@ def overlay_options(mtu: int) -> dict[str, str]:
 
 def mpi_env(subnet: ipaddress.IPv4Network) -> dict[str, str]:
     """Open MPI's interface choice as environment: every process `docker exec` starts has it."""
-    return {f"OMPI_MCA_{k}": str(subnet) for k in MCA_KEYS}
+    return {**{f"OMPI_MCA_{k}": str(subnet) for k in MCA_KEYS}, f"OMPI_MCA_{PML[0]}": PML[1]}
 
 
 def mca_params(image_file: str, subnet: ipaddress.IPv4Network) -> str:
-    """The image's MCA file with both transports pinned to the overlay's subnet.
+    """The image's MCA file with both transports pinned to the overlay's subnet, under ob1.
 
     The file is read by every Open MPI process, however started (mpiexec under docker exec,
     orted over ssh), which the environment is not: sshd starts a clean one."""
-    lines = [line for line in image_file.splitlines() if line.split("=", 1)[0].strip() not in MCA_KEYS]
+    ours = {*MCA_KEYS, PML[0]}
+    lines = [line for line in image_file.splitlines() if line.split("=", 1)[0].strip() not in ours]
     lines += ["# The cluster's overlay, by subnet: never docker_gwbridge (testbed/backends/swarm/overlay.py).",
-              *(f"{k} = {subnet}" for k in MCA_KEYS)]
+              *(f"{k} = {subnet}" for k in MCA_KEYS), f"{PML[0]} = {PML[1]}"]
     return "\n".join(lines) + "\n"
 
 
