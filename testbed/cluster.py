@@ -23,7 +23,7 @@ from testbed.remote_exec import Control, ExecResult, RemoteProcess, SshControl
 from testbed.spec import ClusterSpec, SpecError
 from testbed.sshkeys import KEY_NAME, make_keypair
 from testbed.units import RateError, parse_rate
-from workloads.pool_client import PoolLauncher
+from workloads.pool_client import Connect, PoolLauncher, direct
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
@@ -254,6 +254,14 @@ class Cluster:
     def mpirun_popen(self, hosts: Sequence[str], argv: Sequence[str], *,
                      env: dict[str, str] | None = None) -> RemoteProcess:
         return self.start(hosts[0], self.mpi_argv(hosts, argv, forward=sorted(env or {})), env=env)
+
+    @property
+    def connect(self) -> Connect:
+        """How the controller opens a TCP connection to a workstation's address: directly, or
+        through the backend's gateway where the controller is not on the cluster's network
+        (the Swarm overlay: testbed/backends/swarm/gateway.py)."""
+        via = getattr(self.backend, "connector", None)
+        return via(self.name) if via is not None else direct
 
     def job_launcher(self) -> PoolLauncher:
         """Where malleable jobs launch: the cluster's resident MPI world (testbed/pool.py).

@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 
 from testbed.backends.docker import engine
-from testbed.backends.swarm import dind, membership, overlay
+from testbed.backends.swarm import dind, gateway, membership, overlay
 from testbed.backends.swarm.backend import SwarmBackend
 from testbed.cluster import Cluster
 from testbed.spec import from_dict
@@ -94,7 +94,8 @@ def test_six_workstations_sit_two_per_node_on_one_overlay(swarm, engines):
     for i, node in enumerate(("node1", "node2", "node3")):
         found = engine.labelled(engines[node], NAME)["containers"]
         names = sorted(engines[node].api.inspect_container(x)["Config"]["Hostname"] for x in found)
-        assert names == [f"ws{2 * i + 1}", f"ws{2 * i + 2}"]
+        gw = ["gateway"] if node == "node1" else []  # the cluster's SSH gateway, on the first host
+        assert names == [*gw, f"ws{2 * i + 1}", f"ws{2 * i + 2}"]
     nets = engines["node1"].api.networks(filters={"label": f"{engine.LABEL}={NAME}"})
     assert len(nets) == 1 and nets[0]["Driver"] == "overlay" and nets[0]["Attachable"]
     mtu = int(nets[0]["Options"][overlay.MTU_OPTION])
@@ -141,6 +142,17 @@ def test_mpi_hello_across_the_three_nodes(swarm):
     assert "hello from 3 ranks" in res.stdout
 
 
+def test_the_resident_pool_is_reached_through_the_gateway(swarm, engines):
+    """The controller is not on the overlay: the pool's connections go through the SSH gateway."""
+    c, be = swarm
+    gw = [x for x in engines["node1"].containers.list(filters={"label": f"{engine.LABEL}={NAME}"})
+          if x.labels.get(gateway.ROLE_LABEL) == gateway.ROLE]
+    assert len(gw) == 1 and engine.WS_LABEL not in gw[0].labels  # one, on the first node, no workstation
+    res = c.job_launcher().mpirun_popen(["ws1", "ws3", "ws5"], ["python3", "-m", "workloads.hello"]).wait(120)
+    assert res.exit_code == 0, res.stderr[-3000:]
+    assert "hello from 3 ranks" in res.stdout
+
+
 def test_cg_moves_from_node1s_workstations_onto_node2s(swarm):
     c, _be = swarm
     n, first = 800, ["ws1", "ws2"]  # large enough that the job is still running when moved
@@ -148,7 +160,7 @@ def test_cg_moves_from_node1s_workstations_onto_node2s(swarm):
                              ",".join(first), "--n", str(n), "--print-x"], timeout=300)
     assert plain.exit_code == 0, plain.stderr[-3000:]
     with ControlServer(c.controller_address) as server:
-        job = MalleableJob(c, server, f"move-{time.time_ns() % 10**12}",  # the cluster launches: mpiexec
+        job = MalleableJob(c.job_launcher(), server, f"move-{time.time_ns() % 10**12}",  # the resident pool
                            ["python3", "-m", "workloads.cg", "--n", str(n), "--print-x"], first,
                            c.controller_address, timeout_s=300).start()
         time.sleep(0.1)

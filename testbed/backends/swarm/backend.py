@@ -27,16 +27,18 @@ Refusals, one line naming the host, before anything starts on any host: an engin
 does not answer, one outside the Swarm, cores placement cannot fit (placement_hosts). A
 failure later in `up` is undone on every host by the caller's `remove`.
 
-The controller is not on the overlay: it reaches workstations only through their hosts'
-APIs; workstations reach it through docker_gwbridge. Readiness is therefore checked from
-inside each workstation, and the resident MPI pool (which connects to the workstations)
-does not work yet: launch with `Cluster.mpirun_popen` (docs/multi-host.md, "Open").
+The controller is not on the overlay: it reaches workstations through their hosts' APIs,
+and TCP connections to their addresses (the resident MPI pool's) through one SSH gateway
+container per cluster on the overlay (gateway.py, `connector`); workstations reach it
+through docker_gwbridge. Readiness is checked from inside each workstation.
 """
 from __future__ import annotations
 
 import contextlib
 import ipaddress
 import threading
+import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -49,7 +51,7 @@ from testbed.backends.base import BackendError, CpuCap, CpuLimits, Progress, Pro
 from testbed.backends.docker import engine
 from testbed.backends.docker.control import DockerControl
 from testbed.backends.ownership import owner_tag
-from testbed.backends.swarm import membership, overlay, readings, registry
+from testbed.backends.swarm import gateway, membership, overlay, readings, registry
 from testbed.backends.swarm.hosts import SwarmHost, from_nodes, hosts_of, machine_id, split_machine
 from testbed.image import CONTAINERS_DIR, ensure_image
 from testbed.parallel import parallel
@@ -57,6 +59,8 @@ from testbed.placement import Placement
 from testbed.placement_hosts import HostCores, place_hosts
 from testbed.remote_exec import ExecResult
 from testbed.spec import ClusterSpec, SpecError
+from testbed.sshkeys import KEY_NAME
+from workloads.pool_client import Connect
 
 LOCAL_ENGINE = "unix:///var/run/docker.sock"
 
@@ -130,6 +134,7 @@ class SwarmBackend:
         self._slots: list[tuple[str, int]] = []  # slot id -> (host, core): Cluster places on slots
         self._held: set[str] = set()
         self._records: dict[str, registry.Record] = {}
+        self._tunnels: dict[str, gateway.Tunnel] = {}
 
     # -- reaching engines ----------------------------------------------------------------------
     def client(self, host: SwarmHost) -> docker.DockerClient:
@@ -282,12 +287,52 @@ class SwarmBackend:
 
         machines = dict(parallel(create_and_start, spec.names))
         first = by_name[used[0]]
+        progress("starting the gateway", 0, 1)
+        rec.gateway = asdict(self._start_gateway(clients[first], first, spec.name, image, key_dir, owned_by))
+        registry.save(rec)
         port = int(first.url.rpartition(":")[2]) if first.url.startswith("tcp://") else 22
         controller = overlay.route_source(first.address, port)
         bridges = [s for c in clients.values() for s in self._gwbridge(c)]
         control = overlay.control_network(controller, [h.address for h in clients], bridges)
         return Provisioned(network=net_id, subnet=str(control), gateway=controller, image=image, ips=ips,
                            machines=machines)
+
+    @staticmethod
+    def _start_gateway(c: docker.DockerClient, host: SwarmHost, cluster: str, image: str, key_dir: Path,
+                       owned_by: dict[str, str], timeout_s: float = 60.0) -> gateway.GatewayAddress:
+        """The cluster's SSH gateway on `host` (gateway.py): started, its port and host key read."""
+        address = gateway.resolve_ipv4(host.address)
+        cfg = gateway.gateway_config(cluster, image, address)
+        api = c.api
+        with _engine_errors(f"{host.where()}: starting the gateway"):
+            hc = api.create_host_config(port_bindings=cfg["port_bindings"], network_mode=engine.network_name(cluster),
+                                        security_opt=cfg["security_opt"], init=True)
+            cid = api.create_container(image, name=cfg["name"], hostname=cfg["hostname"],
+                                       labels={**cfg["labels"], **owned_by}, environment=cfg["environment"],
+                                       ports=cfg["ports"], host_config=hc, detach=True)["Id"]
+            engine.copy_in(c, cid, gateway.gateway_files(key_dir))
+            engine.start(c, cid)
+            port = gateway.published_port(api.inspect_container(cid))
+            ctl = DockerControl(c, cid)
+            deadline = time.monotonic() + timeout_s
+            while not (res := ctl.run(["cat", "/etc/ssh/ssh_host_ed25519_key.pub"])).ok:
+                if time.monotonic() > deadline:
+                    raise BackendError(f"{host.where()}: the gateway has no host key after {timeout_s:g} s")
+                time.sleep(0.2)
+        return gateway.GatewayAddress(host.name, address, port, res.stdout.strip())
+
+    def connector(self, cluster: str) -> Connect:
+        """How the controller opens a TCP connection to a workstation's address: a channel
+        through the cluster's gateway (socket.create_connection's meaning)."""
+        rec = self._record(cluster)
+        if not rec.gateway:
+            raise BackendError(f"cluster {cluster!r}: no gateway recorded (made by an older nowlab); "
+                               f"bring it down and up again")
+        with self._lock:
+            if cluster not in self._tunnels:
+                key = state.cluster_dir(cluster) / "ssh" / KEY_NAME
+                self._tunnels[cluster] = gateway.Tunnel(gateway.GatewayAddress(**rec.gateway), key)
+            return self._tunnels[cluster].connect
 
     @staticmethod
     def _underlay_mtu(c: docker.DockerClient) -> int:
@@ -314,6 +359,10 @@ class SwarmBackend:
         """Containers on every recorded host that answers, then the overlay on the manager. The
         record goes once every host was cleaned; one that could not be reached stays in it."""
         rec = registry.load(cluster) or self._records.get(cluster)
+        with self._lock:
+            tunnel = self._tunnels.pop(cluster, None)
+        if tunnel is not None:
+            tunnel.close()
         hosts = list(rec.hosts) if rec else []
         if self.spec is not None and self.spec.name == cluster:
             hosts += [h for h in hosts_of(self.spec) if h.url not in {x.url for x in hosts}]

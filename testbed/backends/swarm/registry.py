@@ -19,6 +19,7 @@ class Record(HostRecord):
     hosts: list[SwarmHost]
     machines: dict[str, str] = field(default_factory=dict)  # workstation -> host name
     slots: list[list] = field(default_factory=list)  # slot id -> [host, core], as `Cluster` recorded cores
+    gateway: dict = field(default_factory=dict)  # gateway.GatewayAddress as a dict ({}: none made yet)
 
 
 RECORDS = HostRecords("swarm", "Swarm", Record, SwarmHost)
