@@ -204,7 +204,11 @@ class Cluster:
         return self.backend.control(self.container_id(ws))
 
     def ssh(self, ws: str) -> SshControl:
-        return SshControl(self.ips[ws], str(self.key_path))
+        """SSH to the workstation with the cluster key, as the backend says to log in (root on
+        port 22 for containers; the host's own user and port for the SSH backend)."""
+        login = getattr(self.backend, "login", None)
+        user, port = login(self.container_id(ws)) if login is not None else ("root", 22)
+        return SshControl(self.ips[ws], str(self.key_path), user=user, port=port)
 
     def exec(self, ws: str, argv: Sequence[str], *, env: dict[str, str] | None = None,
              timeout: float | None = None) -> ExecResult:

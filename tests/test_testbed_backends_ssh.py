@@ -427,3 +427,15 @@ def test_a_backend_without_spec_serves_recorded_clusters_only(monkeypatch, tmp_p
                                   folder="/root/.nowlab/ssh/lab", machines={"ws1": "a"}))
     assert be.cluster_names() == ["lab"] and be.orphaned("lab") and be.leftovers() == ["lab"]
     assert registry.load("lab").host("a").address == "10.9.9.9"
+
+
+def test_the_cluster_logs_in_with_the_hosts_own_user_and_port(monkeypatch, tmp_path):
+    """Cluster.ssh (readiness) asks the backend how to reach a workstation: not root on 22."""
+    monkeypatch.setenv("NOWLAB_HOME", str(tmp_path))
+    registry.save(registry.Record("lab", owner="1:never", home=str(tmp_path),
+                                  hosts=[HostAccess("a", "10.9.9.9", user="lab", port=2222)],
+                                  folder="/home/lab/.nowlab/ssh/lab", machines={"ws1": "a"}))
+    be = backends.get("ssh")
+    assert be.login("lab/a") == ("lab", 2222)
+    with pytest.raises(BackendError, match=r"^cluster 'nope': no SSH hosts recorded"):
+        be.login("nope/a")

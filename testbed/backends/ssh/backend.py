@@ -288,6 +288,11 @@ class SshBackend:
         return [n for n in registry.names() if (rec := registry.load(n)) is not None and rec.abandoned()]
 
     # -- one workstation -----------------------------------------------------------------------
+    def login(self, machine: str) -> tuple[str, int]:
+        """(user, port) the workstation's host is reached with: Cluster.ssh logs in so."""
+        _rec, access, _link, _folder = self._where(machine)
+        return access.user, access.port
+
     def is_running(self, machine: str) -> bool:
         try:
             _rec, _a, link, folder = self._where(machine)
