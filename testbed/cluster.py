@@ -108,6 +108,8 @@ class Cluster:
             cluster.wait_ssh_ready(timeout=ready_timeout, progress=progress)
             if not isinstance(be, backends.HostPlacing):  # the keeper meters this machine's cores
                 keeper.start(spec.name, host_cores)  # meter + governor; cap mode and owners run on top
+            elif hasattr(be, "metered_slots"):  # other hosts': their probes' samples, by slot
+                keeper.start(spec.name, be.metered_slots(spec.name))
             st.ready = True
             st.save()
             return cluster
