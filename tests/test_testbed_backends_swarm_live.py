@@ -27,7 +27,8 @@ import numpy as np
 import pytest
 
 from testbed.backends.docker import engine
-from testbed.backends.swarm import dind, gateway, membership, overlay
+from testbed import keeper, meter, state
+from testbed.backends.swarm import dind, gateway, membership, metering, overlay
 from testbed.backends.swarm.backend import SwarmBackend
 from testbed.cluster import Cluster
 from testbed.spec import from_dict
@@ -38,6 +39,7 @@ pytestmark = pytest.mark.integration
 
 NAME = "swarm-live"
 CPU = 0.15
+SPEED = 0.1  # ws6's, in reference cores: its cap is the keeper's, from node 3's probe
 NOWLAB = [sys.executable, "-m", "nowlab"]
 
 
@@ -53,10 +55,15 @@ def clean_soon(client, name: str, timeout_s: float = 15.0) -> dict:
     return found
 
 
-def spec_dict(nodes: list[dind.Node], name: str, per_node: int = 2) -> dict:
-    """`per_node` workstations on each node, named in node order; ws1 -> ws3 shaped to 20 Mbit/s."""
+def spec_dict(nodes: list[dind.Node], name: str, per_node: int = 2, speed: str | None = None) -> dict:
+    """`per_node` workstations on each node, named in node order; ws1 -> ws3 shaped to 20 Mbit/s;
+    `speed` names one held at SPEED reference cores by the keeper instead of a cap."""
     ws = [{"name": f"ws{i * per_node + j + 1}", "cpu": CPU, "host": n.name}
           for i, n in enumerate(nodes) for j in range(per_node)]
+    for w in ws:
+        if w["name"] == speed:
+            del w["cpu"]
+            w["speed"] = SPEED
     ws[0]["links"] = {"ws3": "20mbit"}
     return {"name": name, "defaults": {"egress": "100mbit"},
             "host": [{"name": n.name, "address": n.address, "docker": n.url} for n in nodes], "workstation": ws}
@@ -78,7 +85,7 @@ def engines(nodes: list[dind.Node]):
 
 @pytest.fixture(scope="module")
 def swarm(nodes: list[dind.Node]) -> Iterator[tuple[Cluster, SwarmBackend]]:
-    spec = from_dict(spec_dict(nodes, NAME))
+    spec = from_dict(spec_dict(nodes, NAME, speed="ws6"))
     be = SwarmBackend(spec)
     c = Cluster.create(spec, backend=be, ready_timeout=180)
     try:
@@ -118,9 +125,10 @@ def test_every_cap_cpuset_and_qdisc_is_in_force(swarm, engines):
         host, core = slots[c.state.cores[ws]]
         assert host == c.spec.workstation(ws).host
         lim = c.cpu_limits(ws)  # the kernel's, read inside the workstation
-        assert lim["cores"] == pytest.approx(CPU) and lim["cpuset"] == str(core)
         hc = engines[host].api.inspect_container(c.container_id(ws).split("/")[2])["HostConfig"]
-        assert (hc["CpusetCpus"], hc["CpuQuota"] / hc["CpuPeriod"]) == (str(core), pytest.approx(CPU))
+        assert lim["cpuset"] == hc["CpusetCpus"] == str(core)
+        if ws != "ws6":  # ws6's quota is the governor's (below)
+            assert lim["cores"] == pytest.approx(CPU) and hc["CpuQuota"] / hc["CpuPeriod"] == pytest.approx(CPU)
         assert "htb" in c.tc_show(ws, "qdisc")
         assert c.read_net(ws, ["tc", "-s", "class", "show", "dev", "eth0"]).ok
         assert c.cpu_usage_ns(ws) > 0 and c.oom_kills(ws) == 0
@@ -129,6 +137,31 @@ def test_every_cap_cpuset_and_qdisc_is_in_force(swarm, engines):
     assert c.cpu_limits("ws2")["cores"] == pytest.approx(0.25)
     c.set_bandwidth("ws5", "5mbit", to="ws2")  # tc in ws5's namespace, through node 3's engine
     assert "ceil 5Mbit" in c.tc_show("ws5")
+
+
+def test_a_speed_workstation_is_governed_from_its_hosts_probe(swarm, engines):
+    """ws6 asks a speed: node 3's probe read its core at placement and meters it now; the keeper
+    on this machine follows the probe and writes ws6's quota through node 3's engine."""
+    c, be = swarm
+    probes = [x for x in engines["node3"].containers.list(filters={"label": f"{engine.LABEL}={NAME}"})
+              if x.labels.get(metering.ROLE_LABEL) == metering.ROLE]
+    cores = sorted({be.slots()[c.state.cores[ws]][1] for ws in ("ws5", "ws6")})
+    assert len(probes) == 1 and probes[0].attrs["HostConfig"]["CpusetCpus"] == ",".join(map(str, cores))
+    assert c.spec.placed_factor.get("ws6") and keeper.status(NAME)["alive"]
+    d, slot = state.cluster_dir(NAME), c.state.cores["ws6"]
+    deadline = time.monotonic() + 60
+    while True:
+        rows = [q for q in meter.read_quotas(d / meter.QUOTAS_CSV) if q.workstation == "ws6" and not q.stale]
+        mine = [s for s in meter.read_samples(d / meter.SAMPLES_CSV) if s.core == slot]
+        if len(rows) >= 3 and {s.kernel for s in mine} == {"multiply", "matvec"} or time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    assert {s.kernel for s in mine} == {"multiply", "matvec"}, f"{len(mine)} samples of slot {slot}"
+    assert len(rows) >= 3 and rows[-1].target == SPEED and rows[-1].factor
+    got = c.cpu_limits("ws6")["cores"]  # the quota in force is one the keeper wrote
+    assert min(q.quota_cores for q in rows) * 0.95 <= got <= c.spec.cpu("ws6") * 1.05
+    held = meter.speed_over(d, "ws6", rows[0].t, rows[-1].t)  # quota x factor: the speed it was given
+    assert held.status == "metered" and held.speed == pytest.approx(SPEED, rel=0.35)  # nested caps: function only
 
 
 # -- MPI across the nodes ------------------------------------------------------------------------

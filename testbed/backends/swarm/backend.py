@@ -30,7 +30,8 @@ failure later in `up` is undone on every host by the caller's `remove`.
 The controller is not on the overlay: it reaches workstations through their hosts' APIs,
 and TCP connections to their addresses (the resident MPI pool's) through one SSH gateway
 container per cluster on the overlay (gateway.py, `connector`); workstations reach it
-through docker_gwbridge. Readiness is checked from inside each workstation.
+through docker_gwbridge. Readiness is checked from inside each workstation. Speeds in
+reference cores are placed and governed from a probe on each host (metering.py).
 """
 from __future__ import annotations
 
