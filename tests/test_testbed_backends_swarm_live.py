@@ -31,7 +31,9 @@ from testbed import keeper, meter, state
 from testbed.backends.swarm import dind, gateway, membership, metering, overlay
 from testbed.backends.swarm.backend import SwarmBackend
 from testbed.cluster import Cluster
-from testbed.spec import from_dict
+from testbed.load import owners
+from testbed.load.monitor import Monitor
+from testbed.spec import OwnerLoad, from_dict
 from workloads.control_server import ControlServer
 from workloads.malleable import MalleableJob, parse_result
 
@@ -162,6 +164,24 @@ def test_a_speed_workstation_is_governed_from_its_hosts_probe(swarm, engines):
     assert min(q.quota_cores for q in rows) * 0.95 <= got <= c.spec.cpu("ws6") * 1.05
     held = meter.speed_over(d, "ws6", rows[0].t, rows[-1].t)  # quota x factor: the speed it was given
     assert held.status == "metered" and held.speed == pytest.approx(SPEED, rel=0.35)  # nested caps: function only
+
+
+def test_owners_and_the_monitor_work_across_hosts(swarm):
+    """An owner daemon on ws3 (node 2), read by the monitor through node 2's engine."""
+    c, _be = swarm
+    owners.start(c, {"ws3": OwnerLoad(n=1, z=0.2, d=0.3)}, seed=1)
+    try:
+        with Monitor(c, interval=1.0) as mon:
+            time.sleep(6)
+    finally:
+        owners.stop(c, ["ws3"])
+    cpu, links = mon.frames()
+    assert not mon.read_errors
+    loaded, idle = cpu[cpu.workstation == "ws3"], cpu[cpu.workstation == "ws4"]
+    assert len(loaded) >= 2 and loaded.owner_cores.mean() > 0.02  # M/M/1//1: 60% of its 0.15 core
+    assert idle.owner_cores.max() < 0.005 and (loaded.avail_cpu < 1).all()
+    assert {"ws1", "ws3", "ws5"} <= set(links.src) and (links.ceil_bps > 0).all()
+    assert c.exec("ws3", ["pgrep", "-f", "agents/owner.py"]).exit_code == 1  # stopped
 
 
 # -- MPI across the nodes ------------------------------------------------------------------------
