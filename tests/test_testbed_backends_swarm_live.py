@@ -179,7 +179,7 @@ def test_owners_and_the_monitor_work_across_hosts(swarm):
     assert not mon.read_errors
     loaded, idle = cpu[cpu.workstation == "ws3"], cpu[cpu.workstation == "ws4"]
     assert len(loaded) >= 2 and loaded.owner_cores.mean() > 0.02  # M/M/1//1: 60% of its 0.15 core
-    assert idle.owner_cores.max() < 0.005 and (loaded.avail_cpu < 1).all()
+    assert idle.owner_cores.max() < 0.005 and loaded.avail_cpu.mean() < 0.9
     assert {"ws1", "ws3", "ws5"} <= set(links.src) and (links.ceil_bps > 0).all()
     assert c.exec("ws3", ["pgrep", "-f", "agents/owner.py"]).exit_code == 1  # stopped
 
