@@ -4,12 +4,14 @@ testbed/backends/swarm/dind.py builds the node image (the repo's base plus Debia
 docker.io; cached by content hash), starts three nodes (dind.NODE_RIGHTS) each with its own dockerd
 on tcp 2375, loads the workstation image into each with `docker save | docker load`, and
 forms a Swarm. Six workstations, two per node, then come up through each node's engine API
-on one attachable overlay. Checked: every cap, cpuset and qdisc as the kernel holds them,
-the overlay's address, MTU and Open MPI's interface, a live cap change, teardown leaving
-nothing labelled on any node, `gc` after a controller killed mid-`up` cleaning every node,
-an MPI program across the three nodes, and a CG job moved from node 1's workstations onto
-node 2's that still matches its unmoved run (the overlay pins Open MPI to ob1 for this:
-testbed/backends/swarm/overlay.py, docs/multi-host.md).
+on one attachable overlay; ws6 asks a speed instead of a cap. Checked: every cap, cpuset and
+qdisc as the kernel holds them, the overlay's address, MTU and Open MPI's interface, a live
+cap change, ws6 governed by the keeper from node 3's probe, an owner daemon read by the
+monitor across hosts, an MPI program across the three nodes by mpiexec and by the resident
+pool (reached through the cluster's SSH gateway), a CG job moved from node 1's workstations
+onto node 2's that still matches its unmoved run (the overlay pins Open MPI to ob1 for this:
+testbed/backends/swarm/overlay.py, docs/multi-host.md), teardown leaving nothing labelled on
+any node, and `gc` after a controller killed mid-`up` cleaning every node.
 
 Nested CPU caps on one machine say nothing about timing: three nodes share this machine's
 cores. This checks function only.
