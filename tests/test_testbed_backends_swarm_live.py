@@ -103,10 +103,13 @@ def test_six_workstations_sit_two_per_node_on_one_overlay(swarm, engines):
     c, be = swarm
     assert c.state.backend == "swarm"
     for i, node in enumerate(("node1", "node2", "node3")):
-        found = engine.labelled(engines[node], NAME)["containers"]
-        names = sorted(engines[node].api.inspect_container(x)["Config"]["Hostname"] for x in found)
-        gw = ["gateway"] if node == "node1" else []  # the cluster's SSH gateway, on the first host
-        assert names == [*gw, f"ws{2 * i + 1}", f"ws{2 * i + 2}"]
+        found = [engines[node].api.inspect_container(x)["Config"]
+                 for x in engine.labelled(engines[node], NAME)["containers"]]
+        names = sorted(x["Hostname"] for x in found if engine.WS_LABEL in x["Labels"])
+        assert names == [f"ws{2 * i + 1}", f"ws{2 * i + 2}"]
+        roles = sorted(x["Labels"].get(gateway.ROLE_LABEL, "") for x in found if engine.WS_LABEL not in x["Labels"])
+        # beside them: a speed probe per node, and the cluster's SSH gateway on the first
+        assert roles == (["gateway", "meter"] if node == "node1" else ["meter"])
     nets = engines["node1"].api.networks(filters={"label": f"{engine.LABEL}={NAME}"})
     assert len(nets) == 1 and nets[0]["Driver"] == "overlay" and nets[0]["Attachable"]
     mtu = int(nets[0]["Options"][overlay.MTU_OPTION])
@@ -168,13 +171,21 @@ def test_a_speed_workstation_is_governed_from_its_hosts_probe(swarm, engines):
     assert held.status == "metered" and held.speed == pytest.approx(SPEED, rel=0.35)  # nested caps: function only
 
 
+def rows_of(mon: Monitor, ws: str) -> int:
+    cpu = mon.frames()[0]
+    return 0 if cpu.empty else int((cpu.workstation == ws).sum())
+
+
 def test_owners_and_the_monitor_work_across_hosts(swarm):
     """An owner daemon on ws3 (node 2), read by the monitor through node 2's engine."""
     c, _be = swarm
     owners.start(c, {"ws3": OwnerLoad(n=1, z=0.2, d=0.3)}, seed=1)
     try:
         with Monitor(c, interval=1.0) as mon:
-            time.sleep(6)
+            # a sample is ~3 docker execs a workstation through its host's engine: seconds here
+            deadline = time.monotonic() + 40
+            while rows_of(mon, "ws3") < 2 and time.monotonic() < deadline:
+                time.sleep(0.5)
     finally:
         owners.stop(c, ["ws3"])
     cpu, links = mon.frames()
