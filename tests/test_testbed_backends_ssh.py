@@ -443,13 +443,13 @@ def test_the_cluster_logs_in_with_the_hosts_own_user_and_port(monkeypatch, tmp_p
 
 
 def test_mpi_is_pinned_to_the_interface_its_peers_are_reached_by(tmp_path, capsys):
-    """A lab host has other interfaces (docker0, a second NIC): Open MPI's BTL and OOB and
-    libfabric's `net` provider (which reads no MCA setting) are told the cluster's."""
+    """A lab host has other interfaces (docker0, a second NIC): Open MPI's BTL and OOB are told
+    the cluster's, under ob1 (libfabric's `net` provider, cm's, reads no interface setting)."""
     env = hostagent.join_env(tmp_path, {"PATH": "/usr/bin"}, "enp3s0")
     assert env["OMPI_MCA_btl_tcp_if_include"] == env["OMPI_MCA_oob_tcp_if_include"] == "enp3s0"
-    assert env["FI_NET_IFACE"] == "enp3s0"
+    assert env["OMPI_MCA_pml"] == "ob1"
     bare = hostagent.join_env(tmp_path, {"PATH": "/usr/bin"})  # interface unknown: Open MPI chooses
-    assert not any(k.endswith("if_include") or k == "FI_NET_IFACE" for k in bare)
+    assert not any(k.endswith("if_include") or k.endswith("_pml") for k in bare)
     hostagent.save(ws(), tmp_path)
     shutil.copy(AGENT, tmp_path / "hostagent.py")
     assert subprocess.run([sys.executable, str(tmp_path / "hostagent.py"), "net-dev", "enp3s0"],

@@ -34,7 +34,6 @@ from typing import Iterable
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 PROC = Path("/proc")
 MARK = "NOWLAB_SSH_CLUSTER"  # environment variable carried by every process of a workstation
-NET_IFACE_ENV = "FI_NET_IFACE"  # libfabric's `net` provider's interface (its parameter "iface")
 STATE = "ws.json"  # the workstation's record in its folder (beside this file)
 V1_CONTROLLERS = ("cpu", "cpuacct", "cpuset", "freezer", "memory")
 UNCAPPED_QUOTA = -1  # cgroup v1's "no limit": what CpuLimits says for an uncapped workstation
@@ -327,12 +326,15 @@ def hold(w: Workstation, held: bool) -> None:
 
 
 def mpi_interface_env(dev: str) -> dict[str, str]:
-    """Open MPI on one interface: its TCP BTL and out-of-band channel, and libfabric's `net`
-    provider, which Debian's Open MPI 4.1 picks first (pml cm) and which reads neither MCA
-    setting (docs/multi-host.md: on the Swarm overlay it chose docker_gwbridge and hung)."""
+    """Open MPI on one interface: its TCP BTL and out-of-band channel, under the ob1 PML.
+    Debian's Open MPI 4.1 otherwise picks `pml cm` over libfabric's `net` provider, which
+    reads neither setting and has no interface parameter of its own (FI_NET_IFACE,
+    FI_TCP_IFACE: no effect, measured), and chose the wrong interface on the Swarm overlay
+    (docs/multi-host.md). The cost: ob1 progresses only inside MPI calls, so polite waits
+    slow it (CG n = 500 on 3 workstations: 1.26-1.40 s against cm's 0.77-0.85 s)."""
     if not dev:
         return {}
-    return {"OMPI_MCA_btl_tcp_if_include": dev, "OMPI_MCA_oob_tcp_if_include": dev, NET_IFACE_ENV: dev}
+    return {"OMPI_MCA_pml": "ob1", "OMPI_MCA_btl_tcp_if_include": dev, "OMPI_MCA_oob_tcp_if_include": dev}
 
 
 def join_env(folder: Path, environ: dict[str, str], net_dev: str = "") -> dict[str, str]:
