@@ -29,8 +29,12 @@ def default_out(config: cfg.ExperimentConfig) -> Path:
     return Path("results") / f"{config.name}.sqlite"
 
 
-def open_store(target: Path | None, out: Path | None, resume: bool) -> tuple[ResultsStore, cfg.ExperimentConfig]:
+def open_store(target: Path | None, out: Path | None, resume: bool,
+               backend: str | None = None) -> tuple[ResultsStore, cfg.ExperimentConfig]:
     """The store to write into and the config it holds; checks everything before a container starts."""
+    from testbed import backends
+    if backend is not None and backend not in backends.KINDS:
+        raise cfg.ConfigError(f"backend: unknown {backend!r} (known: {', '.join(backends.KINDS)})")
     if resume:
         if out is None:
             if target is None:
@@ -47,6 +51,8 @@ def open_store(target: Path | None, out: Path | None, resume: bool) -> tuple[Res
                 raise cfg.ConfigError(f"{out}: the stored config: {exc}") from None
             if target is not None and target.suffix == ".toml" and cfg.load(target).dump() != config.dump():
                 raise cfg.ConfigError(f"{target}: differs from the config stored in {out}; resume with the same one")
+            if backend is not None and backend != store.backend:
+                raise cfg.ConfigError(f"backend: {out} ran on {store.backend!r}; resume it there, not on {backend!r}")
             cfg.check_cluster(config, out)
             check_trace(config, out)
         except BaseException:
@@ -59,7 +65,7 @@ def open_store(target: Path | None, out: Path | None, resume: bool) -> tuple[Res
     check_trace(config, target)
     out = out or default_out(config)
     out.parent.mkdir(parents=True, exist_ok=True)
-    return ResultsStore.create(out, config.dump(), target.read_text()), config
+    return ResultsStore.create(out, config.dump(), target.read_text(), backend or backends.DEFAULT), config
 
 
 def check_trace(config: cfg.ExperimentConfig, where: Path) -> None:
@@ -73,10 +79,12 @@ def check_trace(config: cfg.ExperimentConfig, where: Path) -> None:
 
 
 def run_experiment(target: Path | None, *, out: Path | None, resume: bool, report: bool = True,
-                   reprofile: bool = False) -> Path:
+                   reprofile: bool = False, backend: str | None = None) -> Path:
+    """`backend`: where the cluster runs (testbed.backends.KINDS; None: Docker, or on --resume
+    the run's own, which a different one given here is refused against)."""
     from testbed.progress import progress_bar
 
-    store, config = open_store(target, out, resume)
+    store, config = open_store(target, out, resume, backend)
     refused = False
     try:
         console.rule(f"[bold]{config.title}[/] ({config.name}, about {config.minutes:g} min here)")

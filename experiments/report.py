@@ -59,6 +59,7 @@ class Analysis:
     duration: str = ""  # estimated beside real (experiments.estimate.plan_vs_real), "" when not known
     measured: pd.DataFrame = field(default_factory=pd.DataFrame)  # cell_table of the measured jobs
     predicted: pd.DataFrame = field(default_factory=pd.DataFrame)  # cell_table of their predictions
+    backend: str = "docker"  # where the cluster ran (testbed.backends.KINDS)
 
     @property
     def targets(self) -> dict[str, float]:
@@ -81,6 +82,7 @@ def analyse(results: Path) -> Analysis:
         sync_measured = sync_delay.measured(store, cells, warmup)
         sync_predicted = _predicted_sync(store, cells, warmup, preds)
         bands = store.bands()
+        backend = store.backend
     arrivals = config.get("arrivals", {})
     measured = cell_table(sync_delay.merge(summarize(normalised(jobs, measured=True), warmup), sync_measured))
     predicted = cell_table(sync_delay.merge(
@@ -93,7 +95,7 @@ def analyse(results: Path) -> Analysis:
     rates = arrivals.get("rates") or sorted(set(cmp.rate))
     claims = claims_table(config.get("claims", config.get("claim", [])), measured, predicted, rates)
     return Analysis(Path(results), config, cells, jobs, preds, cmp, claims, calibration, profiles,
-                    resize_diagnostic(samples, profiles), duration, measured, predicted)
+                    resize_diagnostic(samples, profiles), duration, measured, predicted, backend)
 
 
 def _predicted_sync(store: ResultsStore, cells: pd.DataFrame, warmup: int, preds: pd.DataFrame) -> pd.DataFrame:
@@ -155,7 +157,7 @@ def report_blocks(a: Analysis, figure_names: list[str]) -> list[Block]:
         blocks.append(("p", f"Reproduces: {c['paper']}."))
     blocks.append(("p", f"Results: {a.path.name}; report made {time.strftime('%Y-%m-%d %H:%M')}."))
     blocks += [("h2", "Configuration"), ("ul", [
-        f"cluster: {c.get('cluster', 'n/a')}",
+        f"cluster: {c.get('cluster', 'n/a')}" + ("" if a.backend == "docker" else f", on the {a.backend} backend"),
         f"policies: {', '.join(c.get('policies', []))}",
         f"arrival rates: {', '.join(rate_label(r) for r in arr.get('rates', []))}",
         (f"jobs per run: {arr.get('jobs', 'n/a')}, of which the first {arr.get('warmup', 0)} are warm-up "

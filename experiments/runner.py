@@ -189,9 +189,9 @@ def job_launcher(c: Cluster | LocalLauncher) -> Launcher:
     return c.job_launcher() if isinstance(c, Cluster) else c
 
 
-def reclaim(name: str) -> None:
+def reclaim(name: str, kind: str = backends.DEFAULT) -> None:
     """Remove a cluster a killed run left behind; refuse one a live process still uses."""
-    backend = backends.get()
+    backend = backends.get(kind)
     if name not in backend.cluster_names():
         return
     if not backend.orphaned(name):
@@ -222,11 +222,12 @@ class Runner:
             self.log("every cell is already done")
             return
         spec = cluster_spec(self.config)
-        reclaim(spec.name)  # refuses while another runner still uses the cluster, so no cell is live now
+        kind = self.store.backend  # chosen when the run began; a resume keeps it
+        reclaim(spec.name, kind)  # refuses while another runner still uses the cluster, so no cell is live now
         for cell in self.store.interrupt_running("the runner stopped without clean-up (killed or crashed)"):
             self.log(f"cell {cell} was left running by a killed runner: marked interrupted")
         with sigterm_as_interrupt():
-            self.cluster = lifecycle.up(spec, progress=self.update)
+            self.cluster = lifecycle.up(spec, progress=self.update, backend=backends.get(kind, spec))
             try:
                 self._prepare()
                 self.run_cells(todo)

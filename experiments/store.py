@@ -141,6 +141,7 @@ class ResultsStore:
         self.config: dict[str, Any] = json.loads(meta["config"])
         self.config_text: str = meta.get("config_text", "")
         self.created_at: float = float(meta.get("created_at", "nan"))
+        self.backend: str = meta.get("backend", "docker")  # where the cluster runs (testbed.backends.KINDS)
         self._has_speed = "delivered_speed" in _columns(conn, "jobs")  # read-only older store: NULLs
         self._has_steps = _has_table(conn, "step_failures")
         self._has_resizes = _has_table(conn, "resizes")  # read-only older store: its CSV artifacts
@@ -148,7 +149,8 @@ class ResultsStore:
     # ---- opening ---------------------------------------------------------------------------------
 
     @classmethod
-    def create(cls, path: str | Path, config: dict[str, Any], config_text: str) -> ResultsStore:
+    def create(cls, path: str | Path, config: dict[str, Any], config_text: str,
+               backend: str = "docker") -> ResultsStore:
         """A new, empty store; refuses an existing path so a finished run is never overwritten.
 
         The schema is built in a temporary file and moved into place, so a
@@ -160,13 +162,14 @@ class ResultsStore:
         path.parent.mkdir(parents=True, exist_ok=True)
         lock = WriterLock.acquire(path)  # before the check below: two creators must not both pass it
         try:
-            return cls._create(path, config, config_text, lock)
+            return cls._create(path, config, config_text, lock, backend)
         except BaseException:
             lock.release()
             raise
 
     @classmethod
-    def _create(cls, path: Path, config: dict[str, Any], config_text: str, lock: WriterLock) -> ResultsStore:
+    def _create(cls, path: Path, config: dict[str, Any], config_text: str, lock: WriterLock,
+                backend: str = "docker") -> ResultsStore:
         if path.exists():
             raise StoreError(f"results: {path} exists; use --resume to continue it or choose another --out")
         try:
@@ -185,7 +188,7 @@ class ResultsStore:
                     conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", [
                         ("format", FORMAT), ("version", str(VERSION)), ("created_at", repr(time.time())),
                         ("created", time.strftime("%Y-%m-%dT%H:%M:%S%z")),
-                        ("config", config_json), ("config_text", config_text)])
+                        ("config", config_json), ("config_text", config_text), ("backend", backend)])
             finally:
                 conn.close()
             if path.exists():  # someone else created it meanwhile

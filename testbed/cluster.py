@@ -23,7 +23,7 @@ from testbed.remote_exec import Control, ExecResult, RemoteProcess, SshControl
 from testbed.spec import ClusterSpec, SpecError
 from testbed.sshkeys import KEY_NAME, make_keypair
 from testbed.units import RateError, parse_rate
-from workloads.pool_client import PoolLauncher
+from workloads.pool_client import Connect, PoolLauncher, direct
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
@@ -108,6 +108,8 @@ class Cluster:
             cluster.wait_ssh_ready(timeout=ready_timeout, progress=progress)
             if not isinstance(be, backends.HostPlacing):  # the keeper meters this machine's cores
                 keeper.start(spec.name, host_cores)  # meter + governor; cap mode and owners run on top
+            elif hasattr(be, "metered_slots"):  # other hosts': their probes' samples, by slot
+                keeper.start(spec.name, be.metered_slots(spec.name))
             st.ready = True
             st.save()
             return cluster
@@ -204,7 +206,11 @@ class Cluster:
         return self.backend.control(self.container_id(ws))
 
     def ssh(self, ws: str) -> SshControl:
-        return SshControl(self.ips[ws], str(self.key_path))
+        """SSH to the workstation with the cluster key, as the backend says to log in (root on
+        port 22 for containers; the host's own user and port for the SSH backend)."""
+        login = getattr(self.backend, "login", None)
+        user, port = login(self.container_id(ws)) if login is not None else ("root", 22)
+        return SshControl(self.ips[ws], str(self.key_path), user=user, port=port)
 
     def exec(self, ws: str, argv: Sequence[str], *, env: dict[str, str] | None = None,
              timeout: float | None = None) -> ExecResult:
@@ -254,6 +260,14 @@ class Cluster:
     def mpirun_popen(self, hosts: Sequence[str], argv: Sequence[str], *,
                      env: dict[str, str] | None = None) -> RemoteProcess:
         return self.start(hosts[0], self.mpi_argv(hosts, argv, forward=sorted(env or {})), env=env)
+
+    @property
+    def connect(self) -> Connect:
+        """How the controller opens a TCP connection to a workstation's address: directly, or
+        through the backend's gateway where the controller is not on the cluster's network
+        (the Swarm overlay: testbed/backends/swarm/gateway.py)."""
+        via = getattr(self.backend, "connector", None)
+        return via(self.name) if via is not None else direct
 
     def job_launcher(self) -> PoolLauncher:
         """Where malleable jobs launch: the cluster's resident MPI world (testbed/pool.py).

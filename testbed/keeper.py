@@ -1,6 +1,9 @@
 """The speed keeper: one host process per cluster that runs the meter and the governor.
 
 Started by `Cluster.create` (detached, its own session, pid in the cluster's state folder),
+on the controller whatever the backend: where the cores are another host's (Swarm), the
+samples come from that host's probe (testbed/backends/swarm/metering.py) and the quotas go
+through its engine.
 stopped by `down`, and gone by itself within a tick once the state folder disappears, so
 no `gc` can orphan it. Each tick it meters one kernel on every host core, steps the
 governor, and writes the governed quotas straight into the cgroup files (as cap mode
@@ -89,10 +92,14 @@ class Keeper:
         written: dict[str, float] = {}
         last_raw: float = 0.0
         tick = 0
+        # Another host's cores (Swarm) are measured by a probe there, whose samples arrive keyed by
+        # slot; this machine's, here, one kernel per tick on each core in turn.
+        remote = backend.meter_stream(self.name) if hasattr(backend, "meter_stream") else None
         while (d / "cluster.json").exists():
             t_start = time.monotonic()
             kernel = KERNEL_ORDER[tick % len(KERNEL_ORDER)]
-            samples = [measure(c, kernel, smoother.sample_ref_s(c, kernel)) for c in self.cores]
+            samples = remote.drain() if remote is not None else \
+                [measure(c, kernel, smoother.sample_ref_s(c, kernel)) for c in self.cores]
             for s in samples:
                 smoother.add(s)
             now = time.time()

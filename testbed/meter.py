@@ -13,20 +13,19 @@ from __future__ import annotations
 
 import bisect
 import csv
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from workloads.reference import KERNELS, matvec_block, run_kernel, speed_factor
+from workloads import speed_probe
 
 SAMPLES_CSV = "meter.csv"      # t_epoch,core,kernel,factor
 QUOTAS_CSV = "quotas.csv"      # t_epoch,workstation,core,quota_cores,factor,target,scale,stale
-KERNEL_ORDER = ("multiply", "matvec")
-SAMPLE_REF_S = 0.016           # reference-seconds per sample: 6-7 ms of CPU here (shorter ones are
-                               # dominated by the kernel's set-up: 28% CV and a 40% low bias at 0.004)
-SAMPLE_CPU_S = 0.007           # the keeper sizes samples to this much CPU from the last factor, so a
-                               # slow (loaded) core does not cost the meter more than 2% of it
+KERNEL_ORDER = speed_probe.KERNEL_ORDER
+SAMPLE_REF_S = speed_probe.SAMPLE_REF_S  # reference-seconds per sample: 6-7 ms of CPU here (shorter
+                               # ones are dominated by the kernel's set-up: 28% CV, 40% low at 0.004)
+SAMPLE_CPU_S = speed_probe.SAMPLE_CPU_S  # the keeper sizes samples to this much CPU from the last
+                               # factor, so a slow (loaded) core does not cost the meter more than 2%
 EWMA_ALPHA = 0.3               # per sample of one kernel on one core (1 a second): a time constant of ~3 s
 MAX_GAP_S = 5.0                # a core with no sample for this long has no current factor
 
@@ -53,17 +52,30 @@ class QuotaRow:
 
 
 def measure(core: int, kernel: str, ref_s: float = SAMPLE_REF_S) -> Sample:
-    """Pin the calling thread to `core`, run `ref_s` reference-seconds of `kernel`, time it."""
-    os.sched_setaffinity(0, {core})
-    k = KERNELS[kernel]
-    block = _BLOCK if kernel == "matvec" else None
-    t0 = time.thread_time()
-    done = run_kernel(kernel, k.per_ref_s * ref_s, block)
-    cpu = time.thread_time() - t0
-    return Sample(time.time(), core, kernel, speed_factor(kernel, done, max(cpu, 1e-6)), cpu)
+    """Pin the calling thread to `core`, run `ref_s` reference-seconds of `kernel`, time it
+    (workloads/speed_probe.py, which other hosts run as a process)."""
+    t, factor, cpu = speed_probe.measure(core, kernel, ref_s)
+    return Sample(t, core, kernel, factor, cpu)
 
 
-_BLOCK = matvec_block()
+def parse_sample(line: str) -> Sample | None:
+    """One line of a remote probe's output as a Sample; None for anything else."""
+    got = speed_probe.parse_line(line)
+    return None if got is None else Sample(*got)
+
+
+def factors_of(samples: list[Sample]) -> dict[int, float]:
+    """A short reading per core (placement's): each kernel's median, then their mean, the same
+    blend as `Smoother.factor`. Cores with no sample are left out."""
+    out: dict[int, float] = {}
+    for core in sorted({s.core for s in samples}):
+        meds = []
+        for k in KERNEL_ORDER:
+            v = sorted(s.factor for s in samples if s.core == core and s.kernel == k)
+            if v:
+                meds.append(v[len(v) // 2])
+        out[core] = sum(meds) / len(meds)
+    return out
 
 
 class Smoother:
@@ -104,17 +116,14 @@ def quick_factors(cores: list[int], seconds: float | None = None) -> dict[int, f
     (PLACEMENT_READ_S a core by default), then their mean, the same blend as `Smoother.factor`."""
     if seconds is None:
         seconds = PLACEMENT_READ_S * len(cores)
-    out: dict[int, float] = {}
+    got: list[Sample] = []
     for core in cores:
-        vals: dict[str, list[float]] = {k: [] for k in KERNEL_ORDER}
         end = time.monotonic() + seconds / max(1, len(cores))
         i = 0
         while time.monotonic() < end or i < 4 * len(KERNEL_ORDER):
-            k = KERNEL_ORDER[i % len(KERNEL_ORDER)]
-            vals[k].append(measure(core, k).factor)
+            got.append(measure(core, KERNEL_ORDER[i % len(KERNEL_ORDER)]))
             i += 1
-        out[core] = sum(sorted(v)[len(v) // 2] for v in vals.values()) / len(vals)
-    return out
+    return factors_of(got)
 
 
 # -- the CSVs ------------------------------------------------------------------------------

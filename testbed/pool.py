@@ -66,7 +66,7 @@ def start(cluster: "Cluster", hosts: Sequence[str] | None = None, slots: int = D
 def discover(cluster: "Cluster", hosts: Sequence[str], slots: int = DEFAULT_SLOTS,
              timeout_s: float = 0.0) -> list[PoolRank]:
     """Every rank of a running world on `hosts`, after at most `timeout_s`; TimeoutError if incomplete."""
-    ips, secret = cluster.ips, cluster.secret
+    ips, secret, connect = cluster.ips, cluster.secret, cluster.connect
     want = {(ws, s) for ws in hosts for s in range(slots)}
     found: dict[tuple[str, int], PoolRank] = {}
     sizes: set[int] = set()
@@ -75,7 +75,7 @@ def discover(cluster: "Cluster", hosts: Sequence[str], slots: int = DEFAULT_SLOT
         for ws, s in sorted(want - set(found)):
             address = (ips[ws], pool_wire.PORT_BASE + s)
             try:
-                pong = ping(address, secret, timeout_s=1.0)
+                pong = ping(address, secret, timeout_s=1.0, connect=connect)
             except OSError:  # channel_auth.AuthError too: a world that does not take this secret
                 continue
             found[(ws, s)] = PoolRank(ws, s, int(pong["rank"]), address)
@@ -114,4 +114,4 @@ def pool_launcher(cluster: "Cluster", slots: int = DEFAULT_SLOTS) -> PoolLaunche
         return discover(cluster, hosts, slots, timeout_s=90.0)
 
     return PoolLauncher(ensure(cluster, slots), secret=cluster.secret, renew=renew, fallback=cluster,
-                        oom_kills=cluster.oom_kills)
+                        oom_kills=cluster.oom_kills, connect=cluster.connect)

@@ -102,7 +102,7 @@ class HostSpec(_Strict):
     cores: list[int] | Literal["all"] = Field("all", description="core ids it may pin workstations to")
     factors: dict[int, float] | None = Field(None, description="measured core factors: core id -> reference cores")
     # How the SSH backend logs in (testbed/backends/ssh/); the Docker backends ignore them.
-    user: str = Field("root", description="SSH login (Cluster.ssh still assumes root: docs/ssh-backend.md)")
+    user: str = Field("root", description="SSH login")
     port: int = Field(22, ge=1, le=65535, description="SSH port")
     identity: str | None = Field(None, description="private key file; None: the SSH agent and ~/.ssh defaults")
     # How the Swarm backend reaches the host's dockerd (testbed/backends/swarm/hosts.py); the others ignore it.

@@ -8,6 +8,10 @@ higher-numbered one (the coordinator is a job's lowest-numbered host, and
 Open MPI is told not to tree-spawn, so no other pair is used), and one
 `workloads.zygote` per workstation. Both are optional: ssh falls back to a
 fresh connection and the zygote client to a cold `python3 -m` when they are missing.
+The masters are n(n-1)/2 `docker exec`s in series and as many ssh sessions held open, the
+first thing to break as clusters grow (docs/scale.md, "The first bottleneck"): above
+MASTERS_UP_TO workstations none is opened, and `mpirun_popen` ssh's afresh. Malleable jobs
+do not use them at any size: they launch on the resident world.
 It also starts the cluster's resident MPI world (testbed/pool.py), where malleable jobs
 launch without any mpiexec; `cluster.job_launcher()` waits for it or starts it again.
 """
@@ -28,13 +32,17 @@ MUX_PATH = "/tmp/nowlab-mux-%C"  # %C: hash of local host, remote host, port and
 # as much, but changes how the jobs communicate; the zygote preloads libfabric instead.
 MPI_FAST_ARGS = ["--mca", "plm_rsh_args", f"-o ControlPath={MUX_PATH} -o ControlMaster=no",
                  "--mca", "plm_rsh_no_tree_spawn", "1"]
+# 16 workstations: 120 masters, a few seconds of `up`; 32 would be 496, 256 would be 32,640
+MASTERS_UP_TO = 16
 ZYGOTE_SOCKET = "/tmp/nowlab-zygote.sock"
 ZYGOTE_ARGV = ["chrt", "--idle", "0", "python3", "-m", "workloads.zygote", "--socket", ZYGOTE_SOCKET]
 CLIENT_ARGV = ["python3", "-S", "-m", "workloads.zygote_client"]
 
 
 def master_pairs(workstations: Sequence[str]) -> list[tuple[str, str]]:
-    """(from, to) for every workstation and each higher-numbered one."""
+    """(from, to) for every workstation and each higher-numbered one; none above MASTERS_UP_TO."""
+    if len(workstations) > MASTERS_UP_TO:
+        return []
     return [(a, b) for i, a in enumerate(workstations) for b in workstations[i + 1:]]
 
 
@@ -57,9 +65,9 @@ def warm(cluster: "Cluster") -> None:
 
 
 def is_warm(cluster: "Cluster", ws: str) -> bool:
-    """This workstation's zygote listens and its masters to higher-numbered hosts are up."""
-    names = cluster.workstations
-    later = names[names.index(ws) + 1:]
+    """This workstation's zygote listens and its masters to higher-numbered hosts (if any are
+    opened) are up."""
+    later = [dst for src, dst in master_pairs(cluster.workstations) if src == ws]
     ctl = cluster.control(ws)
     if not ctl.run(["test", "-S", ZYGOTE_SOCKET]).ok:
         return False

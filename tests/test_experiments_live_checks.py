@@ -67,3 +67,24 @@ def test_a_cluster_that_cannot_be_placed_leaves_no_results_file(tmp_path, monkey
     with pytest.raises(SpecError, match="^workstation ws7: speed"):
         live.run_experiment(tmp_path / "exp_tiny.toml", out=out, resume=False, report=False)
     assert list(out.parent.iterdir()) == []
+
+
+def test_the_backend_is_chosen_at_the_start_and_kept_by_a_resume(tmp_path):
+    """`nowlab run --backend swarm` is stored with the run; its resume runs there too, and a
+    resume asking another backend is refused in one line before any container starts."""
+    for name in ("exp_tiny.toml", "exp_tiny4.toml"):
+        shutil.copy(DATA / name, tmp_path / name)
+    config, out = tmp_path / "exp_tiny.toml", tmp_path / "r.sqlite"
+    with pytest.raises(cfg.ConfigError, match=r"^backend: unknown 'nope' \(known: docker, ssh, swarm\)$"):
+        open_store(config, out, resume=False, backend="nope")
+    assert not out.exists()
+    store, _ = open_store(config, out, resume=False, backend="swarm")
+    store.close()
+    store, _ = open_store(config, out, resume=True)  # none asked: the run's own
+    assert store.backend == "swarm"
+    store.close()
+    with pytest.raises(cfg.ConfigError, match=rf"^backend: {out} ran on 'swarm'; resume it there, not on 'docker'$"):
+        open_store(config, out, resume=True, backend="docker")
+    other, _ = open_store(config, tmp_path / "d.sqlite", resume=False)
+    assert other.backend == "docker"  # the default, as every store made before the option
+    other.close()

@@ -10,6 +10,7 @@ import pytest
 from experiments.studies.menasce_rao.figures import PointResult, estimate_s, predict_point
 from experiments.studies.menasce_rao.figures_report import write
 from experiments.studies.menasce_rao.measure import Planned, Prediction
+from experiments.studies.menasce_rao.owner_use import OwnerUse
 from experiments.studies.menasce_rao.paper import CLASSES, TIME_SCALE
 from experiments.studies.menasce_rao.sweeps import (BASELINE_D_S, BASELINE_N, BASELINE_Z_S, SWEEPS, Point, curve,
                                                     figures, point, points)
@@ -73,24 +74,36 @@ def test_predictions_on_the_spec_grow_with_the_owners_and_scale_with_the_class()
     assert estimate_s([light, heavy], 2) == pytest.approx(2 * (light.prediction.mc_s + heavy.prediction.mc_s + 4.0))
 
 
-def result(p: Point, mc_s: float, measured: tuple[float, ...] = ()) -> PointResult:
-    return PointResult(p, CLASSES[p.kind], Prediction({}, mc_s * 0.95, None, mc_s, mc_s * 0.01), measured)
+def result(p: Point, mc_s: float, measured: tuple[float, ...] = (), uses: tuple[OwnerUse, ...] = ()) -> PointResult:
+    return PointResult(p, CLASSES[p.kind], Prediction({}, mc_s * 0.95, None, mc_s, mc_s * 0.01), measured, uses)
 
 
 def test_the_report_gives_each_point_measured_and_predicted(tmp_path):
-    results = [result(Point("LX", 1, 1.0, 5.0), 40.0, (44.0, 40.0, 42.0)),
+    uses = (OwnerUse("ws1", 1.2, 40.0, 0.1), OwnerUse("ws2", 0.4, 40.0, 0.1))  # U 0.3 and 0.1
+    results = [result(Point("LX", 1, 1.0, 5.0), 40.0, (44.0, 40.0, 42.0), uses),
                result(Point("LX", 2, 1.0, 5.0), 50.0, (50.0, 52.0)),
                result(Point("LX", 5, 1.0, 5.0), 120.0)]
     assert results[0].median_s == 42.0 and results[0].error == pytest.approx(-2 / 42)
     md = write(results, [5], tmp_path, "nowlab taskgraph figures --figures 5").read_text()
     assert "# Menascé & Rao (1996), Figs. 5, live" in md
-    assert "| 1 | LX | 42.00 (40.00-44.00) | 40.00 ± 0.40 | 38.00 | n/a | -4.8% |" in md
-    assert "| 5 | LX | not run | 120.00 ± 1.20 | 114.00 | n/a | n/a |" in md
+    # the owners' U: M/M/1//1 with D 0.2 s, Z 1 s (the paper's 1 and 5, x0.2) is D / (D + Z) = 0.167
+    assert "| 1 | LX | 42.00 (40.00-44.00) | 40.00 ± 0.40 | 38.00 | n/a | -4.8% | 0.167 / 0.200 |" in md
+    assert "| 5 | LX | not run | 120.00 ± 1.20 | 114.00 | n/a | n/a | 0.715 / n/a |" in md
     assert "`nowlab taskgraph figures --figures 5`" in md and "![Figs. 5](figures.png)" in md
     with (tmp_path / "figures.csv").open() as f:
         rows = list(csv.DictReader(f))
     assert [(r["n"], r["figures"], r["owner_d_s"], r["measured_median_s"], r["reps"]) for r in rows] == \
         [("1", "5", "0.2", "42.000", "3"), ("2", "5", "0.2", "51.000", "2"), ("5", "5", "0.2", "", "0")]
+    assert [(r["owner_u_model"], r["owner_u_measured"]) for r in rows][::2] == [("0.1667", "0.2000"), ("0.7151", "")]
     assert (tmp_path / "figures.png").stat().st_size > 10_000
     # nothing measured: the title says so
     assert "predicted only (not run live yet)" in write(results[2:], [5], tmp_path, "cmd").read_text()
+
+
+def test_the_owners_utilisation_is_their_cpu_time_over_wall_time_and_cores():
+    from experiments.studies.menasce_rao.owner_use import OwnerUse, mean_utilisation, model_utilisation
+    from testbed.spec import OwnerLoad
+    assert OwnerUse("ws1", 3.0, 60.0, 0.25).utilisation == pytest.approx(0.2)
+    assert mean_utilisation([OwnerUse("a", 3.0, 60.0, 0.25), OwnerUse("b", 6.0, 60.0, 0.25)]) == pytest.approx(0.3)
+    assert model_utilisation(OwnerLoad(n=1, z=4.0, d=1.0)) == pytest.approx(0.2)  # D / (D + Z)
+    assert model_utilisation(OwnerLoad(n=0, z=4.0, d=1.0)) == 0.0

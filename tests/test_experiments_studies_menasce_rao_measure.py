@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from experiments.studies.menasce_rao.measure import run_reps
+from experiments.studies.menasce_rao.owner_use import OwnerUse
 from experiments.taskgraph_files import load_graph
 from scheduler.taskgraph.spec import TaskGraph
 from testbed.spec import OwnerLoad
@@ -23,8 +24,12 @@ def test_each_rep_is_timed_with_the_owners_running_and_they_stop_after(live_clus
         "arc": [{"from": a.source, "to": a.target, "bytes": a.size_bytes} for a in g.arcs]})
     placement = {t.name: ("ws1", "ws2", "ws3")[i % 3] for i, t in enumerate(short.tasks)}
     logged: list[str] = []
+    uses: list[OwnerUse] = []
     times = run_reps(live_cluster, short, placement, {"ws1": OwnerLoad(n=1, z=0.5, d=0.05)}, 2, seed=1,
-                     label="short", log=logged.append)
+                     label="short", log=logged.append, uses=uses)
     assert len(times) == 2 and all(0 < t < 30 for t in times)
+    # the owners' share of ws1 over each run: M/M/1//1 gives 0.05 / 0.55 = 0.09; a run of a few
+    # seconds holds a handful of bursts, so only its range is checked
+    assert [u.workstation for u in uses] == ["ws1", "ws1"] and all(0 < u.utilisation < 0.6 for u in uses)
     assert [m.split(":")[0] for m in logged] == ["short, rep 0", "short, rep 1"]
     assert live_cluster.exec("ws1", ["pgrep", "-f", "agents/owner.py"]).exit_code == 1  # the daemon is gone

@@ -9,6 +9,7 @@ The backend against real hosts is tests/test_testbed_backends_ssh_live.py.
 from __future__ import annotations
 
 import json
+import shutil
 import os
 import socket
 import subprocess
@@ -427,3 +428,30 @@ def test_a_backend_without_spec_serves_recorded_clusters_only(monkeypatch, tmp_p
                                   folder="/root/.nowlab/ssh/lab", machines={"ws1": "a"}))
     assert be.cluster_names() == ["lab"] and be.orphaned("lab") and be.leftovers() == ["lab"]
     assert registry.load("lab").host("a").address == "10.9.9.9"
+
+
+def test_the_cluster_logs_in_with_the_hosts_own_user_and_port(monkeypatch, tmp_path):
+    """Cluster.ssh (readiness) asks the backend how to reach a workstation: not root on 22."""
+    monkeypatch.setenv("NOWLAB_HOME", str(tmp_path))
+    registry.save(registry.Record("lab", owner="1:never", home=str(tmp_path),
+                                  hosts=[HostAccess("a", "10.9.9.9", user="lab", port=2222)],
+                                  folder="/home/lab/.nowlab/ssh/lab", machines={"ws1": "a"}))
+    be = backends.get("ssh")
+    assert be.login("lab/a") == ("lab", 2222)
+    with pytest.raises(BackendError, match=r"^cluster 'nope': no SSH hosts recorded"):
+        be.login("nope/a")
+
+
+def test_mpi_is_pinned_to_the_interface_its_peers_are_reached_by(tmp_path, capsys):
+    """A lab host has other interfaces (docker0, a second NIC): Open MPI's BTL and OOB are told
+    the cluster's, under ob1 (libfabric's `net` provider, cm's, reads no interface setting)."""
+    env = hostagent.join_env(tmp_path, {"PATH": "/usr/bin"}, "enp3s0")
+    assert env["OMPI_MCA_btl_tcp_if_include"] == env["OMPI_MCA_oob_tcp_if_include"] == "enp3s0"
+    assert env["OMPI_MCA_pml"] == "ob1"
+    bare = hostagent.join_env(tmp_path, {"PATH": "/usr/bin"})  # interface unknown: Open MPI chooses
+    assert not any(k.endswith("if_include") or k.endswith("_pml") for k in bare)
+    hostagent.save(ws(), tmp_path)
+    shutil.copy(AGENT, tmp_path / "hostagent.py")
+    assert subprocess.run([sys.executable, str(tmp_path / "hostagent.py"), "net-dev", "enp3s0"],
+                          capture_output=True, text=True, check=True).stdout.strip() == "null"
+    assert hostagent.load(tmp_path).net_dev == "enp3s0"

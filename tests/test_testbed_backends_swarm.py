@@ -21,7 +21,7 @@ from testbed import backends
 from testbed.backends import Backend, BackendError, HostPlacing
 from testbed.backends.docker import engine
 from testbed.backends.swarm import overlay, readings, registry
-from testbed.backends.swarm.backend import SwarmBackend, refuse_speeds
+from testbed.backends.swarm.backend import SwarmBackend
 from testbed.backends.swarm.hosts import (SwarmHost, docker_url, from_nodes, host_name, hosts_of, machine_id,
                                           split_machine, url_address)
 from testbed.cluster import Cluster
@@ -295,11 +295,17 @@ def test_a_host_with_too_few_free_cores_is_named():
     assert str(err.value).startswith("host 'b':") and len(str(err.value).splitlines()) == 1
 
 
-def test_speeds_are_refused_on_swarm():
-    s = from_dict({"name": "sw", "host": [{"name": "a", "address": "10.9.0.1", "factors": {0: 1.0}, "cores": [0]}],
-                   "workstation": [{"name": "w", "speed": 0.3}]})
-    with pytest.raises(SpecError, match="workstations: w ask a speed"):
-        refuse_speeds(s)
+def test_speeds_are_placed_by_each_hosts_measured_factors():
+    """A speed workstation gets the cores its speed needs at its host core's factor (read by the
+    host's probe at placement: metering.read_factors), recorded for the keeper's governor."""
+    s = from_dict({"name": "sw", "host": [{"name": "a", "address": "10.9.0.1"}, {"name": "b", "address": "10.9.0.2"}],
+                   "workstation": [{"name": "w1", "speed": 0.3, "host": "a"}, {"name": "w2", "speed": 0.3, "host": "b"},
+                                   {"name": "w3", "cpu": 0.2, "host": "b"}]})
+    p = fed(s, {"a": HostCores([0], factors={0: 1.5}), "b": HostCores([0, 1], factors={0: 0.75, 1: 0.75})}).place(s)
+    assert p.factor == {"w1": 1.5, "w2": 0.75}
+    resolved = p.resolve(s)  # nominal: 0.3 reference cores / factor; reserved: room for the governor
+    assert (resolved.nominal_cpu("w1"), resolved.nominal_cpu("w2")) == (pytest.approx(0.2), pytest.approx(0.4))
+    assert p.cpu == {"w1": pytest.approx(0.2 / 0.6, abs=1e-3), "w2": pytest.approx(0.4 / 0.6, abs=1e-3)}  # to 0.6x
 
 
 # -- hosts that do not answer -----------------------------------------------------------------------

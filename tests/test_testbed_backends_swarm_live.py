@@ -4,12 +4,14 @@ testbed/backends/swarm/dind.py builds the node image (the repo's base plus Debia
 docker.io; cached by content hash), starts three nodes (dind.NODE_RIGHTS) each with its own dockerd
 on tcp 2375, loads the workstation image into each with `docker save | docker load`, and
 forms a Swarm. Six workstations, two per node, then come up through each node's engine API
-on one attachable overlay. Checked: every cap, cpuset and qdisc as the kernel holds them,
-the overlay's address, MTU and Open MPI's interface, a live cap change, teardown leaving
-nothing labelled on any node, `gc` after a controller killed mid-`up` cleaning every node,
-an MPI program across the three nodes, and a CG job moved from node 1's workstations onto
-node 2's that still matches its unmoved run (the overlay pins Open MPI to ob1 for this:
-testbed/backends/swarm/overlay.py, docs/multi-host.md).
+on one attachable overlay; ws6 asks a speed instead of a cap. Checked: every cap, cpuset and
+qdisc as the kernel holds them, the overlay's address, MTU and Open MPI's interface, a live
+cap change, ws6 governed by the keeper from node 3's probe, an owner daemon read by the
+monitor across hosts, an MPI program across the three nodes by mpiexec and by the resident
+pool (reached through the cluster's SSH gateway), a CG job moved from node 1's workstations
+onto node 2's that still matches its unmoved run (the overlay pins Open MPI to ob1 for this:
+testbed/backends/swarm/overlay.py, docs/multi-host.md), teardown leaving nothing labelled on
+any node, and `gc` after a controller killed mid-`up` cleaning every node.
 
 Nested CPU caps on one machine say nothing about timing: three nodes share this machine's
 cores. This checks function only.
@@ -27,10 +29,13 @@ import numpy as np
 import pytest
 
 from testbed.backends.docker import engine
-from testbed.backends.swarm import dind, membership, overlay
+from testbed import keeper, meter, state
+from testbed.backends.swarm import dind, gateway, membership, metering, overlay
 from testbed.backends.swarm.backend import SwarmBackend
 from testbed.cluster import Cluster
-from testbed.spec import from_dict
+from testbed.load import owners
+from testbed.load.monitor import Monitor
+from testbed.spec import OwnerLoad, from_dict
 from workloads.control_server import ControlServer
 from workloads.malleable import MalleableJob, parse_result
 
@@ -38,6 +43,7 @@ pytestmark = pytest.mark.integration
 
 NAME = "swarm-live"
 CPU = 0.15
+SPEED = 0.1  # ws6's, in reference cores: its cap is the keeper's, from node 3's probe
 NOWLAB = [sys.executable, "-m", "nowlab"]
 
 
@@ -53,10 +59,15 @@ def clean_soon(client, name: str, timeout_s: float = 15.0) -> dict:
     return found
 
 
-def spec_dict(nodes: list[dind.Node], name: str, per_node: int = 2) -> dict:
-    """`per_node` workstations on each node, named in node order; ws1 -> ws3 shaped to 20 Mbit/s."""
+def spec_dict(nodes: list[dind.Node], name: str, per_node: int = 2, speed: str | None = None) -> dict:
+    """`per_node` workstations on each node, named in node order; ws1 -> ws3 shaped to 20 Mbit/s;
+    `speed` names one held at SPEED reference cores by the keeper instead of a cap."""
     ws = [{"name": f"ws{i * per_node + j + 1}", "cpu": CPU, "host": n.name}
           for i, n in enumerate(nodes) for j in range(per_node)]
+    for w in ws:
+        if w["name"] == speed:
+            del w["cpu"]
+            w["speed"] = SPEED
     ws[0]["links"] = {"ws3": "20mbit"}
     return {"name": name, "defaults": {"egress": "100mbit"},
             "host": [{"name": n.name, "address": n.address, "docker": n.url} for n in nodes], "workstation": ws}
@@ -78,7 +89,7 @@ def engines(nodes: list[dind.Node]):
 
 @pytest.fixture(scope="module")
 def swarm(nodes: list[dind.Node]) -> Iterator[tuple[Cluster, SwarmBackend]]:
-    spec = from_dict(spec_dict(nodes, NAME))
+    spec = from_dict(spec_dict(nodes, NAME, speed="ws6"))
     be = SwarmBackend(spec)
     c = Cluster.create(spec, backend=be, ready_timeout=180)
     try:
@@ -92,9 +103,13 @@ def test_six_workstations_sit_two_per_node_on_one_overlay(swarm, engines):
     c, be = swarm
     assert c.state.backend == "swarm"
     for i, node in enumerate(("node1", "node2", "node3")):
-        found = engine.labelled(engines[node], NAME)["containers"]
-        names = sorted(engines[node].api.inspect_container(x)["Config"]["Hostname"] for x in found)
+        found = [engines[node].api.inspect_container(x)["Config"]
+                 for x in engine.labelled(engines[node], NAME)["containers"]]
+        names = sorted(x["Hostname"] for x in found if engine.WS_LABEL in x["Labels"])
         assert names == [f"ws{2 * i + 1}", f"ws{2 * i + 2}"]
+        roles = sorted(x["Labels"].get(gateway.ROLE_LABEL, "") for x in found if engine.WS_LABEL not in x["Labels"])
+        # beside them: a speed probe per node, and the cluster's SSH gateway on the first
+        assert roles == (["gateway", "meter"] if node == "node1" else ["meter"])
     nets = engines["node1"].api.networks(filters={"label": f"{engine.LABEL}={NAME}"})
     assert len(nets) == 1 and nets[0]["Driver"] == "overlay" and nets[0]["Attachable"]
     mtu = int(nets[0]["Options"][overlay.MTU_OPTION])
@@ -117,9 +132,10 @@ def test_every_cap_cpuset_and_qdisc_is_in_force(swarm, engines):
         host, core = slots[c.state.cores[ws]]
         assert host == c.spec.workstation(ws).host
         lim = c.cpu_limits(ws)  # the kernel's, read inside the workstation
-        assert lim["cores"] == pytest.approx(CPU) and lim["cpuset"] == str(core)
         hc = engines[host].api.inspect_container(c.container_id(ws).split("/")[2])["HostConfig"]
-        assert (hc["CpusetCpus"], hc["CpuQuota"] / hc["CpuPeriod"]) == (str(core), pytest.approx(CPU))
+        assert lim["cpuset"] == hc["CpusetCpus"] == str(core)
+        if ws != "ws6":  # ws6's quota is the governor's (below)
+            assert lim["cores"] == pytest.approx(CPU) and hc["CpuQuota"] / hc["CpuPeriod"] == pytest.approx(CPU)
         assert "htb" in c.tc_show(ws, "qdisc")
         assert c.read_net(ws, ["tc", "-s", "class", "show", "dev", "eth0"]).ok
         assert c.cpu_usage_ns(ws) > 0 and c.oom_kills(ws) == 0
@@ -128,6 +144,57 @@ def test_every_cap_cpuset_and_qdisc_is_in_force(swarm, engines):
     assert c.cpu_limits("ws2")["cores"] == pytest.approx(0.25)
     c.set_bandwidth("ws5", "5mbit", to="ws2")  # tc in ws5's namespace, through node 3's engine
     assert "ceil 5Mbit" in c.tc_show("ws5")
+
+
+def test_a_speed_workstation_is_governed_from_its_hosts_probe(swarm, engines):
+    """ws6 asks a speed: node 3's probe read its core at placement and meters it now; the keeper
+    on this machine follows the probe and writes ws6's quota through node 3's engine."""
+    c, be = swarm
+    probes = [x for x in engines["node3"].containers.list(filters={"label": f"{engine.LABEL}={NAME}"})
+              if x.labels.get(metering.ROLE_LABEL) == metering.ROLE]
+    cores = sorted({be.slots()[c.state.cores[ws]][1] for ws in ("ws5", "ws6")})
+    assert len(probes) == 1 and probes[0].attrs["HostConfig"]["CpusetCpus"] == ",".join(map(str, cores))
+    assert c.spec.placed_factor.get("ws6") and keeper.status(NAME)["alive"]
+    d, slot = state.cluster_dir(NAME), c.state.cores["ws6"]
+    deadline = time.monotonic() + 60
+    while True:
+        rows = [q for q in meter.read_quotas(d / meter.QUOTAS_CSV) if q.workstation == "ws6" and not q.stale]
+        mine = [s for s in meter.read_samples(d / meter.SAMPLES_CSV) if s.core == slot]
+        if len(rows) >= 3 and {s.kernel for s in mine} == {"multiply", "matvec"} or time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    assert {s.kernel for s in mine} == {"multiply", "matvec"}, f"{len(mine)} samples of slot {slot}"
+    assert len(rows) >= 3 and rows[-1].target == SPEED and rows[-1].factor
+    got = c.cpu_limits("ws6")["cores"]  # the quota in force is one the keeper wrote
+    assert min(q.quota_cores for q in rows) * 0.95 <= got <= c.spec.cpu("ws6") * 1.05
+    held = meter.speed_over(d, "ws6", rows[0].t, rows[-1].t)  # quota x factor: the speed it was given
+    assert held.status == "metered" and held.speed == pytest.approx(SPEED, rel=0.35)  # nested caps: function only
+
+
+def rows_of(mon: Monitor, ws: str) -> int:
+    cpu = mon.frames()[0]
+    return 0 if cpu.empty else int((cpu.workstation == ws).sum())
+
+
+def test_owners_and_the_monitor_work_across_hosts(swarm):
+    """An owner daemon on ws3 (node 2), read by the monitor through node 2's engine."""
+    c, _be = swarm
+    owners.start(c, {"ws3": OwnerLoad(n=1, z=0.2, d=0.3)}, seed=1)
+    try:
+        with Monitor(c, interval=1.0) as mon:
+            # a sample is ~3 docker execs a workstation through its host's engine: seconds here
+            deadline = time.monotonic() + 40
+            while rows_of(mon, "ws3") < 2 and time.monotonic() < deadline:
+                time.sleep(0.5)
+    finally:
+        owners.stop(c, ["ws3"])
+    cpu, links = mon.frames()
+    assert not mon.read_errors
+    loaded, idle = cpu[cpu.workstation == "ws3"], cpu[cpu.workstation == "ws4"]
+    assert len(loaded) >= 2 and loaded.owner_cores.mean() > 0.02  # M/M/1//1: 60% of its 0.15 core
+    assert idle.owner_cores.max() < 0.005 and loaded.avail_cpu.mean() < 0.9
+    assert {"ws1", "ws3", "ws5"} <= set(links.src) and (links.ceil_bps > 0).all()
+    assert c.exec("ws3", ["pgrep", "-f", "agents/owner.py"]).exit_code == 1  # stopped
 
 
 # -- MPI across the nodes ------------------------------------------------------------------------
@@ -141,6 +208,17 @@ def test_mpi_hello_across_the_three_nodes(swarm):
     assert "hello from 3 ranks" in res.stdout
 
 
+def test_the_resident_pool_is_reached_through_the_gateway(swarm, engines):
+    """The controller is not on the overlay: the pool's connections go through the SSH gateway."""
+    c, be = swarm
+    gw = [x for x in engines["node1"].containers.list(filters={"label": f"{engine.LABEL}={NAME}"})
+          if x.labels.get(gateway.ROLE_LABEL) == gateway.ROLE]
+    assert len(gw) == 1 and engine.WS_LABEL not in gw[0].labels  # one, on the first node, no workstation
+    res = c.job_launcher().mpirun_popen(["ws1", "ws3", "ws5"], ["python3", "-m", "workloads.hello"]).wait(120)
+    assert res.exit_code == 0, res.stderr[-3000:]
+    assert "hello from 3 ranks" in res.stdout
+
+
 def test_cg_moves_from_node1s_workstations_onto_node2s(swarm):
     c, _be = swarm
     n, first = 800, ["ws1", "ws2"]  # large enough that the job is still running when moved
@@ -148,7 +226,7 @@ def test_cg_moves_from_node1s_workstations_onto_node2s(swarm):
                              ",".join(first), "--n", str(n), "--print-x"], timeout=300)
     assert plain.exit_code == 0, plain.stderr[-3000:]
     with ControlServer(c.controller_address) as server:
-        job = MalleableJob(c, server, f"move-{time.time_ns() % 10**12}",  # the cluster launches: mpiexec
+        job = MalleableJob(c.job_launcher(), server, f"move-{time.time_ns() % 10**12}",  # the resident pool
                            ["python3", "-m", "workloads.cg", "--n", str(n), "--print-x"], first,
                            c.controller_address, timeout_s=300).start()
         time.sleep(0.1)

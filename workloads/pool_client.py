@@ -8,7 +8,9 @@ the cluster's secret (workloads/channel_auth.py, channel POOL; in the handle's t
 a launch returns at once as before, and no member gets a `run` line unless every member
 accepted), then sends each the same `run` line. Nothing here knows how the pool was
 started: the testbed gives the ranks and the secret (testbed/pool.py) and a way to start a
-new world when this one is gone.
+new world when this one is gone, and, where the host cannot reach the ranks' addresses
+directly (a Swarm overlay), a `connect` that reaches them another way (testbed's SSH
+gateway: a socket-like channel with sendall, recv, settimeout, shutdown and close).
 Runs on the host: standard library only.
 """
 from __future__ import annotations
@@ -18,13 +20,23 @@ import socket
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from workloads import channel_auth, pool_wire
 from workloads.launch import OUT_OF_MEMORY, Handle, Launcher, LocalResult
 
 CANCELLED = 130  # a member stopped because another one failed, or the host cancelled the job
 LOST = -1        # the member's connection closed without an exit: its rank (and world) died
+
+# (address, timeout_s) -> a connected socket, or something that behaves as one; OSError if unreachable
+Connect = Callable[[tuple[str, int], float], Any]
+
+
+def direct(address: tuple[str, int], timeout_s: float) -> socket.socket:
+    """A plain TCP connection, Nagle off (the `run` and `cancel` lines are small and urgent)."""
+    sock = socket.create_connection(address, timeout=timeout_s)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return sock
 
 
 @dataclass(frozen=True)
@@ -37,9 +49,9 @@ class PoolRank:
     address: tuple[str, int]
 
 
-def ping(address: tuple[str, int], secret: bytes, timeout_s: float = 2.0) -> dict:
+def ping(address: tuple[str, int], secret: bytes, timeout_s: float = 2.0, connect: Connect = direct) -> dict:
     """One rank's pong; OSError if it does not answer (channel_auth.Refused if it does not take `secret`)."""
-    with socket.create_connection(address, timeout=timeout_s) as sock:
+    with connect(address, timeout_s) as sock:
         rest = channel_auth.client_handshake(sock, secret, channel=channel_auth.POOL, timeout_s=timeout_s)
         sock.sendall(pool_wire.encode({"type": "ping"}))
         reply = pool_wire.Lines(sock, rest).read()
@@ -61,7 +73,8 @@ class PoolHandle:
 
     def __init__(self, members: Sequence[PoolRank], argv: Sequence[str], env: dict[str, str] | None,
                  tag: int, *, secret: bytes, connect_timeout_s: float, on_exit: Callable[["PoolHandle"], None],
-                 handshake_timeout_s: float | None = None, oom_kills: Callable[[str], int] | None = None) -> None:
+                 handshake_timeout_s: float | None = None, oom_kills: Callable[[str], int] | None = None,
+                 connect: Connect = direct) -> None:
         self.members = list(members)
         self.on_exit = on_exit
         # each member's count of memory kills before the job: one more after it failed means
@@ -76,12 +89,10 @@ class PoolHandle:
         self._lock = threading.Lock()
         self._sent = False       # the `run` lines are out: a cancel is a `cancel` line from then on
         self._cancelled = False  # terminate() came before them: they are never sent
-        socks: list[socket.socket] = []
+        socks: list[Any] = []
         try:
             for m in self.members:
-                sock = socket.create_connection(m.address, timeout=connect_timeout_s)
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                socks.append(sock)
+                socks.append(connect(m.address, connect_timeout_s))
         except OSError as exc:
             for sock in socks:
                 sock.close()
@@ -257,7 +268,8 @@ class PoolLauncher:
                  renew: Callable[[], Sequence[PoolRank]] | None = None,
                  fallback: Launcher | None = None, connect_timeout_s: float = 5.0,
                  handshake_timeout_s: float | None = None,
-                 busy_wait_s: float = 15.0, oom_kills: Callable[[str], int] | None = None) -> None:
+                 busy_wait_s: float = 15.0, oom_kills: Callable[[str], int] | None = None,
+                 connect: Connect = direct) -> None:
         self.secret = secret  # the cluster's (NOWLAB_CLUSTER_SECRET): the ranks serve no one else
         # None: a member starved or frozen by its owner is waited for, as its `run` line was
         # before the handshake; the launch itself returns at once either way
@@ -266,6 +278,7 @@ class PoolLauncher:
         self._oom_kills = oom_kills  # workstation -> memory kills so far (testbed: the cgroup's count)
         self.fallback = fallback
         self.connect_timeout_s = connect_timeout_s
+        self.connect = connect
         # A slot stays busy until its job's every member has reported; after a workstation died
         # the others report (their world ended) a few seconds later: wait that long for them.
         self.busy_wait_s = busy_wait_s
@@ -332,7 +345,8 @@ class PoolLauncher:
         try:
             return PoolHandle(members, program, env, tag, secret=self.secret, connect_timeout_s=self.connect_timeout_s,
                               handshake_timeout_s=self.handshake_timeout_s,
-                              on_exit=lambda h: self._release(h, generation), oom_kills=self._oom_kills)
+                              on_exit=lambda h: self._release(h, generation), oom_kills=self._oom_kills,
+                              connect=self.connect)
         except ConnectionError:
             with self._lock:
                 self._busy.difference_update((m.host, m.slot) for m in members)

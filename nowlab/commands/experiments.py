@@ -108,6 +108,9 @@ def run(
     speed: Annotated[float | None, typer.Option(
         "--speed", help="With --estimate: workstation speed in reference cores, for a floor from reference work.")]
     = None,
+    backend: Annotated[str | None, typer.Option(
+        "--backend", help="Where the cluster runs: docker (this host), ssh or swarm (the spec's hosts). "
+                          "Default docker; a resumed run keeps its own.")] = None,
 ) -> None:
     """Run an experiment live: every (policy, rate, replication) cell, each job stored as it finishes.
 
@@ -121,7 +124,7 @@ def run(
     if target is None and not (resume and out):
         fail("give an experiment config, or --resume with the results file")
     try:
-        path = run_experiment(target, out=out, resume=resume, report=report, reprofile=reprofile)
+        path = run_experiment(target, out=out, resume=resume, report=report, reprofile=reprofile, backend=backend)
     except KeyboardInterrupt:
         typer.echo("interrupted: every finished job is stored; continue with `nowlab run --resume ...`", err=True)
         raise typer.Exit(130) from None

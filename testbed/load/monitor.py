@@ -111,9 +111,11 @@ class Monitor:
     def _read(self) -> dict:
         c = self.cluster
         now = time.monotonic() - self.t0
-        cpu, tc = {}, {}
-        for ws in c.workstations:
-            cpu[ws] = (c.cpu_limits(ws)["cores"], owner_cpu_ns(c, ws))
+        tc: dict = {}
+        # in parallel: on one host these are file reads, but on another (Swarm) each is a
+        # `docker exec` through that host's engine, a fraction of a second apiece
+        cpu = dict(zip(c.workstations, parallel(lambda ws: (c.cpu_limits(ws)["cores"], owner_cpu_ns(c, ws)),
+                                                c.workstations)))
         texts = dict(zip(c.workstations, parallel(lambda ws: read_tc(c, ws), c.workstations)))
         for ws, text in texts.items():
             try:

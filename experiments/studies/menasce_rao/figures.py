@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from experiments.studies.menasce_rao import measure
 from experiments.studies.menasce_rao.measure import (Log, Planned, Prediction, model_workstations, network_of,
                                                      predict, run_reps)
+from experiments.studies.menasce_rao.owner_use import OwnerUse, mean_utilisation, model_utilisation
 from experiments.studies.menasce_rao.paper import CLASSES
 from experiments.studies.menasce_rao.sweeps import Point
 from experiments.studies.menasce_rao.tables import POLICY
@@ -31,6 +32,17 @@ class PointResult:
     workstations: tuple[str, ...]
     prediction: Prediction
     measured_s: tuple[float, ...] = ()   # one makespan per repetition; () when not run live
+    owner_use: tuple[OwnerUse, ...] = ()  # each workstation's owners over each repetition
+
+    @property
+    def owner_u_model(self) -> float:
+        """The owners' utilisation of each workstation by M/M/1//N."""
+        return model_utilisation(self.point.owners())
+
+    @property
+    def owner_u_measured(self) -> float | None:
+        """Their measured utilisation, the mean over workstations and repetitions (None: not run)."""
+        return mean_utilisation(self.owner_use) if self.owner_use else None
 
     @property
     def median_s(self) -> float | None:
@@ -58,9 +70,11 @@ def measure_point(cluster: Cluster, predicted: PointResult, reps: int, *, seed: 
     """The predicted point run live: its owners on its workstations, `reps` runs."""
     p = predicted.point
     label = f"{p.kind}, N = {p.n}, D = {p.d_s:g} s, Z = {p.z_s:g} s (MC {predicted.prediction.mc_s:.2f} s)"
+    uses: list[OwnerUse] = []
     times = run_reps(cluster, load_graph(GRAPH), predicted.prediction.placement,
-                     {n: p.owners() for n in predicted.workstations}, reps, seed=seed, label=label, log=log)
-    return PointResult(p, predicted.workstations, predicted.prediction, times)
+                     {n: p.owners() for n in predicted.workstations}, reps, seed=seed, label=label, log=log,
+                     uses=uses)
+    return PointResult(p, predicted.workstations, predicted.prediction, times, tuple(uses))
 
 
 def estimate_s(predicted: Sequence[PointResult], reps: int) -> float:

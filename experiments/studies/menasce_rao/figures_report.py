@@ -19,7 +19,7 @@ from experiments.studies.menasce_rao.sweeps import SWEEPS, curve  # noqa: E402
 
 COLUMNS = ("kind", "n", "d_s", "z_s", "figures", "owner_d_s", "owner_z_s", "workstations", "reps",
            "measured_median_s", "measured_min_s", "measured_max_s", "tgs_s", "tgs_profiled_s", "monte_carlo_s",
-           "monte_carlo_half_s", "error")
+           "monte_carlo_half_s", "error", "owner_u_model", "owner_u_measured")
 STEM = "figures"
 
 
@@ -53,7 +53,7 @@ def _csv(results: Sequence[PointResult], chosen: Sequence[int], path: Path) -> N
                         " ".join(r.workstations), len(r.measured_s), _f(r.median_s),
                         _f(min(r.measured_s) if r.measured_s else None), _f(max(r.measured_s) if r.measured_s else None),
                         _f(pred.tgs_s), _f(pred.tgs_profiled_s), _f(pred.mc_s), _f(pred.mc_half_s),
-                        _f(r.error, ".4f")])
+                        _f(r.error, ".4f"), _f(r.owner_u_model, ".4f"), _f(r.owner_u_measured, ".4f")])
 
 
 def _judged(j: Judged | None) -> str:
@@ -92,8 +92,9 @@ def markdown(results: Sequence[PointResult], chosen: Sequence[int], claims: Sequ
     for fig in chosen:
         sweep = SWEEPS[fig]
         lines += [f"## Fig. {fig}: execution time against {sweep.parameter}", "",
-                  f"| {sweep.parameter} | class | measured (s) | Monte Carlo (s) | TGS (s) | TGS, profiled (s) | error |",
-                  "|---|---|---|---|---|---|---|"]
+                  f"| {sweep.parameter} | class | measured (s) | Monte Carlo (s) | TGS (s) | TGS, profiled (s) | error "
+                  "| owners' U, model / measured |",
+                  "|---|---|---|---|---|---|---|---|"]
         for kind in CLASSES:
             for x, p in curve(fig, kind):
                 r = by.get(p)
@@ -104,7 +105,8 @@ def markdown(results: Sequence[PointResult], chosen: Sequence[int], claims: Sequ
                     f"{r.median_s:.2f} ({min(r.measured_s):.2f}-{max(r.measured_s):.2f})"
                 lines.append(f"| {x:g} | {kind} | {meas} | {pred.mc_s:.2f} ± {pred.mc_half_s:.2f} | {pred.tgs_s:.2f} "
                              f"| {_f(pred.tgs_profiled_s, '.2f') or 'n/a'} "
-                             f"| {'n/a' if r.error is None else f'{r.error:+.1%}'} |")
+                             f"| {'n/a' if r.error is None else f'{r.error:+.1%}'} "
+                             f"| {r.owner_u_model:.3f} / {_f(r.owner_u_measured) or 'n/a'} |")
         lines.append("")
     lines += ["## The §5 remarks, judged", ""]
     lines += claims_table(claims, "predicted (Monte Carlo)")
@@ -117,6 +119,10 @@ def markdown(results: Sequence[PointResult], chosen: Sequence[int], claims: Sequ
               "The owners' D is CPU seconds on the workstation they load (the daemon and eq. 7 both read it "
               "so), so eq. 7 inflates every class by the same factor and predicts an LX / SPARC20 ratio that "
               "does not move with N: the ratio claims test whether anything else does.", "",
+              "The owners' U is the fraction of each workstation the owner daemons took: the model's is "
+              "1 - p0 of M/M/1//N; the measured one is their CPU time over each run's wall time x the cores "
+              "their demand is counted at (`experiments/studies/menasce_rao/owner_use.py`), averaged over the "
+              "class's three workstations and the repetitions.", "",
               f"![Figs. {', '.join(map(str, chosen))}]({STEM}.png)", ""]
     return "\n".join(lines)
 

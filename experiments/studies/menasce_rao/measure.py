@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from experiments.models.tgs import Network, tgs
 from experiments.models.tgs_montecarlo import MonteCarloSettings, monte_carlo
+from experiments.studies.menasce_rao.owner_use import OwnerUse
 from experiments.studies.menasce_rao.paper import CLASSES
 from experiments.studies.menasce_rao.tables import repeat_runs, with_speeds
 from experiments.taskgraph_live import makespan_s, workstations_of
@@ -110,9 +111,10 @@ def predict(graph: TaskGraph, model_ws: Sequence[Workstation], policy: Policy, n
 
 
 def run_reps(cluster: Cluster, graph: TaskGraph, placement: Mapping[str, str], owners: Mapping[str, OwnerLoad],
-             reps: int, *, seed: int = 0, label: str = "", log: Log = lambda _m: None) -> tuple[float, ...]:
-    """`tables.repeat_runs`, one makespan per repetition."""
-    runs = repeat_runs(cluster, graph, placement, owners, reps, seed=seed, label=label, log=log)
+             reps: int, *, seed: int = 0, label: str = "", log: Log = lambda _m: None,
+             uses: list[OwnerUse] | None = None) -> tuple[float, ...]:
+    """`tables.repeat_runs`, one makespan per repetition (`uses`: the owners' utilisation, as there)."""
+    runs = repeat_runs(cluster, graph, placement, owners, reps, seed=seed, label=label, log=log, uses=uses)
     return tuple(makespan_s(r) for r in runs)
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from experiments.models.tgs import Network, TaskTiming, tgs
 from experiments.models.tgs_montecarlo import MonteCarloSettings, monte_carlo
+from experiments.studies.menasce_rao import owner_use
 from experiments.studies.menasce_rao.paper import CLASSES, PAPER, TIME_SCALE
 from experiments.taskgraph_files import load_graph
 from experiments.taskgraph_live import TaskRun, makespan_s, precedence_violations, run, workstations_of
@@ -171,10 +172,11 @@ def measure_row(cluster: Cluster, row: Row, reps: int, *, seed: int = 0, profile
 
 
 def repeat_runs(cluster: Cluster, graph: TaskGraph, placement: Mapping[str, str], owners: Mapping[str, OwnerLoad],
-                reps: int, *, seed: int = 0, label: str = "", log: Log = lambda _m: None
-                ) -> tuple[tuple[TaskRun, ...], ...]:
+                reps: int, *, seed: int = 0, label: str = "", log: Log = lambda _m: None,
+                uses: list[owner_use.OwnerUse] | None = None) -> tuple[tuple[TaskRun, ...], ...]:
     """`reps` live runs of `graph` on `placement`, the owner daemons running on `owners`' workstations
-    for these runs only; every task of each. A run that breaks a precedence arc is an error."""
+    for these runs only; every task of each. A run that breaks a precedence arc is an error.
+    `uses`, if given, gets each loaded workstation's owner utilisation over each run."""
     if reps < 1:
         raise ValueError(f"reps: at least 1, got {reps}")
     loaded = {n: o for n, o in owners.items() if o.n > 0}
@@ -183,7 +185,10 @@ def repeat_runs(cluster: Cluster, graph: TaskGraph, placement: Mapping[str, str]
         owner_daemons.start(cluster, loaded, seed=seed)
     try:
         for rep in range(reps):
+            before = owner_use.snapshot(cluster, list(loaded)) if loaded and uses is not None else None
             runs = run(cluster, graph, placement)
+            if before is not None and uses is not None:
+                uses += owner_use.between(cluster, before, owner_use.snapshot(cluster, list(loaded)))
             broken = precedence_violations(graph, runs)
             if broken:
                 raise RuntimeError(f"{label}: {broken[0]}")

@@ -144,6 +144,13 @@ def files_tar(files: dict[str, bytes]) -> bytes:
     return buf.getvalue()
 
 
+def workloads_files() -> dict[str, bytes]:
+    """The workloads folder alone as files to copy, where `mounts` binds it (a host's probe)."""
+    src, target = Path(workloads.SOURCE_DIR), "/opt/nowlab/workloads"
+    return {f"{target}/{f.relative_to(src)}": f.read_bytes() for f in sorted(src.rglob("*"))
+            if f.is_file() and "__pycache__" not in f.parts}
+
+
 def mounted_files(key_dir: Path) -> dict[str, bytes]:
     """What `mounts` shows a workstation, as files to copy: path in the container -> bytes."""
     out: dict[str, bytes] = {}

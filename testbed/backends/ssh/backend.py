@@ -230,6 +230,8 @@ class SshBackend:
         others = [ip for w, ip in ips.items() if w != ws]
         code, out, _err = link.run(["ip", "-o", "route", "get", others[0] if others else NO_ROUTE_PROBE])
         dev = (route_dev(out) if code == 0 else None) or ""
+        if dev:  # MPI's transports are told it: a lab host has others (docker0, a second NIC, Wi-Fi)
+            link.check(folder.agent_argv("net-dev", dev), "recording the cluster's interface")
         if not (dev and info.root and info.tc):
             return dev, False
         cmds = shaping.setup_commands(spec, ws, ips, dev=dev)
@@ -288,6 +290,11 @@ class SshBackend:
         return [n for n in registry.names() if (rec := registry.load(n)) is not None and rec.abandoned()]
 
     # -- one workstation -----------------------------------------------------------------------
+    def login(self, machine: str) -> tuple[str, int]:
+        """(user, port) the workstation's host is reached with: Cluster.ssh logs in so."""
+        _rec, access, _link, _folder = self._where(machine)
+        return access.user, access.port
+
     def is_running(self, machine: str) -> bool:
         try:
             _rec, _a, link, folder = self._where(machine)

@@ -27,16 +27,19 @@ Refusals, one line naming the host, before anything starts on any host: an engin
 does not answer, one outside the Swarm, cores placement cannot fit (placement_hosts). A
 failure later in `up` is undone on every host by the caller's `remove`.
 
-The controller is not on the overlay: it reaches workstations only through their hosts'
-APIs; workstations reach it through docker_gwbridge. Readiness is therefore checked from
-inside each workstation, and the resident MPI pool (which connects to the workstations)
-does not work yet: launch with `Cluster.mpirun_popen` (docs/multi-host.md, "Open").
+The controller is not on the overlay: it reaches workstations through their hosts' APIs,
+and TCP connections to their addresses (the resident MPI pool's) through one SSH gateway
+container per cluster on the overlay (gateway.py, `connector`); workstations reach it
+through docker_gwbridge. Readiness is checked from inside each workstation. Speeds in
+reference cores are placed and governed from a probe on each host (metering.py).
 """
 from __future__ import annotations
 
 import contextlib
 import ipaddress
 import threading
+import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -49,7 +52,7 @@ from testbed.backends.base import BackendError, CpuCap, CpuLimits, Progress, Pro
 from testbed.backends.docker import engine
 from testbed.backends.docker.control import DockerControl
 from testbed.backends.ownership import owner_tag
-from testbed.backends.swarm import membership, overlay, readings, registry
+from testbed.backends.swarm import gateway, membership, metering, overlay, readings, registry
 from testbed.backends.swarm.hosts import SwarmHost, from_nodes, hosts_of, machine_id, split_machine
 from testbed.image import CONTAINERS_DIR, ensure_image
 from testbed.parallel import parallel
@@ -57,6 +60,8 @@ from testbed.placement import Placement
 from testbed.placement_hosts import HostCores, place_hosts
 from testbed.remote_exec import ExecResult
 from testbed.spec import ClusterSpec, SpecError
+from testbed.sshkeys import KEY_NAME
+from workloads.pool_client import Connect
 
 LOCAL_ENGINE = "unix:///var/run/docker.sock"
 
@@ -71,15 +76,6 @@ def _engine_errors(what: str) -> Iterator[None]:
         yield
     except ENGINE_ERRORS as exc:
         raise BackendError(f"{what}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from exc
-
-
-def refuse_speeds(spec: ClusterSpec) -> None:
-    """Speeds in reference cores need the meter on each host's cores; the keeper meters the
-    controller's. Caps in cores work."""
-    speedy = [n for n in spec.names if spec.speed(n) is not None]
-    if speedy:
-        raise SpecError(f"workstations: {', '.join(speedy)} ask a speed; the Swarm backend takes caps in cores "
-                        f"(cpu =) only for now")
 
 
 def workstation_config(spec: ClusterSpec, ws: str, *, image: str, ips: dict[str, str], core: int, key_dir: Path,
@@ -130,6 +126,7 @@ class SwarmBackend:
         self._slots: list[tuple[str, int]] = []  # slot id -> (host, core): Cluster places on slots
         self._held: set[str] = set()
         self._records: dict[str, registry.Record] = {}
+        self._tunnels: dict[str, gateway.Tunnel] = {}
 
     # -- reaching engines ----------------------------------------------------------------------
     def client(self, host: SwarmHost) -> docker.DockerClient:
@@ -202,13 +199,34 @@ class SwarmBackend:
         """Placement across the hosts (placement_hosts.place_hosts, workstations that name a host
         honoured), as one list of slots: slot i is (host, core) `slots()[i]`."""
         self.spec = spec
-        refuse_speeds(spec)
         found = self._found or self.find()
+        if any(spec.speed(n) is not None for n in spec.names) and any(h.factors is None for h in found.values()):
+            found = self._with_factors(spec, found)
         p = place_hosts(spec, found)
         self._slots = [(h.name, c) for h in self.hosts() for c in sorted(found[h.name].cores)]
         slot = {hc: i for i, hc in enumerate(self._slots)}
         return Placement(cores={ws: slot[(p.host[ws], p.core[ws])] for ws in spec.names},
-                         load={i: p.load[h][c] for i, (h, c) in enumerate(self._slots) if c in p.load[h]})
+                         load={i: p.load[h][c] for i, (h, c) in enumerate(self._slots) if c in p.load[h]},
+                         cpu=p.cpu or None, factor=p.factor or None)
+
+    def _with_factors(self, spec: ClusterSpec, found: dict[str, HostCores]) -> dict[str, HostCores]:
+        """Every host's cores read by a probe that stops by itself (speeds are placed by them).
+        The image goes to the hosts first: the probe is a container of it."""
+        local = engine.client()
+        image = ensure_image(local)
+        by_name = {h.name: h for h in self.hosts() if h.name in found}
+        clients = {h: self.client(h) for h in by_name.values()}
+        membership.distribute(local, clients, image, log=lambda _m: None)
+        files = engine.workloads_files()
+        owner = engine.owner_labels(state.home())
+
+        def one(h: SwarmHost) -> tuple[str, HostCores]:
+            with _engine_errors(f"{h.where()}: reading its cores' speed"):
+                got = metering.read_factors(clients[h], spec.name, h.name, image, found[h.name].cores, files, owner)
+            return h.name, HostCores(found[h.name].cores, found[h.name].taken, got)
+
+        self._found = dict(parallel(one, list(by_name.values())))
+        return self._found
 
     def slots(self) -> list[tuple[str, int]]:
         if not self._slots:
@@ -282,12 +300,90 @@ class SwarmBackend:
 
         machines = dict(parallel(create_and_start, spec.names))
         first = by_name[used[0]]
+        progress("starting the gateway", 0, 1)
+        rec.gateway = asdict(self._start_gateway(clients[first], first, spec.name, image, key_dir, owned_by))
+        registry.save(rec)
+        progress("starting the speed meters", 0, 1)
+        rec.meters = self._start_meters(spec, clients, by_name, host_of, slots, cores, image, files, owned_by)
+        registry.save(rec)
         port = int(first.url.rpartition(":")[2]) if first.url.startswith("tcp://") else 22
         controller = overlay.route_source(first.address, port)
         bridges = [s for c in clients.values() for s in self._gwbridge(c)]
         control = overlay.control_network(controller, [h.address for h in clients], bridges)
         return Provisioned(network=net_id, subnet=str(control), gateway=controller, image=image, ips=ips,
                            machines=machines)
+
+    @staticmethod
+    def _start_gateway(c: docker.DockerClient, host: SwarmHost, cluster: str, image: str, key_dir: Path,
+                       owned_by: dict[str, str], timeout_s: float = 60.0) -> gateway.GatewayAddress:
+        """The cluster's SSH gateway on `host` (gateway.py): started, its port and host key read."""
+        address = gateway.resolve_ipv4(host.address)
+        cfg = gateway.gateway_config(cluster, image, address)
+        api = c.api
+        with _engine_errors(f"{host.where()}: starting the gateway"):
+            hc = api.create_host_config(port_bindings=cfg["port_bindings"], network_mode=engine.network_name(cluster),
+                                        security_opt=cfg["security_opt"], init=True)
+            cid = api.create_container(image, name=cfg["name"], hostname=cfg["hostname"],
+                                       labels={**cfg["labels"], **owned_by}, environment=cfg["environment"],
+                                       ports=cfg["ports"], host_config=hc, detach=True)["Id"]
+            engine.copy_in(c, cid, gateway.gateway_files(key_dir))
+            engine.start(c, cid)
+            port = gateway.published_port(api.inspect_container(cid))
+            ctl = DockerControl(c, cid)
+            deadline = time.monotonic() + timeout_s
+            while not (res := ctl.run(["cat", "/etc/ssh/ssh_host_ed25519_key.pub"])).ok:
+                if time.monotonic() > deadline:
+                    raise BackendError(f"{host.where()}: the gateway has no host key after {timeout_s:g} s")
+                time.sleep(0.2)
+        return gateway.GatewayAddress(host.name, address, port, res.stdout.strip())
+
+    @staticmethod
+    def _start_meters(spec: ClusterSpec, clients: dict[SwarmHost, docker.DockerClient],
+                      by_name: dict[str, SwarmHost], host_of: dict[str, str], slots: list[tuple[str, int]],
+                      cores: dict[str, int], image: str, files: dict[str, bytes],
+                      owned_by: dict[str, str]) -> dict[str, str]:
+        """One speed probe per host, on the cores the cluster's workstations use there."""
+        used: dict[str, set[int]] = {}
+        for ws in spec.names:
+            used.setdefault(host_of[ws], set()).add(slots[cores[ws]][1])
+
+        def one(h: str) -> tuple[str, str]:
+            host = by_name[h]
+            with _engine_errors(f"{host.where()}: starting its speed meter"):
+                cfg = metering.probe_config(spec.name, h, image, sorted(used[h]))
+                return h, metering.create(clients[host], cfg, files, owned_by)
+
+        return dict(parallel(one, sorted(used)))
+
+    def meter_stream(self, cluster: str) -> metering.MeterStream:
+        """The cluster's probes as one stream of Samples keyed by slot (testbed/keeper.py reads it)."""
+        rec = self._record(cluster)
+        if not rec.meters:
+            raise BackendError(f"cluster {cluster!r}: no speed meters recorded (made by an older nowlab); "
+                               f"bring it down and up again")
+        hosts = {h.name: h for h in rec.hosts}
+        probes = {h: ((lambda host=hosts[h]: self.client(host)), cid) for h, cid in rec.meters.items()}
+        slot_of = {(h, c): i for i, (h, c) in enumerate(tuple(x) for x in rec.slots)}
+        return metering.MeterStream(probes, slot_of)
+
+    def metered_slots(self, cluster: str) -> list[int]:
+        """The slots the cluster's probes meter (the keeper's `cores`)."""
+        rec = self._record(cluster)
+        used = {rec.machines[ws] for ws in rec.machines}
+        return [i for i, (h, _c) in enumerate(tuple(x) for x in rec.slots) if h in used and h in rec.meters]
+
+    def connector(self, cluster: str) -> Connect:
+        """How the controller opens a TCP connection to a workstation's address: a channel
+        through the cluster's gateway (socket.create_connection's meaning)."""
+        rec = self._record(cluster)
+        if not rec.gateway:
+            raise BackendError(f"cluster {cluster!r}: no gateway recorded (made by an older nowlab); "
+                               f"bring it down and up again")
+        with self._lock:
+            if cluster not in self._tunnels:
+                key = state.cluster_dir(cluster) / "ssh" / KEY_NAME
+                self._tunnels[cluster] = gateway.Tunnel(gateway.GatewayAddress(**rec.gateway), key)
+            return self._tunnels[cluster].connect
 
     @staticmethod
     def _underlay_mtu(c: docker.DockerClient) -> int:
@@ -314,6 +410,10 @@ class SwarmBackend:
         """Containers on every recorded host that answers, then the overlay on the manager. The
         record goes once every host was cleaned; one that could not be reached stays in it."""
         rec = registry.load(cluster) or self._records.get(cluster)
+        with self._lock:
+            tunnel = self._tunnels.pop(cluster, None)
+        if tunnel is not None:
+            tunnel.close()
         hosts = list(rec.hosts) if rec else []
         if self.spec is not None and self.spec.name == cluster:
             hosts += [h for h in hosts_of(self.spec) if h.url not in {x.url for x in hosts}]

@@ -19,6 +19,8 @@ class Record(HostRecord):
     hosts: list[SwarmHost]
     machines: dict[str, str] = field(default_factory=dict)  # workstation -> host name
     slots: list[list] = field(default_factory=list)  # slot id -> [host, core], as `Cluster` recorded cores
+    gateway: dict = field(default_factory=dict)  # gateway.GatewayAddress as a dict ({}: none made yet)
+    meters: dict[str, str] = field(default_factory=dict)  # host -> its speed probe's container id
 
 
 RECORDS = HostRecords("swarm", "Swarm", Record, SwarmHost)
