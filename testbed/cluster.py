@@ -383,7 +383,7 @@ class Cluster:
         workstation cannot be read (gone: its jobs fail for that reason instead)."""
         try:
             return self.backend.oom_kills(self.container_id(ws))
-        except (OSError, ValueError, KeyError):
+        except (OSError, ValueError, KeyError, backends.BackendError):  # Swarm: its host gone
             return 0
 
     def processes_cpu_ns(self, ws: str, command_contains: str) -> int:

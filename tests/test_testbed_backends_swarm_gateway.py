@@ -8,6 +8,8 @@ refused. The gateway container itself is checked live in tests/test_testbed_back
 """
 from __future__ import annotations
 
+import contextlib
+import logging
 import socket
 import threading
 from pathlib import Path
@@ -74,10 +76,11 @@ def _pump(a, b) -> None:
     try:
         while data := a.recv(65536):
             b.sendall(data)
-    except OSError:
+    except (OSError, EOFError, paramiko.SSHException):
         pass
     finally:
-        b.close()
+        with contextlib.suppress(OSError, EOFError, paramiko.SSHException):  # its transport may be gone
+            b.close()
 
 
 @pytest.fixture
@@ -102,8 +105,11 @@ def ssh_gateway(tmp_path: Path) -> Iterator[tuple[gateway.GatewayAddress, Path]]
             t = paramiko.Transport(conn)
             t.add_server_key(host_key)
             server = _Forwarding(client_key)
-            t.start_server(server=server)
             transports.append(t)
+            try:
+                t.start_server(server=server)
+            except (paramiko.SSHException, EOFError, OSError):  # a client that gave up (wrong host key)
+                continue
 
             def channels(t: paramiko.Transport = t, server: _Forwarding = server) -> None:
                 while t.is_active():
@@ -150,8 +156,9 @@ def _closed_port() -> int:
     return port
 
 
-def test_a_channel_through_the_tunnel_is_a_connection_to_the_workstation(ssh_gateway):
+def test_a_channel_through_the_tunnel_is_a_connection_to_the_workstation(ssh_gateway, caplog):
     address, key = ssh_gateway
+    caplog.set_level(logging.DEBUG, logger="paramiko.transport")
     srv, port = _echo_server()
     tunnel = gateway.Tunnel(address, key)
     try:
@@ -163,6 +170,8 @@ def test_a_channel_through_the_tunnel_is_a_connection_to_the_workstation(ssh_gat
             s.close()
         with pytest.raises(OSError, match="through the gateway"):  # as create_connection: the pool skips it
             tunnel.connect(("127.0.0.1", _closed_port()), 2.0)
+        # ... and quietly: the pool's discovery meets many while its world starts
+        assert not [r for r in caplog.records if "open FAILED" in r.getMessage()]
         with tunnel.connect(("127.0.0.1", port), 2.0) as s:  # still usable after a refused channel
             s.sendall(b"again")
             assert s.recv(10) == b"again"

@@ -21,6 +21,7 @@ the controller, not to a workstation's speed.
 from __future__ import annotations
 
 import base64
+import logging
 import socket
 import threading
 from dataclasses import dataclass
@@ -37,6 +38,18 @@ ROLE = "gateway"
 USER = "root"
 CONNECT_TIMEOUT_S = 10.0
 KEEPALIVE_S = 15
+
+
+class _RefusedChannels(logging.Filter):
+    """paramiko logs every refused channel at ERROR ("Secsh channel N open FAILED"): the pool's
+    discovery tries each rank every 0.2 s while its world starts, and a refusal there is the
+    answer it expects (it becomes the OSError the pool skips). Other messages pass."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.name == "paramiko.transport" and "open FAILED" in record.getMessage())
+
+
+logging.getLogger("paramiko.transport").addFilter(_RefusedChannels())
 
 
 def container_name(cluster: str) -> str:
