@@ -38,6 +38,7 @@ from experiments.store import ResultsStore  # noqa: E402
 from testbed.backends import BackendError  # noqa: E402
 from testbed.backends.docker import engine  # noqa: E402
 from testbed.backends.swarm import dind, membership  # noqa: E402
+from testbed.backends.swarm import registry as swarm_registry  # noqa: E402
 
 CONFIG = ROOT / "experiments" / "configs" / "faults" / "tiny.toml"
 NAME = "swarm-exp"
@@ -80,20 +81,24 @@ def main() -> int:
     console = Console()
     nodes = dind.up(log=lambda m: console.log(m))
     events: list[str] = []
+    cluster = ""
     try:
         with tempfile.TemporaryDirectory() as tmp:
             spec, config, out = Path(tmp) / "swarm-exp.toml", Path(tmp) / "exp.toml", Path(tmp) / "r.sqlite"
             spec.write_text(spec_text(nodes))
             config.write_text(config_text(spec))
+            cluster = cluster_spec(load_config(config)).name  # the runner's name for it
             t0 = time.monotonic()
             if a.lose:
                 threading.Thread(target=lose, args=(a.lose, a.after, out, events), daemon=True).start()
             run = subprocess.run([*NOWLAB, "run", str(config), "--backend", "swarm", "--out", str(out)], cwd=ROOT)
             took = time.monotonic() - t0
             gc = subprocess.run([*NOWLAB, "gc"], cwd=ROOT, capture_output=True, text=True)
+            if not out.exists():
+                console.print(f"nowlab run --backend swarm: exit {run.returncode}, no results file")
+                return 1
             with ResultsStore.open(out, readonly=True) as store:
                 cells, jobs, backend = store.cells_frame(), store.jobs_frame(), store.backend
-            cluster = cluster_spec(load_config(config)).name  # the runner's name for it
         left = {}
         for n in nodes:
             try:
@@ -104,6 +109,10 @@ def main() -> int:
     finally:
         if not a.keep:
             dind.down()
+            # the nodes are gone for good: a lost node's leftovers, kept recorded for a later gc,
+            # can never be reached now (a real host would come back, or be cleaned by hand)
+            if cluster:
+                swarm_registry.forget(cluster)
     console.print(f"nowlab run --backend swarm: exit {run.returncode}, {took / 60:.1f} min; the store says "
                   f"backend {backend!r}; {'; '.join(events) or 'no node lost'}")
     t = Table(title="cells")
