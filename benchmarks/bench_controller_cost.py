@@ -201,13 +201,20 @@ def main() -> None:
         c = testbed.Cluster.attach(args.cluster)
         measure_ops(c, costs, args.samples, args.launches)
     else:
+        failed: list[str] = []
         for n in (int(s) for s in args.up.split(",")):
             console.print(f"bringing up t-cost-{n} ...")
-            c = measure_up(n, costs)
+            try:
+                c = measure_up(n, costs)
+            except (TimeoutError, RuntimeError, OSError) as exc:  # a size that fails is a finding, not the end
+                failed.append(f"n={n}: {type(exc).__name__}: {str(exc)[:200]}")
+                continue
             try:
                 measure_ops(c, costs, args.samples, args.launches)
             finally:
                 c.down()
+        for line in failed:
+            console.print(f"[red]failed[/] {line}")
     report(costs)
 
 
