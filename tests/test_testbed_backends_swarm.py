@@ -11,6 +11,7 @@ import io
 import ipaddress
 import json
 import socket
+import os
 import subprocess
 import sys
 import tarfile
@@ -256,6 +257,12 @@ def test_the_reader_program_runs_here_and_its_answer_parses():
                          timeout=30, check=True).stdout
     got = readings.parse(out)
     assert set(got["files"]) >= {"cpu.max", "cpu/cpu.cfs_quota_us"} and got["procs_ns"] >= 0
+    # a mark nothing else carries: the reader and the `timeout` it runs under (as through an
+    # exec with a deadline) hold it in their own command lines and must not count themselves
+    mark = f"nowlab-no-such-process-{os.getpid()}"
+    out = subprocess.run(["timeout", "30", sys.executable, *readings.reader_argv(mark)[1:]], capture_output=True,
+                         text=True, timeout=60, check=True).stdout
+    assert readings.parse(out)["procs_ns"] == 0
 
 
 # -- placement over hosts, as slots ------------------------------------------------------------------
