@@ -27,6 +27,7 @@ from testbed.sshkeys import KEY_NAME
 
 LABEL = "nowlab.cluster"
 WS_LABEL = "nowlab.workstation"
+ROLE_LABEL = "nowlab.role"  # a cluster's container that is not a workstation (Swarm's gateway, probes)
 HOME_LABEL = "nowlab.home"  # the state folder of the process that made the cluster
 OWNER_LABEL = "nowlab.owner"  # "pid:start-time" of that process, to tell if it still runs
 # Subnets for cluster networks come from this block, /24 each, skipping any in use.
@@ -144,11 +145,16 @@ def files_tar(files: dict[str, bytes]) -> bytes:
     return buf.getvalue()
 
 
-def workloads_files() -> dict[str, bytes]:
-    """The workloads folder alone as files to copy, where `mounts` binds it (a host's probe)."""
-    src, target = Path(workloads.SOURCE_DIR), "/opt/nowlab/workloads"
+def _tree(src: Path, target: str) -> dict[str, bytes]:
+    """Every file under `src` (no __pycache__) at `target`/its relative path."""
     return {f"{target}/{f.relative_to(src)}": f.read_bytes() for f in sorted(src.rglob("*"))
             if f.is_file() and "__pycache__" not in f.parts}
+
+
+def workloads_files() -> dict[str, bytes]:
+    """The workloads folder alone as files to copy, where `mounts` binds it (a host's probe)."""
+    source = str(workloads.SOURCE_DIR)
+    return _tree(Path(source), mounts(Path())[source]["bind"])
 
 
 def mounted_files(key_dir: Path) -> dict[str, bytes]:
@@ -156,12 +162,7 @@ def mounted_files(key_dir: Path) -> dict[str, bytes]:
     out: dict[str, bytes] = {}
     for source, target in mounts(key_dir).items():
         src = Path(source)
-        if src.is_dir():
-            for f in sorted(src.rglob("*")):
-                if f.is_file() and "__pycache__" not in f.parts:
-                    out[f"{target['bind']}/{f.relative_to(src)}"] = f.read_bytes()
-        else:
-            out[target["bind"]] = src.read_bytes()
+        out.update(_tree(src, target["bind"]) if src.is_dir() else {target["bind"]: src.read_bytes()})
     return out
 
 

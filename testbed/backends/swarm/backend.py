@@ -369,8 +369,7 @@ class SwarmBackend:
     def metered_slots(self, cluster: str) -> list[int]:
         """The slots the cluster's probes meter (the keeper's `cores`)."""
         rec = self._record(cluster)
-        used = {rec.machines[ws] for ws in rec.machines}
-        return [i for i, (h, _c) in enumerate(tuple(x) for x in rec.slots) if h in used and h in rec.meters]
+        return [i for i, (h, _c) in enumerate(rec.slots) if h in rec.meters]  # meters: the used hosts only
 
     def connector(self, cluster: str) -> Connect:
         """How the controller opens a TCP connection to a workstation's address: a channel

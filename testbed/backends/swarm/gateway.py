@@ -33,7 +33,7 @@ from testbed.backends.docker import engine
 from testbed.sshkeys import KEY_NAME
 
 SSH_PORT = 22
-ROLE_LABEL = "nowlab.role"
+ROLE_LABEL = engine.ROLE_LABEL
 ROLE = "gateway"
 USER = "root"
 CONNECT_TIMEOUT_S = 10.0

@@ -24,7 +24,7 @@ import docker
 from testbed.backends.docker import engine
 from testbed.meter import PLACEMENT_READ_S, Sample, factors_of, parse_sample
 
-ROLE_LABEL = "nowlab.role"
+ROLE_LABEL = engine.ROLE_LABEL
 ROLE = "meter"
 PROBE = ["python3", "-m", "workloads.speed_probe"]
 WORKLOADS = "/opt/nowlab/workloads/"
