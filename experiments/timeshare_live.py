@@ -172,18 +172,23 @@ class LiveGlobalManager:
         """Return once every job a table names is checked in on that workstation; TimeoutError naming what is missing."""
         deadline = time.monotonic() + self.setup.checkin_timeout_s
         while True:
-            missing = {}
+            missing, silent = {}, {}
             for w, table in self.tables.items():
                 try:
                     registered = set(self.clients[w].status().jobs)
                 except ManagerUnreachable as exc:
-                    raise LiveTimeshareError(f"{w}: manager unreachable while waiting for check-ins: {exc}") from None
+                    # A manager slow to answer on a loaded host is asked again until the deadline.
+                    silent[w] = exc
+                    continue
                 lacking = sorted(set(table.processes) - registered)
                 if lacking:
                     missing[w] = lacking
-            if not missing:
+            if not missing and not silent:
                 return
             if time.monotonic() > deadline:
+                if silent:
+                    w, exc = next(iter(silent.items()))
+                    raise LiveTimeshareError(f"{w}: manager unreachable while waiting for check-ins: {exc}")
                 w, jobs = next(iter(missing.items()))
                 raise TimeoutError(f"check-in: after {self.setup.checkin_timeout_s:g} s {w} still has no "
                                    f"{', '.join(jobs)}")

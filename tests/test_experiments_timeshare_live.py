@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -25,7 +26,7 @@ from experiments.timeshare_timeline import RunInterval, intervals, job_time_s, s
 from experiments.timeshare_wire import wire_slots
 from scheduler.timeshare.slots import Distribution
 from scheduler.timeshare.tables import JobShare, Resync, ResyncPlan, TableSlot, WorkstationTable, build_tables
-from testbed.timeshare_client import ManagerClient
+from testbed.timeshare_client import ManagerClient, ManagerUnreachable
 from workloads import channel_auth
 from workloads.launch import LocalLauncher
 from workloads.protocol import RESULT_PREFIX
@@ -282,6 +283,35 @@ def test_waiting_for_check_ins_names_the_workstation_and_the_job_missing(manager
     clients = {w: ManagerClient("127.0.0.1", managers[w].port, timeout_s=0.5, secret=SECRET) for w in WORKSTATIONS}
     gm = LiveGlobalManager(tables, clients, LiveSetup(ResyncPlan(Resync.LOOSE), checkin_timeout_s=0.2))
     with pytest.raises(TimeoutError, match=r"^check-in: after 0.2 s ws1 still has no A$"):
+        gm.wait_for_checkins()
+
+
+class SlowManager:
+    """A manager that does not answer its first `silent` status requests (a loaded host), then has `jobs`."""
+
+    def __init__(self, silent: int, jobs: tuple[str, ...]):
+        self.silent, self.jobs, self.asked = silent, jobs, 0
+
+    def status(self):
+        self.asked += 1
+        if self.asked <= self.silent:
+            raise ManagerUnreachable("timeshare manager at 127.0.0.1:1: timed out")
+        return SimpleNamespace(jobs=self.jobs)
+
+
+def test_a_manager_slow_to_answer_is_asked_again_until_the_check_in_deadline():
+    tables = build_tables([JobShare("A", WORKSTATIONS, 0.5)], WORKSTATIONS, 0.4)
+    clients = {w: SlowManager(3 if w == "ws2" else 0, ("A",)) for w in WORKSTATIONS}
+    gm = LiveGlobalManager(tables, clients, LiveSetup(ResyncPlan(Resync.LOOSE), checkin_timeout_s=5.0))
+    gm.wait_for_checkins()
+    assert clients["ws2"].asked == 4
+
+
+def test_a_manager_silent_past_the_check_in_deadline_is_one_line_naming_it():
+    tables = build_tables([JobShare("A", WORKSTATIONS, 0.5)], WORKSTATIONS, 0.4)
+    clients = {w: SlowManager(10**6 if w == "ws3" else 0, ("A",)) for w in WORKSTATIONS}
+    gm = LiveGlobalManager(tables, clients, LiveSetup(ResyncPlan(Resync.LOOSE), checkin_timeout_s=0.2))
+    with pytest.raises(LiveTimeshareError, match=r"^ws3: manager unreachable while waiting for check-ins: .*timed out$"):
         gm.wait_for_checkins()
 
 

@@ -44,23 +44,26 @@ def test_calibration_reads_the_caps_and_every_burner_covered_the_window(busy3):
 
 
 def test_a_burner_killed_inside_the_window_is_an_error_naming_its_workstation(busy3):
-    warmup, seconds = 0.5, 4.0
+    warmup, seconds = 0.5, 6.0
     pattern = burner.pkill_argv()[-1]
+    all_busy = threading.Event()
+
+    def progress(label: str, done: int, total: int) -> None:
+        if label == "cpu: all workstations busy" and done == 0:
+            all_busy.set()
 
     def kill_ws2_midway() -> None:
-        deadline = time.monotonic() + 30
-        while not busy3.exec("ws2", ["pgrep", "-x", "-f", pattern]).stdout.strip():
-            if time.monotonic() > deadline:
-                return
-            time.sleep(0.05)
-        time.sleep(warmup + seconds / 2)
-        busy3.exec("ws2", ["pkill", "-TERM", "-x", "-f", pattern])  # someone else stops it
+        # Timed from the moment every burner runs, not from ws2's: on a loaded host the
+        # others may start seconds later, and an exec may take seconds to land.
+        if all_busy.wait(timeout=60):
+            time.sleep(warmup + 1.0)
+            busy3.exec("ws2", ["pkill", "-TERM", "-x", "-f", pattern])  # someone else stops it
 
     killer = threading.Thread(target=kill_ws2_midway)
     killer.start()
     try:
         with pytest.raises(burner.WindowNotCovered) as info:
-            measure_cpu(busy3, seconds, warmup)
+            measure_cpu(busy3, seconds, warmup, progress=progress)
     finally:
         killer.join(timeout=40)
     err = info.value
