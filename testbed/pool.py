@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Sequence
 
+from testbed.parallel import parallel
 from workloads import channel_auth, pool_wire
 from workloads.pool_client import PoolLauncher, PoolRank, ping
 
@@ -71,15 +72,22 @@ def discover(cluster: "Cluster", hosts: Sequence[str], slots: int = DEFAULT_SLOT
     found: dict[tuple[str, int], PoolRank] = {}
     sizes: set[int] = set()
     deadline = time.monotonic() + timeout_s
+
+    def answer(key: tuple[str, int]) -> tuple[PoolRank, int] | None:
+        ws, s = key
+        address = (ips[ws], pool_wire.PORT_BASE + s)
+        try:
+            pong = ping(address, secret, timeout_s=1.0, connect=connect)
+        except OSError:  # channel_auth.AuthError too: a world that does not take this secret
+            return None
+        return PoolRank(ws, s, int(pong["rank"]), address), int(pong["size"])
+
     while True:
-        for ws, s in sorted(want - set(found)):
-            address = (ips[ws], pool_wire.PORT_BASE + s)
-            try:
-                pong = ping(address, secret, timeout_s=1.0, connect=connect)
-            except OSError:  # channel_auth.AuthError too: a world that does not take this secret
-                continue
-            found[(ws, s)] = PoolRank(ws, s, int(pong["rank"]), address)
-            sizes.add(int(pong["size"]))
+        # every rank at once: a rank on a small cap takes most of a second to answer
+        for got in parallel(answer, sorted(want - set(found))):
+            if got is not None:
+                found[(got[0].host, got[0].slot)] = got[0]
+                sizes.add(got[1])
         if len(found) == len(want) and sizes <= {len(want)}:
             return sorted(found.values(), key=lambda r: r.rank)
         if time.monotonic() >= deadline:

@@ -36,8 +36,11 @@ def test_a_killed_workstation_and_a_killed_runner_lose_nothing_and_leave_nothing
     text = (CONFIGS / "tiny.toml").read_text()
     assert 'on_failure = "stop"' in text and 'cluster = "faults4.toml"' in text
     config = tmp_path / "tiny-continue.toml"
+    assert "work = 0.2 " in text
+    # half the work a phase: the test command's budget (the jobs still outlast a fault's notice)
     config.write_text(text.replace('on_failure = "stop"', 'on_failure = "continue"')
-                      .replace('cluster = "faults4.toml"', f'cluster = "{CONFIGS / "faults4.toml"}"'))
+                      .replace('cluster = "faults4.toml"', f'cluster = "{CONFIGS / "faults4.toml"}"')
+                      .replace("work = 0.2 ", "work = 0.1 "))
     results = {r.fault: r for r in Campaign(config, "x-faults", tmp_path, timeout_s=600).run(SHORT)}
     for fault, r in results.items():
         print(r.row())

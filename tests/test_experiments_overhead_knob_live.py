@@ -1,6 +1,6 @@
 """Integration: the overhead knob live (launch and resize delays the executor adds on purpose).
 
-A small cluster of this module's own (hf-knob2: 2 workstations of 0.07 core, 100 Mbit/s).
+A small cluster of this module's own (hf-knob2: 2 workstations of 0.2 core, 100 Mbit/s).
 EQUI's preemptions live against those predicted from a profile alone, which this module also
 ran once, are now benchmarks/bench_equi_preemptions.py (a target, printed); the §2.4 check
 that went with them (no re-partition while a job is still to acknowledge) is in the
@@ -18,9 +18,9 @@ from scheduler.live.stream import JobClass, PmaxOnlyModel
 
 pytestmark = pytest.mark.integration
 
-SPEC = {"name": "hf-knob2", "defaults": {"egress": "100mbit"}, "classes": {"ws": 0.07},
+SPEC = {"name": "hf-knob2", "defaults": {"egress": "100mbit"}, "classes": {"ws": 0.2},
         "workstation": [{"name": f"ws{i}", "class": "ws"} for i in range(1, 3)]}
-KNOB_CLASS = ClassSpec(workload="synthetic", args={"phases": 3, "work": 0.2, "redist_bytes": 262144}, pmax=2)
+KNOB_CLASS = ClassSpec(workload="synthetic", args={"phases": 3, "work": 0.1, "redist_bytes": 262144}, pmax=2)
 
 
 @pytest.fixture(scope="module")

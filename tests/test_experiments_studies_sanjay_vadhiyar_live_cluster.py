@@ -48,7 +48,7 @@ def test_a_short_training_set_writes_the_runs_select_fit_reads(six, tmp_path):
     plan = plan_training(six.workstations, [600], 2, seed=4, link_rate=six.spec.link_rate, unloaded_every=2)
     out = tmp_path / "runs.csv"
     records = train(six, LiveApp("cg", 10), plan, out,
-                    timing=Timing(settle_s=3.0, window_s=3.0, interval_s=1.0, run_timeout_s=300.0))
+                    timing=Timing(settle_s=2.0, window_s=2.0, interval_s=1.0, run_timeout_s=300.0))
     assert [r.outcome.status for r in records] == ["done"] * 2, [r.outcome.error for r in records]
     runs = read_runs(out)
     assert sorted(r.procs for r in runs) == sorted(len(p.workstations) for p in plan)

@@ -24,13 +24,13 @@ from scheduler.live.audit import check_actions, check_physical, check_timeline, 
 
 pytestmark = pytest.mark.integration
 
-# Short jobs: 6 phases of 0.18 reference-seconds (split over the ranks) and 256 KiB to redistribute.
+# Short jobs: 6 phases of 0.12 reference-seconds (split over the ranks) and 256 KiB to redistribute.
 SHORT = job_class("short", {
-    "argv": ["python3", "-m", "workloads.synthetic", "--phases", "6", "--work", "0.18",
+    "argv": ["python3", "-m", "workloads.synthetic", "--phases", "6", "--work", "0.12",
              "--redist-bytes", str(256 * 1024)],
     "W": 2.0, "alpha": 1.0, "beta": 0.2, "pmax": 4,
 })
-ARRIVALS = [0.0, 0.7, 1.4, 2.8, 3.5, 4.9]  # the jobs overlap: EQUI and FOLDING preempt
+ARRIVALS = [0.0, 0.5, 1.0, 1.9, 2.4, 3.3]  # the jobs overlap: EQUI and FOLDING preempt
 RUN_TIMEOUT_S = 150.0
 
 

@@ -151,7 +151,7 @@ def test_slowdown_rounds_meter_the_dedicated_speed_beside_the_loaded_guests(load
     """The validation's side-by-side rounds, short: each workstation plays each role, the
     speed meters run across every loaded span and are stopped afterwards."""
     from testbed.load.validation import REFERENCE, ROLES, slowdown_spans
-    spans = slowdown_spans(loaded, 4_000_000, OwnerLoad(n=2, z=0.2, d=0.1), seed=4)
+    spans = slowdown_spans(loaded, 2_000_000, OwnerLoad(n=2, z=0.2, d=0.1), seed=4)
     assert len(spans) == 6  # two loaded workstations in each of three rounds
     assert {(s.ws, s.role.name) for s in spans} == {(ws, r.name) for ws in loaded.workstations for r in ROLES[1:]}
     for s in spans:

@@ -31,6 +31,7 @@ from testbed.cluster import Cluster
 from testbed.load import traffic
 from testbed.load.caps import CapController
 from testbed.load.monitor import Availability, Monitor, summarize
+from testbed.parallel import parallel
 from testbed.progress import Update
 from workloads.launch import Launcher
 
@@ -61,17 +62,22 @@ def loaded(cluster: Cluster, draw: LoadDraw) -> Iterator[None]:
     stopped even if stopping one fails (the backend's and the spec's errors are ValueError,
     OSError or RuntimeError), then the caps are restored, then a failed stop is reported."""
     caps = CapController(cluster, draw.cap_schedules(), mode="sanjay-vadhiyar").start()
+    flows = draw.flows()
     try:
-        for src, dst, bits in draw.flows():
-            traffic.start(cluster, src, dst, bits)
+        # each flow is its own pair of workstations and port: all at once (an exec waits most
+        # of a second on a small cap)
+        parallel(lambda f: traffic.start(cluster, f[0], f[1], f[2]), flows)
         yield
     finally:
-        failed: list[str] = []
-        for src, dst, _bits in draw.flows():
+        def stop(flow: tuple[str, str, int]) -> str | None:
+            src, dst, _bits = flow
             try:
                 traffic.stop(cluster, src, dst)
             except (ValueError, OSError, RuntimeError) as exc:
-                failed.append(f"{src}->{dst}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+                return f"{src}->{dst}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+            return None
+
+        failed = [f for f in parallel(stop, flows) if f is not None]
         caps.stop(restore=True)
         if failed:
             raise RuntimeError(f"traffic: {len(failed)} flow(s) may still run ({failed[0]}); "
