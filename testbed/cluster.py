@@ -87,6 +87,10 @@ class Cluster:
         No owner load yet: `testbed.lifecycle.up` starts it (the load sits above the cluster)."""
         be = backend if backend is not None else backends.get()
         if spec.name in be.cluster_names():
+            if stranded := be.stranded(spec.name):
+                raise SpecError(f"name: cluster {spec.name!r} was taken down but {', '.join(stranded)} did not answer, "
+                                f"so it is still recorded: `nowlab gc` removes it once they answer, "
+                                f"`nowlab forget {spec.name}` drops the record now")
             raise SpecError(f"name: a cluster named {spec.name!r} is already running (nowlab down {spec.name})")
         host_cores = be.cores()
         if isinstance(be, backends.HostPlacing):  # several hosts: the backend places on its hosts' cores

@@ -430,6 +430,19 @@ def test_a_backend_without_spec_serves_recorded_clusters_only(monkeypatch, tmp_p
     assert registry.load("lab").host("a").address == "10.9.9.9"
 
 
+def test_a_cluster_whose_down_missed_a_host_is_stranded_until_forgotten(monkeypatch, tmp_path):
+    monkeypatch.setenv("NOWLAB_HOME", str(tmp_path))
+    registry.save(registry.Record("lab", owner="1:never", home=str(tmp_path),
+                                  hosts=[HostAccess("a", "127.0.0.1", port=closed_port()), HostAccess("b", "10.9.9.9")],
+                                  folder="/root/.nowlab/ssh/lab", machines={"ws1": "a", "ws2": "b"}))
+    be = backends.get("ssh")
+    (tmp_path / "clusters" / "lab").mkdir(parents=True)
+    assert be.stranded("lab") == [] and be.forget("lab") == []  # up, as far as this controller knows
+    (tmp_path / "clusters" / "lab").rmdir()  # `down` went, and kept the record of hosts it missed
+    assert be.stranded("lab") == ["a", "b"]
+    assert be.forget("lab") == ["a", "b"] and be.cluster_names() == [] and be.stranded("lab") == []
+
+
 def test_the_cluster_logs_in_with_the_hosts_own_user_and_port(monkeypatch, tmp_path):
     """Cluster.ssh (readiness) asks the backend how to reach a workstation: not root on 22."""
     monkeypatch.setenv("NOWLAB_HOME", str(tmp_path))

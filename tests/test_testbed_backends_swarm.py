@@ -359,6 +359,38 @@ def test_remove_of_an_unreachable_host_keeps_it_recorded_for_gc(monkeypatch, tmp
     assert registry.load("gone") is not None and registry.load("gone").hosts == [far]  # type: ignore[union-attr]
 
 
+def test_a_cluster_down_with_a_host_that_did_not_answer_names_it_and_forget_frees_the_name(monkeypatch, tmp_path):
+    monkeypatch.setenv("NOWLAB_HOME", str(tmp_path))
+    far = SwarmHost("far", f"tcp://127.0.0.1:{closed_port()}", "127.0.0.1")
+    registry.save(registry.Record(cluster="gone", owner="1:0", home=str(tmp_path), manager=far.url, hosts=[far]))
+    be = SwarmBackend(manager=far.url)
+    (tmp_path / "clusters" / "gone").mkdir(parents=True)  # still up as far as this controller knows
+    assert be.stranded("gone") == [] and be.forget("gone") == []
+    spec = from_dict({"name": "gone", "host": [{"name": "far", "address": "127.0.0.1", "docker": far.url}],
+                      "workstation": [{"name": "w", "cpu": 0.2}]})
+    with pytest.raises(SpecError, match="is already running"):
+        Cluster.create(spec, backend=be)
+
+    (tmp_path / "clusters" / "gone").rmdir()  # taken down: `down` removed the state folder, kept the record
+    be.remove("gone")
+    assert be.stranded("gone") == ["far"]
+    with pytest.raises(SpecError) as err:
+        Cluster.create(spec, backend=be)
+    assert str(err.value) == ("name: cluster 'gone' was taken down but far did not answer, so it is still recorded: "
+                              "`nowlab gc` removes it once they answer, `nowlab forget gone` drops the record now")
+
+    env = {**os.environ, "NOWLAB_HOME": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-m", "nowlab", "forget", "gone"], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "forgot swarm cluster gone" in out.stdout and "far" in out.stdout
+    assert registry.names() == [] and be.stranded("gone") == []
+    again = subprocess.run([sys.executable, "-m", "nowlab", "forget", "gone"], env=env, capture_output=True,
+                           text=True, timeout=120)
+    assert again.returncode == 2 and len(again.stderr.strip().splitlines()) == 1
+    assert "no cluster 'gone' is recorded as left on hosts that did not answer" in again.stderr
+
+
 def test_registry_round_trip_and_known_hosts(monkeypatch, tmp_path):
     monkeypatch.setenv("NOWLAB_HOME", str(tmp_path))
     a, b = SwarmHost("a", "tcp://10.0.0.1:2375", "10.0.0.1"), SwarmHost("b", "tcp://10.0.0.2:2375", "10.0.0.2")

@@ -1,4 +1,4 @@
-"""Cluster commands: up, status, exec, set, down, gc, calibrate, compose, image."""
+"""Cluster commands: up, status, exec, set, down, gc, forget, calibrate, compose, image."""
 from __future__ import annotations
 
 import json
@@ -163,6 +163,20 @@ def gc(all_: bool = typer.Option(False, "--all", help="also remove clusters that
                   f"containers, {totals['networks']} networks, {totals['volumes']} volumes")
 
 
+def forget(name: str = typer.Argument(..., help="a cluster taken down while some of its hosts did not answer")) -> None:
+    """Drop the record a `down` kept of hosts it could not reach, freeing the cluster's name."""
+    from testbed import backends
+
+    with user_errors():
+        dropped = {kind: hosts for kind in backends.KINDS if (hosts := backends.get(kind).forget(name))}
+        if not dropped:
+            raise ValueError(f"name: no cluster {name!r} is recorded as left on hosts that did not answer "
+                             f"(a running one is taken down with `nowlab down {name}`)")
+    for kind, hosts in dropped.items():
+        console.print(f"forgot {kind} cluster {name}: what it left on {', '.join(hosts)} stays there until "
+                      f"`nowlab gc` reaches them")
+
+
 def calibrate(name: Optional[str] = typer.Argument(None),
               cpu_seconds: float = typer.Option(5.0, help="busy-loop window"),
               link_seconds: float = typer.Option(3.0, help="iperf3 window per link")) -> None:
@@ -214,6 +228,7 @@ def register(app: typer.Typer) -> None:
     app.command("set")(set_)
     app.command()(down)
     app.command()(gc)
+    app.command()(forget)
     app.command()(calibrate)
     app.command()(compose)
     image_app.command("build")(image_build)

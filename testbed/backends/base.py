@@ -121,6 +121,16 @@ class Backend(Protocol):
         """Clusters nobody looks after: never marked ready, and their `up` is gone (`gc`)."""
         ...
 
+    def stranded(self, cluster: str) -> list[str]:
+        """Hosts of `cluster` that did not answer when it was taken down, so it is still
+        recorded and its name taken ([] if none: one engine has no such hosts)."""
+        ...
+
+    def forget(self, cluster: str) -> list[str]:
+        """Drop a stranded cluster's record, freeing its name; returns the hosts it named. What
+        is left on them stays there until `gc` reaches them again."""
+        ...
+
     # -- one workstation --------------------------------------------------------------------
     def is_running(self, machine: MachineId) -> bool:
         """The workstation runs; one the backend cannot see is as good as gone."""

@@ -76,6 +76,15 @@ class HostRecords(Generic[R]):
     def forget(self, cluster: str) -> None:
         self.path(cluster).unlink(missing_ok=True)
 
+    def stranded(self, cluster: str) -> list[str]:
+        """The hosts still recorded for a cluster that was taken down (its state folder is gone:
+        `Cluster.create` makes it before the record, `down` removes it after) because they did
+        not answer; [] if there is no such record. Its name stays taken until `gc` reaches them."""
+        rec = self.load(cluster)
+        if rec is None or state.cluster_dir(cluster).exists():
+            return []
+        return [h.name for h in rec.hosts]  # type: ignore[attr-defined]
+
     def names(self) -> list[str]:
         d = self.folder()
         return sorted(p.stem for p in d.glob("*.json")) if d.is_dir() else []

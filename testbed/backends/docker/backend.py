@@ -104,6 +104,12 @@ class DockerBackend:
         with _engine_errors("listing leftovers"):
             return engine.leftovers(self.client)
 
+    def stranded(self, cluster: str) -> list[str]:
+        return []  # one engine: `down` reaches everything or fails in the open
+
+    def forget(self, cluster: str) -> list[str]:
+        return []
+
     # -- one workstation ------------------------------------------------------------------
     def is_running(self, machine: str) -> bool:
         try:

@@ -289,6 +289,16 @@ class SshBackend:
     def leftovers(self) -> list[str]:
         return [n for n in registry.names() if (rec := registry.load(n)) is not None and rec.abandoned()]
 
+    def stranded(self, cluster: str) -> list[str]:
+        return registry.RECORDS.stranded(cluster)
+
+    def forget(self, cluster: str) -> list[str]:
+        hosts = self.stranded(cluster)
+        if hosts:
+            registry.forget(cluster)
+            self._records.pop(cluster, None)
+        return hosts
+
     # -- one workstation -----------------------------------------------------------------------
     def login(self, machine: str) -> tuple[str, int]:
         """(user, port) the workstation's host is reached with: Cluster.ssh logs in so."""

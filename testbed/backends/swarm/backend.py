@@ -459,6 +459,16 @@ class SwarmBackend:
         rec = registry.load(cluster)
         return rec is not None and rec.abandoned()
 
+    def stranded(self, cluster: str) -> list[str]:
+        return registry.RECORDS.stranded(cluster)
+
+    def forget(self, cluster: str) -> list[str]:
+        hosts = self.stranded(cluster)
+        if hosts:
+            registry.forget(cluster)
+            self._records.pop(cluster, None)
+        return hosts
+
     def leftovers(self) -> list[str]:
         """Recorded clusters nobody looks after, and labelled ones on any reachable host
         (spec's, recorded, or the Swarm's) whose `up` is gone."""
