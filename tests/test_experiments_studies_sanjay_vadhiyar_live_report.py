@@ -65,3 +65,28 @@ def test_the_report_files(tmp_path):
     assert paths.figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert len(pd.read_csv(paths.csv)) == 9 and len(pd.read_csv(paths.table)) == 6
     assert "| problem_size | budget_s | algorithm |" in render_markdown(results(), "t", [])
+
+
+def fig7_plan(seed: int):
+    from experiments.studies.sanjay_vadhiyar.live import Fig7Plan
+    from experiments.studies.sanjay_vadhiyar.load_draws import plan_experiments
+    ws = [f"ws{i}" for i in range(1, 10)]
+    draws = tuple(plan_experiments(ws, 2, seed, lambda _a, _b: 100_000_000))
+    return Fig7Plan((2000,), ("DP", "BE", "SA"), (1.0, 2.0), draws, seed)
+
+
+def test_a_cut_fig7_run_keeps_its_whole_experiments_and_refuses_other_options(tmp_path):
+    from experiments.studies.sanjay_vadhiyar.live import kept
+    plan = fig7_plan(0)
+    with pytest.raises(ValueError, match=r"^--resume: .* has no loads.json \(not a cut `nowlab select live`\)$"):
+        kept(tmp_path, plan)
+    (tmp_path / "loads.json").write_text(plan.loads_json())
+    results().to_csv(tmp_path / "runs.csv", index=False)  # experiment 0 ran its 6 choices, experiment 1 three
+    rows = kept(tmp_path, plan)
+    assert set(rows.experiment) == {0} and len(rows) == 6
+    assert rows.predicted_s.tolist() == results().predicted_s[:6].tolist()
+    with pytest.raises(ValueError, match=r"^--resume: .*loads.json holds other loads than these options draw"):
+        kept(tmp_path, fig7_plan(1))
+    (tmp_path / "runs.csv").write_text("")
+    with pytest.raises(ValueError, match=r"^--resume: .*runs.csv is not a runs CSV"):
+        kept(tmp_path, plan)

@@ -49,7 +49,8 @@ def test_live_bad_input(model, tmp_path, extra, message):
 def test_live_never_overwrites_a_run(model, tmp_path):
     (tmp_path / "runs.csv").write_text("experiment\n")
     args = ["live", "--model", model, "--application", "cg", "--sizes", "2000", "--out", str(tmp_path)]
-    assert one_line_error(args) == f"error: --out: {tmp_path} holds a Fig. 7 run already; name another folder"
+    assert one_line_error(args) == (f"error: --out: {tmp_path} holds a Fig. 7 run already; add --resume to continue "
+                                    f"it, or name another folder")
 
 
 def test_live_refuses_a_missing_model_file(tmp_path):

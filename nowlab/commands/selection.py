@@ -183,8 +183,11 @@ def live_cmd(
     window_s: Annotated[float, typer.Option("--window-s", help=TIMING_HELP["window"])] = 8.0,
     interval_s: Annotated[float, typer.Option("--interval-s", help=TIMING_HELP["interval"])] = 2.0,
     run_timeout_s: Annotated[float, typer.Option("--run-timeout-s", help=TIMING_HELP["timeout"])] = 1800.0,
+    resume: Annotated[bool, typer.Option("--resume", help="continue --out: keep the loads it finished, run the rest")] = False,
 ) -> None:
-    """Fig. 7 live: load the cluster, let each algorithm choose, run each choice, compare with Eq. 1."""
+    """Fig. 7 live: load the cluster, let each algorithm choose, run each choice, compare with Eq. 1.
+
+    --resume with the cut run's options keeps each load (experiment) it finished whole and runs the others."""
     from experiments.studies.sanjay_vadhiyar import live, live_inputs as li, live_report
     from experiments.studies.sanjay_vadhiyar.load_draws import PAPER, plan_experiments
     from testbed.cluster import Cluster
@@ -198,8 +201,9 @@ def live_cmd(
         li.at_least("--experiments", experiments)
         model = li.model_for(model_file, application, size_list)
         timing = _timing(settle_s, window_s, interval_s, run_timeout_s)
-        if (out / "runs.csv").exists():
-            raise li.LiveInputError(f"--out: {out} holds a Fig. 7 run already; name another folder")
+        if (out / "runs.csv").exists() and not resume:
+            raise li.LiveInputError(f"--out: {out} holds a Fig. 7 run already; add --resume to continue it, "
+                                    f"or name another folder")
         c = Cluster.attach(cluster)
         li.check_cluster_size("--cluster", c.workstations, None)
         plan = live.Fig7Plan(size_list, algs, budgets, tuple(plan_experiments(c.workstations, experiments, seed,
@@ -216,9 +220,11 @@ def live_cmd(
                       f"of settling, before the runs; algorithms {', '.join(algs)} at "
                       f"{', '.join(f'{b:g}' for b in budgets)} s"]
         heading = f"Sanjay & Vadhiyar Fig. 7 live: {application}"
+        if resume:
+            live.kept(out, plan)  # a folder that is not this plan's cut run is refused before anything changes
         live_report.save_conditions(out, heading, conditions)
         with progress_bar(console) as update:
-            df = live.fig7(c, app_, model, plan, out, timing=timing, update=update, log=console.log)
+            df = live.fig7(c, app_, model, plan, out, timing=timing, update=update, log=console.log, resume=resume)
         paths = live_report.write_report(df, out, heading, conditions)
     typer.echo(live_report.model_error(df).line())
     typer.echo(f"report: {paths.markdown}")

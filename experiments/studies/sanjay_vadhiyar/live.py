@@ -21,8 +21,8 @@ import pandas as pd
 from experiments.models.sv_model import SvModel, selection_problem
 from experiments.studies.sanjay_vadhiyar.live_inputs import LiveApp
 from experiments.studies.sanjay_vadhiyar.live_records import (JobOutcome, LiveRecord, TrainingRecord, Window,
-                                                              append_training, clamped, cluster_order, finished_runs,
-                                                              live_frame, subset_minima)
+                                                              append_training, clamped, cluster_order, finished_experiments,
+                                                              finished_runs, live_frame, subset_minima)
 from experiments.studies.sanjay_vadhiyar.load_draws import LoadDraw, PlannedRun, avoidance_load, violations
 from scheduler.live import Arrival, JobClass, LiveExecutor
 from scheduler.live.stream import PmaxOnlyModel
@@ -202,18 +202,44 @@ class Fig7Plan:
     def choices(self) -> int:
         return len(self.draws) * len(self.sizes) * len(self.budgets_s) * len(self.algorithms)
 
+    def loads_json(self) -> str:
+        return json.dumps([asdict(d) for d in self.draws], indent=2)
+
+
+def kept(out: Path, plan: Fig7Plan) -> pd.DataFrame:
+    """What a cut Fig. 7 run in `out` keeps on --resume: its experiments that ran every choice.
+    ValueError (one line, naming --resume) if `out` is not a cut run of this plan."""
+    per_experiment = len(plan.sizes) * len(plan.budgets_s) * len(plan.algorithms)
+    return finished_experiments(out, plan.loads_json(), per_experiment)
+
 
 def fig7(cluster: Cluster, app: LiveApp, model: SvModel, plan: Fig7Plan, out: Path, *, timing: Timing = Timing(),
-         update: Update = quiet, log: Log = _silent) -> pd.DataFrame:
+         update: Update = quiet, log: Log = _silent, resume: bool = False) -> pd.DataFrame:
     """Per experiment: load, read the availability, let each algorithm choose at each budget, run
-    each set chosen (once per experiment and size), and record actual against predicted."""
+    each set chosen (once per experiment and size), and record actual against predicted.
+    `resume` keeps the experiments a cut run finished in `out` and runs the others."""
+    prior = kept(out, plan) if resume else live_frame([])
     out.mkdir(parents=True, exist_ok=True)
-    (out / "loads.json").write_text(json.dumps([asdict(d) for d in plan.draws], indent=2))
+    (out / "loads.json").write_text(plan.loads_json())
+    skip = set(prior.experiment)
+    if skip:
+        log(f"resuming: experiments {', '.join(map(str, sorted(skip)))} kept ({len(prior)} choices)")
+    monitor_dir, k = out / "monitor", 1
+    while monitor_dir.exists():  # a resumed run's monitor goes beside the cut run's
+        k += 1
+        monitor_dir = out / f"monitor-{k}"
     records: list[LiveRecord] = []
-    done = 0
+    done = len(prior)
+
+    def frame() -> pd.DataFrame:
+        parts = [f for f in (prior, live_frame(records)) if not f.empty]
+        return pd.concat(parts, ignore_index=True) if parts else live_frame([])
+
     with Watch(cluster, timing.interval_s) as watch:
         try:
             for e, draw in enumerate(plan.draws):
+                if e in skip:
+                    continue
                 with loaded(cluster, draw):
                     avail = watch.settled(timing)
                     log(f"experiment {e}: {draw.describe()}; minAvgAvailCPU {avail.min_avg_avail_cpu:.1%}, "
@@ -233,13 +259,13 @@ def fig7(cluster: Cluster, app: LiveApp, model: SvModel, plan: Fig7Plan, out: Pa
                                         f"sv-fig7-{app.name}-e{e}-n{size}-{algorithm}-{budget:g}", timing)
                                 records.append(_record(e, size, budget, chosen, hosts, avail, cluster, measured[hosts],
                                                        reused, draw))
-                                live_frame(records).to_csv(out / "runs.csv", index=False)
+                                frame().to_csv(out / "runs.csv", index=False)
                                 log(_line(records[-1]))
                                 done += 1
             update("choices run", done, plan.choices)
         finally:
-            watch.monitor.save(out / "monitor")
-    return live_frame(records)
+            watch.monitor.save(monitor_dir)
+    return frame()
 
 
 def _record(experiment: int, size: int, budget: float, chosen: Selection, hosts: tuple[str, ...], avail: Availability,

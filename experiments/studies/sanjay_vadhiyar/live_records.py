@@ -198,3 +198,25 @@ LIVE_COLUMNS = ("experiment", "problem_size", "budget_s", "algorithm", "procs", 
 
 def live_frame(records: Sequence[LiveRecord]) -> pd.DataFrame:
     return pd.DataFrame([r.row() for r in records], columns=list(LIVE_COLUMNS))
+
+
+def finished_experiments(out: Path, loads: str, per_experiment: int) -> pd.DataFrame:
+    """The rows of a cut Fig. 7 run (`out`/runs.csv) whose experiment ran all `per_experiment`
+    choices, to continue it (--resume): an experiment cut midway is run again whole, under its
+    load. `loads` (the plan's loads.json text) must be the cut run's: same options, same loads."""
+    try:
+        cut_loads = (out / "loads.json").read_text()
+        table = pd.read_csv(out / "runs.csv")
+    except FileNotFoundError as exc:
+        raise ValueError(f"--resume: {out} has no {Path(exc.filename).name} (not a cut `nowlab select live`)") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise ValueError(f"--resume: {out / 'runs.csv'} is not a runs CSV ({str(exc).splitlines()[0]})") from None
+    if cut_loads != loads:
+        raise ValueError(f"--resume: {out / 'loads.json'} holds other loads than these options draw "
+                         f"(give the cut run's cluster, --experiments and --seed)")
+    missing = [c for c in LIVE_COLUMNS if c not in table.columns]
+    if missing:
+        raise ValueError(f"--resume: {out / 'runs.csv'} has no column {missing[0]}")
+    counts = table.groupby("experiment").size()
+    whole = set(counts[counts == per_experiment].index)
+    return table[table.experiment.isin(whole)].reset_index(drop=True)
