@@ -85,6 +85,13 @@ class HostRecords(Generic[R]):
             return []
         return [h.name for h in rec.hosts]  # type: ignore[attr-defined]
 
+    def forget_stranded(self, cluster: str) -> list[str]:
+        """Drop the record if the cluster is stranded (`stranded`); returns the hosts it named."""
+        hosts = self.stranded(cluster)
+        if hosts:
+            self.forget(cluster)
+        return hosts
+
     def names(self) -> list[str]:
         d = self.folder()
         return sorted(p.stem for p in d.glob("*.json")) if d.is_dir() else []

@@ -293,11 +293,8 @@ class SshBackend:
         return registry.RECORDS.stranded(cluster)
 
     def forget(self, cluster: str) -> list[str]:
-        hosts = self.stranded(cluster)
-        if hosts:
-            registry.forget(cluster)
-            self._records.pop(cluster, None)
-        return hosts
+        self._records.pop(cluster, None)
+        return registry.RECORDS.forget_stranded(cluster)
 
     # -- one workstation -----------------------------------------------------------------------
     def login(self, machine: str) -> tuple[str, int]:

@@ -463,11 +463,8 @@ class SwarmBackend:
         return registry.RECORDS.stranded(cluster)
 
     def forget(self, cluster: str) -> list[str]:
-        hosts = self.stranded(cluster)
-        if hosts:
-            registry.forget(cluster)
-            self._records.pop(cluster, None)
-        return hosts
+        self._records.pop(cluster, None)
+        return registry.RECORDS.forget_stranded(cluster)
 
     def leftovers(self) -> list[str]:
         """Recorded clusters nobody looks after, and labelled ones on any reachable host
