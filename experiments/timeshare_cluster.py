@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from testbed.cluster import Cluster
+from testbed.parallel import parallel
 from testbed.remote_exec import RemoteProcess
 from testbed.timeshare_client import DEFAULT_PORT, ManagerClient, ManagerRefused, ManagerUnreachable
 from workloads import channel_auth
@@ -45,23 +46,31 @@ class ClusterBackend:
 
     def start_managers(self, workstations: Sequence[str]) -> dict[str, ManagerClient]:
         ips, secret = self.cluster.ips, self.cluster.secret
-        for w in workstations:
+
+        def start(w: str) -> None:
             client = ManagerClient(ips[w], self.port, timeout_s=self.client_timeout_s, secret=secret)
-            self._clients[w] = client
+            self._clients[w] = client  # before anything starts: stop_managers finds it
             self._stop_one(w, client)  # one left from an earlier run would hold the port
             self.cluster.control(w).detach(manager_argv(w, self.port), env=self._secret_env())
-        for w in workstations:
             self.cluster.wait_listening(w, self.port, timeout=START_TIMEOUT_S)
-        return dict(self._clients)
+
+        parallel(start, list(workstations))  # every workstation at once, as stop_managers
+        return {w: self._clients[w] for w in workstations}
 
     def stop_managers(self) -> None:
-        failed = []
-        for w, client in self._clients.items():  # every one, even after one fails
+        def stop(item: tuple[str, ManagerClient]) -> str | None:
+            w, client = item
             try:
                 self._stop_one(w, client)
             except RuntimeError as exc:
-                failed.append(str(exc))
-            client.close()
+                return str(exc)
+            finally:
+                client.close()
+            return None
+
+        # every one, even after one fails, and all at once: each takes a few execs of most of a
+        # second on a small cap, one after another too long for a user's Ctrl-C
+        failed = [f for f in parallel(stop, list(self._clients.items())) if f is not None]
         if failed:
             raise RuntimeError(failed[0] + (f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""))
 
