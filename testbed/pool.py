@@ -83,11 +83,12 @@ def discover(cluster: "Cluster", hosts: Sequence[str], slots: int = DEFAULT_SLOT
         return PoolRank(ws, s, int(pong["rank"]), address), int(pong["size"])
 
     while True:
-        # every rank at once: a rank on a small cap takes most of a second to answer
-        for got in parallel(answer, sorted(want - set(found))):
+        # every rank at once: a ping of a rank not up yet may wait its whole second
+        missing = sorted(want - set(found))
+        for key, got in zip(missing, parallel(answer, missing)):
             if got is not None:
-                found[(got[0].host, got[0].slot)] = got[0]
-                sizes.add(got[1])
+                found[key], size = got
+                sizes.add(size)
         if len(found) == len(want) and sizes <= {len(want)}:
             return sorted(found.values(), key=lambda r: r.rank)
         if time.monotonic() >= deadline:

@@ -220,11 +220,10 @@ def live_cmd(
                       f"of settling, before the runs; algorithms {', '.join(algs)} at "
                       f"{', '.join(f'{b:g}' for b in budgets)} s"]
         heading = f"Sanjay & Vadhiyar Fig. 7 live: {application}"
-        if resume:
-            live.kept(out, plan)  # a folder that is not this plan's cut run is refused before anything changes
+        prior = live.kept(out, plan) if resume else None  # not this plan's cut run: refused before anything changes
         live_report.save_conditions(out, heading, conditions)
         with progress_bar(console) as update:
-            df = live.fig7(c, app_, model, plan, out, timing=timing, update=update, log=console.log, resume=resume)
+            df = live.fig7(c, app_, model, plan, out, timing=timing, update=update, log=console.log, prior=prior)
         paths = live_report.write_report(df, out, heading, conditions)
     typer.echo(live_report.model_error(df).line())
     typer.echo(f"report: {paths.markdown}")

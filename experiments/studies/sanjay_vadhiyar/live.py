@@ -214,11 +214,11 @@ def kept(out: Path, plan: Fig7Plan) -> pd.DataFrame:
 
 
 def fig7(cluster: Cluster, app: LiveApp, model: SvModel, plan: Fig7Plan, out: Path, *, timing: Timing = Timing(),
-         update: Update = quiet, log: Log = _silent, resume: bool = False) -> pd.DataFrame:
+         update: Update = quiet, log: Log = _silent, prior: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per experiment: load, read the availability, let each algorithm choose at each budget, run
     each set chosen (once per experiment and size), and record actual against predicted.
-    `resume` keeps the experiments a cut run finished in `out` and runs the others."""
-    prior = kept(out, plan) if resume else live_frame([])
+    `prior`, a cut run's `kept` rows, are kept, and their experiments not run again."""
+    prior = live_frame([]) if prior is None else prior
     out.mkdir(parents=True, exist_ok=True)
     (out / "loads.json").write_text(plan.loads_json())
     skip = set(prior.experiment)
