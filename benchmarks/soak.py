@@ -5,7 +5,7 @@
 
 Starts `nowlab run CONFIG` and samples, every --every seconds until it ends: the runner's
 open file descriptors, threads and resident memory (from /proc), and the containers and
-networks Docker holds. Prints the first and last samples and each series' slope over the
+networks Docker holds for the run's cluster (by label). Prints the first and last samples and each series' slope over the
 second half of the run (per hour): a resource that leaks keeps rising there, one that only
 warms up does not.
 """
@@ -23,15 +23,25 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from experiments import config as experiment_config, runner  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 NOWLAB = str(Path(sys.executable).parent / "nowlab")
+LABEL = "nowlab.cluster"  # testbed.backends.docker.engine.LABEL, the label every cluster object carries
 SERIES = ("fds", "threads", "rss_mib", "containers", "networks")
 
 
-def sample(pid: int) -> dict[str, float]:
+def cluster_name(config: Path) -> str:
+    """The name of the cluster the run of CONFIG makes, so the counts are its own (other runs may share the host)."""
+    return runner.cluster_name(experiment_config.load(config))
+
+
+def sample(pid: int, cluster: str) -> dict[str, float]:
     proc = Path(f"/proc/{pid}")
     status = dict(line.split(":", 1) for line in (proc / "status").read_text().splitlines() if ":" in line)
-    count = lambda *argv: len(subprocess.run(["docker", *argv, "-q"], capture_output=True, text=True,  # noqa: E731
+    mine = ["--filter", f"label={LABEL}={cluster}", "-q"]
+    count = lambda *argv: len(subprocess.run(["docker", *argv, *mine], capture_output=True, text=True,  # noqa: E731
                                              timeout=60).stdout.split())
     return {"fds": len(list((proc / "fd").iterdir())), "threads": int(status["Threads"].strip()),
             "rss_mib": int(status["VmRSS"].split()[0]) / 1024, "containers": count("ps", "-a"),
@@ -59,11 +69,12 @@ def main() -> int:
     with open(log, "w") as fh:
         proc = subprocess.Popen([NOWLAB, "run", str(args.config), "--out", str(out)], stdout=fh,
                                 stderr=subprocess.STDOUT)
+    cluster = cluster_name(args.config)
     rows, t0 = [], time.monotonic()
     console.log(f"soak: runner pid {proc.pid}, results {out}, log {log}")
     while proc.poll() is None:
         try:
-            rows.append({"t_s": time.monotonic() - t0, **sample(proc.pid)})
+            rows.append({"t_s": time.monotonic() - t0, **sample(proc.pid, cluster)})
         except (OSError, KeyError, subprocess.SubprocessError):
             pass  # the runner ended between the poll and the read
         if rows and len(rows) % 10 == 0:
