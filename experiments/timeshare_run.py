@@ -13,8 +13,8 @@ scheduling tables kept by the local job managers (docs/timeshare.md). In order:
    it held; its guardian does if it dies otherwise).
 Where the processes run is the backend's: managers and ranks on this host's Open MPI
 (`experiments/timeshare_host.py`, for tests) or in a cluster's workstations
-(`experiments/timeshare_cluster.py`). Arrivals are not modelled: every job starts at once,
-since the tables are fixed for the run (a spec that asks for replanning is refused).
+(`experiments/timeshare_cluster.py`). Every job starts at once under fixed tables; a spec
+with arrivals and replanning is an arrival stream, run by experiments/timeshare_stream.py.
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from experiments.timeshare_live import LiveGlobalManager, LiveSetup, LiveTimeshareRecord
-from experiments.timeshare_spec import TimeshareSpec
+from experiments.timeshare_spec import JobEntry, TimeshareSpec
 from scheduler.timeshare.tables import Resync, ResyncPlan
 from testbed.timeshare_client import ManagerClient
 from workloads.launch import Handle
@@ -60,21 +60,20 @@ class JobProgram:
 def programs(spec: TimeshareSpec, phase_ref_s: float = SYNTHETIC_PHASE_REF_S) -> tuple[JobProgram, ...]:
     """Each job of the spec as its workload: the synthetic one, its demand_ref_s in phases of about
     phase_ref_s; or CG of its n and iterations, printing its x so the answers can be compared."""
+    entries = {e.id: e for e in spec.job}
+    return tuple(JobProgram(a.share.job, a.share.workstations, a.share.beta, job_argv(entries[a.share.job], phase_ref_s))
+                 for a in spec.allocations())
+
+
+def job_argv(entry: JobEntry, phase_ref_s: float = SYNTHETIC_PHASE_REF_S) -> tuple[str, ...]:
+    """The workload one job of a spec runs, without --job and --hosts (`programs`)."""
     if not phase_ref_s > 0:
         raise TimeshareRunError(f"phase_ref_s: must be > 0 reference-seconds, got {phase_ref_s}")
-    entries = {e.id: e for e in spec.job}
-    out = []
-    for a in spec.allocations():
-        entry = entries[a.share.job]
-        if entry.cg is not None:
-            argv: tuple[str, ...] = ("python3", "-m", "workloads.cg", "--n", str(entry.cg.n),
-                                     "--iterations", str(entry.cg.iterations), "--print-x")
-        else:
-            phases = max(1, round(entry.demand_ref_s / phase_ref_s))
-            argv = ("python3", "-m", "workloads.synthetic", "--phases", str(phases),
-                    "--work", repr(entry.demand_ref_s / phases))
-        out.append(JobProgram(a.share.job, a.share.workstations, a.share.beta, argv))
-    return tuple(out)
+    if entry.cg is not None:
+        return ("python3", "-m", "workloads.cg", "--n", str(entry.cg.n), "--iterations", str(entry.cg.iterations),
+                "--print-x")
+    phases = max(1, round(entry.demand_ref_s / phase_ref_s))
+    return ("python3", "-m", "workloads.synthetic", "--phases", str(phases), "--work", repr(entry.demand_ref_s / phases))
 
 
 def parse_resync(text: str) -> ResyncPlan:
@@ -152,7 +151,7 @@ def result_of(output: str, job: str) -> dict[str, Any]:
     raise AssertionError("unreachable")
 
 
-def _finish(handle: Handle, job: str, hosts: Sequence[str], launched_s: float, timeout_s: float) -> JobRun:
+def finish_job(handle: Handle, job: str, hosts: Sequence[str], launched_s: float, timeout_s: float) -> JobRun:
     done = handle.wait(timeout_s)
     code = getattr(done, "exit_code", None)
     if code != 0:
@@ -183,7 +182,8 @@ class TimeshareRunner:
 
     def __post_init__(self) -> None:
         if self.spec.simulate.replan:
-            raise TimeshareRunError("simulate.replan: a live run keeps its tables fixed; give every job a beta")
+            raise TimeshareRunError("simulate.replan: this runner keeps its tables fixed; a stream is "
+                                    "experiments/timeshare_stream.py's")
         names = [p.job for p in self.programs]
         known = {a.share.job: a.share for a in self.spec.allocations()}
         for p in self.programs:
@@ -219,7 +219,7 @@ class TimeshareRunner:
                     for job, h in handles.items():
                         if job not in shared and h.poll() is not None:
                             program = self._program(job)
-                            shared[job] = _finish(h, job, program.hosts, launched[job], 30.0)
+                            shared[job] = finish_job(h, job, program.hosts, launched[job], 30.0)
                             gm.job_finished(job)
                             self.progress("time-shared", len(shared), len(handles))
                     if time.time() - started_s > self.job_timeout_s:
@@ -246,7 +246,7 @@ class TimeshareRunner:
             launched_s = time.time()
             handle = self.backend.launch(hosts, p.argv_on(hosts, f"{p.job}-dedicated-p{len(hosts)}"), None)
             try:
-                run = _finish(handle, p.job, hosts, launched_s, self.job_timeout_s)
+                run = finish_job(handle, p.job, hosts, launched_s, self.job_timeout_s)
             finally:
                 handle.terminate()
             self._dedicated_runs[(p.job, len(hosts))] = run

@@ -28,8 +28,8 @@ def test_run_needs_a_cluster_or_the_host_and_a_known_resync(tmp_path):
     for argv, message in ((["timeshare", "run", FIG3], "error: give --cluster NAME or --host"),
                           (["timeshare", "run", FIG3, "--host", "--cluster", "x"], "error: give --cluster NAME or --host"),
                           (["timeshare", "run", FIG3, "--host", "--resync", "loose:0"], "error: resync: K in loose:K"),
-                          (["timeshare", "run", str(CONFIGS / "short-jobs-beside-large.toml"), "--host"],
-                           "error: simulate.replan: a live run keeps its tables fixed")):
+                          (["timeshare", "run", str(CONFIGS / "short-jobs-beside-large.toml"), "--host",
+                            "--resync", "gang"], "error: resync: unknown 'gang'")):
         out = CliRunner().invoke(app, argv, terminal_width=200)
         assert out.exit_code == 2 and out.output.startswith(message) and len(out.output.splitlines()) == 1, out.output
 

@@ -188,6 +188,26 @@ def test_two_jobs_get_half_the_cpu_each_by_the_table_and_a_bad_table_leaves_it_i
           f" manager CPU {status.cpu_s:.3f} s")
 
 
+def test_a_replans_table_waits_for_its_boundary_then_takes_over(live):
+    at_s = two_jobs(live)
+    switch_s = at_s + 4 * 0.4  # a round boundary of the running table, about 1.7 s away
+    assert live.client.table(0.4, [WireSlot("A", 0.4)], at_s=switch_s, workstation="ws1") == switch_s
+    assert live.client.status().pending_at_s == switch_s
+    sleep_until(at_s + 0.05)
+    before = [stat(p.pid)[1] for p in live.burners]
+    sleep_until(switch_s - 0.05)  # the old table still alternates A and B
+    mid = [stat(p.pid)[1] for p in live.burners]
+    sleep_until(switch_s + 1.2)  # the new one gives A every slot
+    after = [stat(p.pid)[1] for p in live.burners]
+    old = [m - b for m, b in zip(mid, before)]
+    new = [a - m for a, m in zip(after, mid)]
+    print(f"CPU s before the boundary {old}, after it {new}")
+    assert min(old) > 0.3 * max(old), old
+    assert new[1] <= 0.1 * new[0] and new[0] > 0.6, new
+    status = live.client.status()
+    assert status.pending_at_s is None and status.stopped == (live.burners[1].pid,)
+
+
 def test_sigterm_continues_every_stopped_process(live):
     two_jobs(live)
     assert wait_until(lambda: any(stat(p.pid)[0] == "T" for p in live.burners), 1.0)

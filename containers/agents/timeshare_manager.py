@@ -31,7 +31,9 @@ workstation's clock (time.time(), scaled by --drift-ppm to emulate a clock that 
     {"op": "checkin", "job": "A", "pid": 123}
     {"op": "checkout", "job": "A", "pid": 123}     the pid is continued before it is let go
     {"op": "table", "round_s": 0.4, "at": T,        at: when round 0 begins (optional: keep the
-     "workstation": "ws1",                          running rounds' boundaries, or now if none);
+     "workstation": "ws1",                          running rounds' boundaries, or now if none;
+                                                    later than now with a table in force: the new
+                                                    one is pending, the old one runs until T);
      "slots": [{"job": "A", "parallel_s": 0.2,      workstation optional, checked if given;
                 "sequential_s": 0.0},               job null: a dummy slot (parallel_s 0)
                {"job": null, "parallel_s": 0, "sequential_s": 0.2}]}
@@ -266,6 +268,7 @@ class Manager:
         self.trees = {}      # job -> {pid: start ticks}: the roots and their descendants
         self.stopped = {}    # pid -> start ticks: what this manager stopped and must continue
         self.table = None    # (round_s, slots)
+        self.pending = None  # (table, anchor_s): a replan that takes over at anchor_s (a round boundary)
         self.anchor_s = None  # when round 0 of the table began, on this clock
         self.running = None  # the job marked out
         self.slot = None     # (index, job, sequential, start_s, until_s) at the last boundary
@@ -345,10 +348,22 @@ class Manager:
         at = request.get("at")
         if at is not None and not (isinstance(at, (int, float)) and math.isfinite(at)):
             raise RequestError(f"at: must be a time in s on this workstation's clock, got {at!r}")
+        if at is not None and self.table is not None and at > self.clock():
+            # A replan (Zhou & Brent §5): the running round finishes under the old table, and
+            # the new one begins at its boundary; a later table replaces a pending one.
+            self.pending = (table, float(at))
+            self.boundary_s = None
+            return {"round_s": table[0], "slots": len(table[1]), "anchor_s": self.anchor_s, "pending_at": float(at)}
+        self.pending = None
         self.table = table
         self.anchor_s = float(at) if at is not None else (self.anchor_s if self.anchor_s is not None else self.clock())
         self.boundary_s = None  # the timer replans from the new table without counting a switch
         return {"round_s": table[0], "slots": len(table[1]), "anchor_s": self.anchor_s}
+
+    def _promote(self, now_s):
+        """Put a pending table in force once its time has come."""
+        if self.pending is not None and now_s >= self.pending[1]:
+            (self.table, self.anchor_s), self.pending = self.pending, None
 
     def _sync(self, request):
         rnd, at = request.get("round"), request.get("at")
@@ -358,6 +373,9 @@ class Manager:
             raise RequestError(f"at: must be a time in s on this workstation's clock, got {at!r}")
         if self.table is None:
             raise RequestError("round: no table in force to resynchronise")
+        if self.pending is not None and at - rnd * self.pending[0][0] >= self.pending[1] - self.pending[0][0] / 2:
+            # a resync of the pending table's rounds, a little before this clock reached their start
+            (self.table, self.anchor_s), self.pending = self.pending, None
         round_s = self.table[0]
         correction_s = at - (self.anchor_s + rnd * round_s)
         self.anchor_s = at - rnd * round_s
@@ -379,6 +397,7 @@ class Manager:
         reply = {
             "workstation": self.workstation, "now_s": self.clock(), "running": self.running, "slot": slot,
             "round_s": self.table[0] if self.table else None, "anchor_s": self.anchor_s,
+            "pending_at": self.pending[1] if self.pending is not None else None,
             "jobs": {j: sorted(t) for j, t in self.trees.items()},
             "stopped": sorted(self.stopped), "switches": self.switches, "syncs": self.syncs,
             "last_correction_s": self.last_correction_s, "dropped": list(self.dropped),
@@ -409,6 +428,7 @@ class Manager:
             while not self.closing:
                 now_s = self.clock()
                 due_s = self.boundary_s
+                self._promote(now_s)
                 if self.table is None:
                     self.slot, wanted = None, None
                     wait_s = None
@@ -424,11 +444,12 @@ class Manager:
                     if due_s is not None and now_s >= due_s:
                         self.latencies_s.append(done_s - due_s)
                         self.wake_late_s.append(now_s - due_s)
-                self.boundary_s = None if self.table is None else self.slot[4]
+                next_s = None if self.table is None else min(self.slot[4], self.pending[1] if self.pending else math.inf)
+                self.boundary_s = next_s
                 self._refresh_trees()  # off the switch's path: new children of a job, vanished pids
                 self._apply(self.running)
-                if self.table is not None:  # timed from after the work above, or every boundary is late by it
-                    wait_s = max(0.0, (self.slot[4] - self.clock()) / self.rate)
+                if next_s is not None:  # timed from after the work above, or every boundary is late by it
+                    wait_s = max(0.0, (next_s - self.clock()) / self.rate)
                 self.cond.wait(timeout=wait_s)
 
     def _refresh_trees(self):
