@@ -76,6 +76,8 @@ class ManagerStatus:
     latencies_s: tuple[float, ...] = ()
     timeline: tuple[tuple[float, str | None], ...] = ()
     pending_at_s: float | None = None  # a replan's table waiting for this time (its clock) to begin
+    policy: str | None = None          # the table's local policy (implicit, dedicated, proper-share)
+    owners_running: bool = True        # whether the owners (checked in as @owners) are marked out now
 
     @classmethod
     def of(cls, reply: Mapping[str, Any]) -> "ManagerStatus":
@@ -93,7 +95,8 @@ class ManagerStatus:
                    latency=latency("latency_s"), wake_late=latency("wake_late_s"),
                    latencies_s=tuple(reply.get("latencies_s", ())),
                    timeline=tuple((t, j) for t, j in reply.get("timeline", ())),
-                   pending_at_s=reply.get("pending_at"))
+                   pending_at_s=reply.get("pending_at"), policy=reply.get("policy"),
+                   owners_running=reply.get("owners_running", True))
 
 
 class _Kept:
@@ -205,7 +208,8 @@ class ManagerClient:
         self.request({"op": "checkout", "job": job, "pid": pid})
 
     def table(self, round_s: float, slots: Sequence[WireSlot], at_s: float | None = None,
-              workstation: str | None = None) -> float | None:
+              workstation: str | None = None, policy: str | None = None,
+              cpu_cores: float | None = None) -> float | None:
         """Put a scheduling table in force; round 0 begins at at_s (None: on the running rounds).
 
         Returns at_s when the manager holds the table pending (a table is in force and at_s is
@@ -217,6 +221,10 @@ class ManagerClient:
             message["at"] = at_s
         if workstation is not None:
             message["workstation"] = workstation
+        if policy is not None:  # the local policy in a slot (the agent's docstring); cpu_cores: for proper share
+            message["policy"] = policy
+        if cpu_cores is not None:
+            message["cpu_cores"] = cpu_cores
         return self.request(message).get("pending_at")
 
     def sync(self, round_index: int, at_s: float) -> float:
