@@ -60,6 +60,7 @@ class LiveSetup:
     timeline_poll_s: float = 1.0
     watchdog_poll_s: float = 0.5
     missed_polls: int = 2
+    policy: str | None = None       # the local policy every table asks for (None: the managers' default, implicit)
 
     def __post_init__(self) -> None:
         for name in ("lead_s", "checkin_timeout_s", "timeline_poll_s", "watchdog_poll_s"):
@@ -129,6 +130,7 @@ class LiveTimeshareRecord:
     checked_out: tuple[tuple[str, str, int], ...]     # (workstation, job, pid) the global manager let go
     watchdog_bound_s: float
     epochs: tuple[TableEpoch, ...] = ()               # the first tables, then one per replan (`replace`)
+    policy: str | None = None                         # the local policy the tables asked for (None: implicit)
 
     def corrections_s(self, workstation: str) -> tuple[float, ...]:
         """The skew each resync removed on one workstation, in order."""
@@ -231,7 +233,8 @@ class LiveGlobalManager:
             client = self.clients[w]
             try:
                 offset_s, rtt_s = self._offset(client)
-                client.table(table.round_s, wire_slots(table), at_s=anchor_s + offset_s, workstation=w)
+                client.table(table.round_s, wire_slots(table), at_s=anchor_s + offset_s, workstation=w,
+                             policy=self.setup.policy)
             except ManagerRefused as exc:
                 raise LiveTimeshareError(f"{w}: table refused: {exc}") from None
             except ManagerUnreachable as exc:
@@ -293,7 +296,7 @@ class LiveGlobalManager:
                 client = self.clients[w]
                 try:
                     offset_s, rtt_s = self._offset(client)
-                    client.table(table.round_s, slots, at_s=at_s + offset_s, workstation=w)
+                    client.table(table.round_s, slots, at_s=at_s + offset_s, workstation=w, policy=self.setup.policy)
                 except ManagerRefused as exc:
                     raise TableRefused(f"{w}: table refused: {exc}") from None
                 except ManagerUnreachable as exc:
@@ -348,7 +351,7 @@ class LiveGlobalManager:
                 skews=tuple(self._skews),
                 timelines={w: tuple(tl) for w, tl in self._timelines.items() if self._named.get(w)}, statuses=dict(self._statuses),
                 dead=tuple(self._dead), checked_out=tuple(self._checked_out), watchdog_bound_s=self.watchdog_bound_s,
-                epochs=tuple(self._epochs))
+                epochs=tuple(self._epochs), policy=self.setup.policy)
 
     def __enter__(self) -> "LiveGlobalManager":
         return self

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from experiments.timeshare_live import LiveGlobalManager, LiveSetup, LiveTimeshareRecord
+from experiments.timeshare_owners import LiveOwners, OwnerBackend, OwnerCommand, OwnerSetup
 from experiments.timeshare_spec import JobEntry, TimeshareSpec
 from scheduler.timeshare.tables import Resync, ResyncPlan
 from testbed.timeshare_client import ManagerClient
@@ -90,8 +91,8 @@ def parse_resync(text: str) -> ResyncPlan:
     return ResyncPlan(resync, int(every) if every else 1)
 
 
-class TimeshareBackend(Protocol):
-    """Where managers and ranks run: this host (tests) or a cluster's workstations."""
+class TimeshareBackend(OwnerBackend, Protocol):
+    """Where managers, ranks and owners run: this host (tests) or a cluster's workstations."""
 
     def start_managers(self, workstations: Sequence[str]) -> dict[str, ManagerClient]: ...
     def stop_managers(self) -> None: ...
@@ -126,6 +127,7 @@ class TimeshareRun:
     live: LiveTimeshareRecord
     answers_equal: Mapping[str, bool | None]        # None: no dedicated run on p to compare with
     started_s: float                                # the time-shared jobs' launch, host clock
+    owner_commands: tuple[OwnerCommand, ...] | None = None  # the owners' commands while time-shared; None: no owners
 
 
 def result_of(output: str, job: str) -> dict[str, Any]:
@@ -178,6 +180,7 @@ class TimeshareRunner:
     dedicated: bool = True
     job_timeout_s: float = 3600.0
     progress: Progress = _quiet
+    owners: OwnerSetup | None = None   # owner daemons beside the time-shared jobs (not the dedicated runs)
     _dedicated_runs: dict[tuple[str, int], JobRun] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
@@ -203,8 +206,13 @@ class TimeshareRunner:
         handles: dict[str, Handle] = {}
         launched: dict[str, float] = {}
         shared: dict[str, JobRun] = {}
+        owners = LiveOwners(self.backend, self.owners) if self.owners is not None else None
+        commands: tuple[OwnerCommand, ...] | None = None  # None: no owners ran
         try:
-            clients = self.backend.start_managers(sorted(tables))
+            clients = self.backend.start_managers(sorted(set(tables) | set(self.owners.processes if self.owners
+                                                                           else ())))
+            if owners is not None:
+                owners.start(clients)
             gm = LiveGlobalManager(tables, clients, self.setup)
             with gm:
                 started_s = time.time()
@@ -230,10 +238,15 @@ class TimeshareRunner:
         finally:
             for h in handles.values():
                 h.terminate()
-            self.backend.stop_managers()
+            try:
+                if owners is not None:
+                    commands = owners.stop()
+            finally:
+                self.backend.stop_managers()
         answers = {p.job: (same_answer(shared[p.job].result, self._dedicated_runs[(p.job, len(p.hosts))].result)
                            if (p.job, len(p.hosts)) in self._dedicated_runs else None) for p in self.programs}
-        return TimeshareRun(self.spec.name, self.programs, dict(self._dedicated_runs), shared, live, answers, started_s)
+        return TimeshareRun(self.spec.name, self.programs, dict(self._dedicated_runs), shared, live, answers, started_s,
+                            commands)
 
     def _program(self, job: str) -> JobProgram:
         return next(p for p in self.programs if p.job == job)

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from experiments.timeshare_live import LiveGlobalManager, LiveSetup, LiveTimeshareRecord, TableRefused
+from experiments.timeshare_owners import LiveOwners, OwnerCommand, OwnerSetup
 from experiments.timeshare_run import (SYNTHETIC_PHASE_REF_S, JobRun, Progress, TimeshareBackend, TimeshareRunError,
                                        finish_job, job_argv)
 from experiments.timeshare_spec import TimeshareSpec
@@ -64,6 +65,7 @@ class StreamRun:
     jobs: Mapping[str, StreamJob]
     live: LiveTimeshareRecord
     plans: tuple[tuple[float, tuple[str, ...]], ...]   # (made at, the jobs admitted) for every plan
+    owner_commands: tuple[OwnerCommand, ...] | None = None  # None: no owners ran
 
 
 def _betas(tables: Mapping[str, WorkstationTable]) -> dict[str, float]:
@@ -84,6 +86,7 @@ class StreamRunner:
     phase_ref_s: float = SYNTHETIC_PHASE_REF_S
     job_timeout_s: float = 3600.0
     progress: Progress = _quiet
+    owners: OwnerSetup | None = None   # owner daemons on some workstations, from time 0 to the end
     _plans: list[tuple[float, tuple[str, ...]]] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
@@ -102,8 +105,12 @@ class StreamRunner:
         done: dict[str, JobRun] = {}
         gm: LiveGlobalManager | None = None
         live = None
+        owners = LiveOwners(self.backend, self.owners) if self.owners is not None else None
+        commands: tuple[OwnerCommand, ...] | None = None  # None: no owners ran
         try:
             clients = self.backend.start_managers(list(self.spec.workstations))
+            if owners is not None:
+                owners.start(clients)
             env = self.backend.rank_env()
             t0 = time.time()
             seen: set[str] = set()
@@ -141,10 +148,14 @@ class StreamRunner:
                 gm.stop()
             for h in handles.values():
                 h.terminate()
-            self.backend.stop_managers()
+            try:
+                if owners is not None:
+                    commands = owners.stop()
+            finally:
+                self.backend.stop_managers()
         assert live is not None
         jobs = {j: StreamJob(j, t0 + arrival_rel[j], placed[j][2], placed[j][0], placed[j][1], done[j]) for j in order}
-        return StreamRun(self.spec.name, t0, jobs, live, tuple(self._plans))
+        return StreamRun(self.spec.name, t0, jobs, live, tuple(self._plans), commands)
 
     def _replan(self, manager: GlobalManager, present: tuple[str, ...],
                 placed: dict[str, tuple[tuple[str, ...], float, float]], handles: dict[str, Handle],

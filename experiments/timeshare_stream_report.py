@@ -2,8 +2,8 @@
 
 `measure_stream` is pure: the run and its spec to flat rows. The prediction is the simulator's
 (scheduler/timeshare/simulate.py) for the same spec, replanning with the same global manager,
-under the local policy the live managers enforce (dedicated slots: a job runs only in its
-Δt_p) and the run's resync, with no owners: owners are not started in a live stream run.
+under the run's local policy and resync, with the spec's owners if the run started them (the
+simulator's owners are CPU-bound and always ready; the live ones think between commands).
 `write_stream_report(dir)` redoes report.md and timeline.png from the CSVs alone.
 """
 from __future__ import annotations
@@ -15,12 +15,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from experiments.timeshare_owners import (OwnerCommand, owners_markdown, read_owner_commands, summarise,
+                                         write_owner_commands)
 from experiments.timeshare_spec import TimeshareSpec
 from experiments.timeshare_stream import StreamRun
 from experiments.timeshare_timeline import intervals
 from scheduler.timeshare.simulate import LocalPolicy
 
-PREDICTED_POLICY = LocalPolicy.DEDICATED  # what the live managers enforce: the slot's job in Δt_p, none in Δt_s
 FILES = ("stream.csv", "jobs.csv", "tables.csv", "timeline.csv")
 
 
@@ -34,7 +35,8 @@ class StreamRow:
     resync: str
     every_rounds: int
     round_s: float
-    policy_predicted: str
+    policy: str                # the local policy in the slots, live and predicted
+    owners: str                # "ws4:1 ...": owner processes live and in the prediction; "": none
     run_s: float               # time 0 to the last job done
     plans: int
     late_tables: int           # tables that reached their manager after their boundary
@@ -86,7 +88,9 @@ class StreamRows:
 def measure_stream(run: StreamRun, spec: TimeshareSpec) -> StreamRows:
     live = run.live
     t0 = run.started_s
-    setup = replace(spec.setup(PREDICTED_POLICY, live.resync.kind, live.resync.every_rounds), owners={})
+    policy = LocalPolicy(live.policy or LocalPolicy.IMPLICIT.value)
+    owners = dict(spec.simulate.owners) if run.owner_commands is not None else {}
+    setup = replace(spec.setup(policy, live.resync.kind, live.resync.every_rounds), owners=owners)
     predicted = {r.job: r for r in spec.simulate_run(setup).jobs}
     short = {a.share.job: a.short for a in spec.manager().admit(tuple(j.id for j in spec.job), {})}
     jobs = []
@@ -106,7 +110,8 @@ def measure_stream(run: StreamRun, spec: TimeshareSpec) -> StreamRows:
         for iv in intervals(timeline, end_s + offsets[w]):
             rows.append(StreamIntervalRow(w, iv.job or "", iv.start_s - offsets[w] - t0, iv.end_s - offsets[w] - t0))
     head = StreamRow(run.spec_name, live.resync.kind.value, live.resync.every_rounds, live.round_s,
-                     PREDICTED_POLICY.value, end_s - t0, len(run.plans), sum(len(e.late) for e in live.epochs))
+                     policy.value, " ".join(f"{w}:{n}" for w, n in sorted(owners.items())), end_s - t0,
+                     len(run.plans), sum(len(e.late) for e in live.epochs))
     return StreamRows(head, tuple(jobs), tuple(tables), tuple(rows))
 
 
@@ -155,8 +160,8 @@ def render_stream_markdown(rows: StreamRows) -> str:
     lines = [f"# Time sharing live on an arrival stream: {r.spec} under {variant}", "",
              f"Round {r.round_s:g} s. The global manager replanned {r.plans} times, at arrivals and ends; each plan "
              f"took over at a round boundary of the tables before it ({r.late_tables} tables late). The last job "
-             f"ended {r.run_s:.1f} s after time 0. Predicted: the simulator on the same spec and manager, local "
-             f"policy {r.policy_predicted}, {variant}, no owners.", "",
+             f"ended {r.run_s:.1f} s after time 0. Local policy {r.policy}; owners {r.owners or 'none'}. Predicted: "
+             f"the simulator on the same spec, manager, policy, resync and owners.", "",
              "![who ran when](timeline.png)", "",
              "| job | short | arrival s | admitted s | done s | workstations | β | response s | predicted s | error |",
              "|---|---|---|---|---|---|---|---|---|---|"]
@@ -212,22 +217,27 @@ def write_stream_report(run_dir: Path) -> list[Path]:
     rows = read_stream_rows(run_dir)
     png = stream_timeline_png(rows, run_dir / "timeline.png")
     md = run_dir / "report.md"
-    md.write_text(render_stream_markdown(rows))
+    md.write_text(render_stream_markdown(rows) + "\n" + "\n".join(owners_markdown(read_owner_commands(run_dir),
+                                                                            rows.run.policy)))
     return [md, png]
 
 
 def record_stream(run: StreamRun, spec: TimeshareSpec, out_dir: Path) -> list[Path]:
-    return [*write_stream_rows(out_dir, measure_stream(run, spec)), *write_stream_report(out_dir)]
+    written = write_stream_rows(out_dir, measure_stream(run, spec))
+    if run.owner_commands is not None:
+        written.append(write_owner_commands(out_dir, run.owner_commands))
+    return [*written, *write_stream_report(out_dir)]
 
 
-def compare_streams_markdown(runs: list[tuple[str, StreamRows]]) -> str:
+def compare_streams_markdown(runs: list[tuple[str, StreamRows, tuple[OwnerCommand, ...] | None]]) -> str:
     """Stream runs of one spec side by side (one per resync variant): each job's response, the short jobs' mean."""
     jobs = [j.job for j in runs[0][1].jobs]
     lines = ["# Time sharing live on an arrival stream: the runs side by side", "",
              "Response (arrival to done) in s, measured; in brackets the simulator's for the same variant.", "",
-             "| run | variant | " + " | ".join(jobs) + " | short jobs' mean | large jobs' mean |",
-             "|---|---|" + "---|" * (len(jobs) + 2)]
-    for name, rows in runs:
+             "| run | variant | policy | " + " | ".join(jobs) + " | short jobs' mean | large jobs' mean | "
+             "owners' mean response s |",
+             "|---|---|---|" + "---|" * (len(jobs) + 3)]
+    for name, rows, owners in runs:
         r = rows.run
         variant = r.resync + (f" every {r.every_rounds}" if r.resync == "loose" else "")
         by_job = {j.job: j for j in rows.jobs}
@@ -238,5 +248,7 @@ def compare_streams_markdown(runs: list[tuple[str, StreamRows]]) -> str:
             group = [j for j in rows.jobs if j.short == pick]
             means.append(f"{statistics.mean(j.response_s for j in group):.1f} "
                          f"({statistics.mean(j.predicted_response_s for j in group):.1f})" if group else "-")
-        lines.append(f"| {name} | {variant} | " + " | ".join(cells) + f" | {means[0]} | {means[1]} |")
+        owner_cell = ", ".join(f"{o.workstation} {o.mean_response_s:.3f}" for o in summarise(owners)) if owners else "-"
+        lines.append(f"| {name} | {variant} | {r.policy} | " + " | ".join(cells) + f" | {means[0]} | {means[1]} | "
+                     f"{owner_cell} |")
     return "\n".join(lines) + "\n"

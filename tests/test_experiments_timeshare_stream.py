@@ -26,8 +26,9 @@ def stream_spec(replan: bool = True) -> TimeshareSpec:
     return TimeshareSpec.model_validate({
         "name": "stream", "workstations": ["ws1", "ws2", "ws3"], "round_s": ROUND_S,
         "allocation": {"gamma": 1.0, "short_beta": 0.5, "short_t1_s": 2.0},
-        "job": [{"id": "L", "demand_ref_s": 6.0}, {"id": "S", "demand_ref_s": 1.0, "arrival_s": 1.5}],
-        "simulate": {"replan": replan, "resync": "loose"}})
+        "job": [{"id": "L", "demand_ref_s": 12.0}, {"id": "S", "demand_ref_s": 1.0, "arrival_s": 1.5}],
+        "simulate": {"replan": replan, "resync": "loose", "owners": {"ws3": 1}},
+        "owner": {"think_s": 0.3, "demand_cpu_s": 0.05}})
 
 
 def test_a_stream_needs_the_manager_to_allocate():
@@ -38,10 +39,14 @@ def test_a_stream_needs_the_manager_to_allocate():
 @pytest.mark.host_mpi
 def test_a_short_job_arriving_gets_its_beta_at_the_next_boundary_and_leaves_it_to_the_large_one(tmp_path):
     backend = HostBackend(nice=19, client_timeout_s=0.5)
-    setup = LiveSetup(ResyncPlan(Resync.LOOSE, 1), lead_s=0.3, timeline_poll_s=0.5, watchdog_poll_s=0.3)
+    setup = LiveSetup(ResyncPlan(Resync.LOOSE, 1), lead_s=1.0, timeline_poll_s=0.5, watchdog_poll_s=0.3,
+                      policy="dedicated")  # a lead the loaded host of a CI run keeps
     spec = stream_spec()
-    run = StreamRunner(spec, backend, setup, phase_ref_s=0.25, job_timeout_s=120.0).run()
-    assert not backend._procs  # every manager stopped
+    run = StreamRunner(spec, backend, setup, phase_ref_s=0.25, job_timeout_s=120.0, owners=spec.live_owners()).run()
+    assert not backend._procs and not backend._owners  # every manager and owner stopped
+    # an owner on ws3 the whole time: its commands logged, each at least its CPU time long
+    assert run.owner_commands and {c.workstation for c in run.owner_commands} == {"ws3"}
+    assert all(c.response_s >= c.cpu_s * 0.9 for c in run.owner_commands)
 
     large, short = run.jobs["L"], run.jobs["S"]
     assert large.hosts == ("ws1", "ws2", "ws3") and large.beta == 1.0
@@ -72,8 +77,9 @@ def test_a_short_job_arriving_gets_its_beta_at_the_next_boundary_and_leaves_it_t
 
     # the report: every job measured beside the simulator's prediction, redone from its CSVs alone
     written = record_stream(run, spec, tmp_path)
-    assert {p.name for p in written} == {"stream.csv", "jobs.csv", "tables.csv", "timeline.csv", "report.md",
-                                         "timeline.png"}
+    assert {p.name for p in written} == {"stream.csv", "jobs.csv", "tables.csv", "timeline.csv", "owners.csv",
+                                         "report.md", "timeline.png"}
+    assert rows_policy(tmp_path) == ("dedicated", "ws3:1")
     rows = read_stream_rows(tmp_path)
     by_job = {j.job: j for j in rows.jobs}
     assert by_job["S"].short and not by_job["L"].short and by_job["S"].workstations == "ws1 ws2"
@@ -83,11 +89,17 @@ def test_a_short_job_arriving_gets_its_beta_at_the_next_boundary_and_leaves_it_t
     assert {t.epoch for t in rows.tables} == {0, 1, 2} and rows.run.plans == 3
     md = (tmp_path / "report.md").read_text()
     assert "| S | yes | 1.5 |" in md and "Mean response of the 1 short jobs" in md
+    assert "## Owners' response" in md and "| ws3 | " in md
     (tmp_path / "report.md").unlink()
     write_stream_report(tmp_path)
     assert (tmp_path / "report.md").read_text() == md
-    side = compare_streams_markdown([("a", rows), ("b", rows)])
+    side = compare_streams_markdown([("a", rows, None), ("b", rows, None)])
     assert side.count(f"| {by_job['S'].response_s:.1f} ({by_job['S'].predicted_response_s:.1f}) |") == 2
+
+
+def rows_policy(run_dir) -> tuple[str, str]:
+    r = read_stream_rows(run_dir).run
+    return r.policy, r.owners
 
 
 def test_a_damaged_stream_directory_is_one_line_naming_the_file(tmp_path):

@@ -243,7 +243,7 @@ def test_the_owners_run_by_the_local_policy(live, policy):
         assert 30 <= owner_stops <= 70 and 30 <= job_stops <= 70
         assert job_cpu == pytest.approx(owner_cpu, rel=0.35)
     else:  # the owner never stopped; the job shares the core with it until it has had 0.1 CPU s, then stops
-        assert owner_stops == 0 and 20 <= job_stops <= 80
+        assert owner_stops == 0 and 5 <= job_stops <= 80  # ~50 on an idle core: the job stops once it has had 0.1
         assert job_cpu == pytest.approx(6 * 0.1, rel=0.25)
         assert owner_cpu > 1.2 * job_cpu  # 2x on an idle core; the host is shared
 

@@ -111,6 +111,8 @@ def run_command(
     out: Optional[Path] = typer.Option(None, "--out", help="Report directory (default experiments/results/zhou-brent/<spec>-<resync>)."),
     dedicated: bool = typer.Option(True, "--dedicated/--no-dedicated", help="Also run each job alone on 1 and on p workstations, for S_d."),
     phase_ref_s: float = typer.Option(0.5, "--phase-ref-s", help="A synthetic job runs in phases of this many reference-seconds."),
+    policy: Optional[str] = typer.Option(None, "--policy", help="Local policy in the slots: implicit, dedicated or "
+                                                               "proper-share (default: the spec's [simulate] policy)."),
 ) -> None:
     """Run the spec's jobs time-shared (and each alone, dedicated), then write the report: CSVs, Markdown, PNGs.
 
@@ -126,6 +128,7 @@ def run_command(
     from experiments.timeshare_spec import load_timeshare_spec
     from experiments.timeshare_stream import StreamRun, StreamRunner
     from experiments.timeshare_stream_report import record_stream
+    from scheduler.timeshare.simulate import LocalPolicy
     from scheduler.timeshare.tables import ResyncPlan
 
     if (cluster is None) == (not host):
@@ -133,13 +136,16 @@ def run_command(
     with user_errors():
         spec = load_timeshare_spec(spec_file)
         plan = parse_resync(resync) if resync else ResyncPlan(spec.simulate.resync, spec.simulate.every_rounds)
+        local = _choice(LocalPolicy, policy, "--policy") or spec.simulate.policy
+        setup = LiveSetup(plan, policy=local.value)
         if spec.simulate.replan:
-            runner = StreamRunner(spec, _backend(cluster, spec.workstations), LiveSetup(plan), phase_ref_s=phase_ref_s)
+            runner = StreamRunner(spec, _backend(cluster, spec.workstations), setup, phase_ref_s=phase_ref_s,
+                                  owners=spec.live_owners())
         else:
             runner = TimeshareRunner(spec, spec_programs(spec, phase_ref_s), _backend(cluster, spec.workstations),
-                                     LiveSetup(plan), dedicated=dedicated)
+                                     setup, dedicated=dedicated, owners=spec.live_owners())
     label = plan.kind.value + (f"{plan.every_rounds}" if plan.kind.value == "loose" else "")
-    out_dir = out or Path("experiments/results/zhou-brent") / f"{spec.name}-{label}"
+    out_dir = out or Path("experiments/results/zhou-brent") / (f"{spec.name}-{label}" + (f"-{policy}" if policy else ""))
     console = Console()
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console) as bar:
@@ -170,6 +176,7 @@ def report_command(
     from experiments.timeshare_files import read_rows, write_rows
     from experiments.timeshare_measure import borrow_dedicated
     from experiments.timeshare_report import compare_markdown, write_report
+    from experiments.timeshare_owners import read_owner_commands
     from experiments.timeshare_stream_report import compare_streams_markdown, read_stream_rows, write_stream_report
 
     with user_errors():
@@ -186,8 +193,9 @@ def report_command(
             if any(streams) and not all(streams):
                 raise ValueError("run_dirs: compare stream runs (replan) with stream runs only, "
                                  f"not with {run_dirs[streams.index(False)]}")
-            compare.write_text(compare_streams_markdown([(d.name, read_stream_rows(d)) for d in run_dirs])
-                               if all(streams) else compare_markdown([(d.name, read_rows(d)) for d in run_dirs]))
+            compare.write_text(
+                compare_streams_markdown([(d.name, read_stream_rows(d), read_owner_commands(d)) for d in run_dirs])
+                if all(streams) else compare_markdown([(d.name, read_rows(d), read_owner_commands(d)) for d in run_dirs]))
             written.append(compare)
     typer.echo(f"wrote {', '.join(str(p) for p in written)}")
 
