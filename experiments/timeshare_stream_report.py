@@ -47,7 +47,9 @@ class StreamJobRow:
     job: str
     short: bool                # the allocation rule's short job (sustained β)
     arrival_s: float           # all times from the stream's time 0, host clock
-    admitted_s: float
+    admitted_s: float          # the plan that admitted it was made
+    scheduled_s: float         # the first tables naming it took over (its launch and check-in came between)
+    predicted_start_s: float   # the simulator's: its first progress
     done_s: float
     workstations: str
     p: int
@@ -97,7 +99,10 @@ def measure_stream(run: StreamRun, spec: TimeshareSpec) -> StreamRows:
     for j in run.jobs.values():
         pred = predicted[j.job]
         pred_s = pred.response_s if pred.response_s is not None else math.nan
+        named = [e.anchor_s for e in live.epochs if any(j.job in t.processes for t in e.tables.values())]
         jobs.append(StreamJobRow(j.job, short.get(j.job, False), j.arrival_s - t0, j.admitted_s - t0,
+                                 (min(named) - t0) if named else math.nan,
+                                 pred.start_s if pred.start_s is not None else math.nan,
                                  j.run.done_s - t0, " ".join(j.hosts), len(j.hosts), j.beta, j.response_s,
                                  pred.processors, pred_s, j.response_s / pred_s - 1 if pred_s > 0 else math.nan))
     tables = [StreamTableRow(i, e.anchor_s - t0, w, k, s.process or "", s.parallel_s, s.sequential_s)
@@ -163,10 +168,14 @@ def render_stream_markdown(rows: StreamRows) -> str:
              f"ended {r.run_s:.1f} s after time 0. Local policy {r.policy}; owners {r.owners or 'none'}. Predicted: "
              f"the simulator on the same spec, manager, policy, resync and owners.", "",
              "![who ran when](timeline.png)", "",
-             "| job | short | arrival s | admitted s | done s | workstations | β | response s | predicted s | error |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "Times from time 0: admitted, the plan was made; scheduled, its first tables took over (after its "
+             "launch and check-in); the simulator schedules it at the first boundary after its arrival.", "",
+             "| job | short | arrival s | admitted s | scheduled s | predicted start s | done s | workstations | β | "
+             "response s | predicted s | error |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for j in rows.jobs:
         lines.append(f"| {j.job} | {'yes' if j.short else 'no'} | {j.arrival_s:.1f} | {j.admitted_s:.1f} | "
+                     f"{j.scheduled_s:.1f} | {j.predicted_start_s:.1f} | "
                      f"{j.done_s:.1f} | {j.workstations} | {j.beta:.3g} | {j.response_s:.1f} | "
                      f"{j.predicted_response_s:.1f} | {_pct(j.error)} |")
     for label, pick in (("short", True), ("large", False)):

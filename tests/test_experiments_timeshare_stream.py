@@ -88,6 +88,8 @@ def test_a_short_job_arriving_gets_its_beta_at_the_next_boundary_and_leaves_it_t
     assert by_job["S"].error == pytest.approx(short.response_s / by_job["S"].predicted_response_s - 1)
     assert {t.epoch for t in rows.tables} == {0, 1, 2} and rows.run.plans == 3
     md = (tmp_path / "report.md").read_text()
+    assert by_job["S"].scheduled_s == pytest.approx(epochs[1].anchor_s - run.started_s)
+    assert by_job["S"].predicted_start_s >= 1.5
     assert "| S | yes | 1.5 |" in md and "Mean response of the 1 short jobs" in md
     assert "## Owners' response" in md and "| ws3 | " in md
     (tmp_path / "report.md").unlink()
