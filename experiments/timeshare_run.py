@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -163,6 +163,18 @@ def finish_job(handle: Handle, job: str, hosts: Sequence[str], launched_s: float
     return JobRun(job, tuple(hosts), launched_s, float(result.get("done_at", time.time())), result)
 
 
+def tear_down(handles: Iterable[Handle], owners: LiveOwners | None, backend: TimeshareBackend
+              ) -> tuple[OwnerCommand, ...] | None:
+    """Whatever a time-sharing run ends with: its jobs ended, its owners stopped (their commands
+    returned; None if it had none), then every manager stopped, even if a step before failed."""
+    for h in handles:
+        h.terminate()
+    try:
+        return owners.stop() if owners is not None else None
+    finally:
+        backend.stop_managers()
+
+
 def same_answer(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     """The answer keys both results give are equal (CG's x to the last bit, the synthetic's data intact)."""
     keys = [k for k in ANSWER_KEYS if k in a and k in b]
@@ -207,7 +219,6 @@ class TimeshareRunner:
         launched: dict[str, float] = {}
         shared: dict[str, JobRun] = {}
         owners = LiveOwners(self.backend, self.owners) if self.owners is not None else None
-        commands: tuple[OwnerCommand, ...] | None = None  # None: no owners ran
         try:
             clients = self.backend.start_managers(sorted(set(tables) | set(self.owners.processes if self.owners
                                                                            else ())))
@@ -236,13 +247,7 @@ class TimeshareRunner:
                     time.sleep(0.1)
                 live = gm.stop()
         finally:
-            for h in handles.values():
-                h.terminate()
-            try:
-                if owners is not None:
-                    commands = owners.stop()
-            finally:
-                self.backend.stop_managers()
+            commands = tear_down(handles.values(), owners, self.backend)
         answers = {p.job: (same_answer(shared[p.job].result, self._dedicated_runs[(p.job, len(p.hosts))].result)
                            if (p.job, len(p.hosts)) in self._dedicated_runs else None) for p in self.programs}
         return TimeshareRun(self.spec.name, self.programs, dict(self._dedicated_runs), shared, live, answers, started_s,

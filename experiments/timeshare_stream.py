@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from experiments.timeshare_live import LiveGlobalManager, LiveSetup, LiveTimeshareRecord, TableRefused
 from experiments.timeshare_owners import LiveOwners, OwnerCommand, OwnerSetup
 from experiments.timeshare_run import (SYNTHETIC_PHASE_REF_S, JobRun, Progress, TimeshareBackend, TimeshareRunError,
-                                       finish_job, job_argv)
+                                       finish_job, job_argv, tear_down)
 from experiments.timeshare_spec import TimeshareSpec
 from scheduler.timeshare.manager import GlobalManager
 from scheduler.timeshare.tables import WorkstationTable
@@ -106,7 +106,6 @@ class StreamRunner:
         gm: LiveGlobalManager | None = None
         live = None
         owners = LiveOwners(self.backend, self.owners) if self.owners is not None else None
-        commands: tuple[OwnerCommand, ...] | None = None  # None: no owners ran
         try:
             clients = self.backend.start_managers(list(self.spec.workstations))
             if owners is not None:
@@ -146,13 +145,7 @@ class StreamRunner:
         finally:
             if gm is not None and live is None:
                 gm.stop()
-            for h in handles.values():
-                h.terminate()
-            try:
-                if owners is not None:
-                    commands = owners.stop()
-            finally:
-                self.backend.stop_managers()
+            commands = tear_down(handles.values(), owners, self.backend)
         assert live is not None
         jobs = {j: StreamJob(j, t0 + arrival_rel[j], placed[j][2], placed[j][0], placed[j][1], done[j]) for j in order}
         return StreamRun(self.spec.name, t0, jobs, live, tuple(self._plans), commands)
