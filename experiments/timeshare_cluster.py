@@ -109,9 +109,13 @@ class ClusterBackend:
         return self.cluster.mpirun_popen(list(hosts), list(argv), env=dict(env) if env else None)
 
     def start_owner(self, workstation: str, owners: OwnerSetup) -> int:
-        """The owner daemon on `workstation`, at the ranks' priority (SCHED_IDLE); its pid there."""
+        """The owner daemon on `workstation`, at the ranks' priority (SCHED_IDLE); its pid there.
+
+        Its demand is scaled by the workstation's cap as it stands at the start (a governor moves
+        it later by a few per cent)."""
         self.cluster.exec(workstation, ["rm", "-f", OWNER_LOG, OWNER_PIDFILE])
-        argv = owners.argv("python3", f"/opt/nowlab/{OWNER_AGENT}", workstation, OWNER_LOG, OWNER_PIDFILE)
+        cap = float(self.cluster.cpu_limits(workstation)["cores"])
+        argv = owners.argv("python3", f"/opt/nowlab/{OWNER_AGENT}", workstation, OWNER_LOG, OWNER_PIDFILE, cap)
         self.cluster.control(workstation).detach([*GUEST_PREFIX, *argv])
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:

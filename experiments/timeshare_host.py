@@ -95,10 +95,11 @@ class HostBackend:
         return self.launcher.mpirun_popen(hosts, argv, env=dict(env) if env else None)
 
     def start_owner(self, workstation: str, owners: OwnerSetup) -> int:
-        """The owner daemon for `workstation`, a child of this process at the managers' niceness; its pid."""
+        """The owner daemon for `workstation`, a child of this process at the managers' niceness; its pid.
+        A host "workstation" has no cap: one core."""
         folder = Path(tempfile.mkdtemp(prefix=f"nowlab-owner-{workstation}-"))
         argv = owners.argv(sys.executable, str(ROOT / "containers" / OWNER_AGENT), workstation,
-                           str(folder / "owner.log"), str(folder / "owner.pid"))
+                           str(folder / "owner.log"), str(folder / "owner.pid"), 1.0)
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 preexec_fn=lambda: os.nice(self.nice))
         self._owners[proc.pid] = (proc, folder)

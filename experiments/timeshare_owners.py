@@ -1,8 +1,10 @@
 """Owners in a live time-sharing run (Zhou & Brent §3): an owner daemon on each named workstation.
 
 Each runs containers/agents/owner.py: N processes that think (exponential, mean think_s) and
-then run a command of exponential CPU demand (mean demand_cpu_s CPU-seconds), logging every
-command's start, response and CPU time. The daemon checks in with its workstation's local
+then run a command of exponential demand (mean demand_s seconds of the workstation at its full
+cap, alone: Menascé & Rao's D; its CPU time is demand_s times the cap in cores), logging every
+command's start, response and CPU time. One owner process alone is busy demand_s / (think_s +
+demand_s) of the time: the chance the simulator gives that it is ready (`ready`). The daemon checks in with its workstation's local
 manager as `@owners` (its forked processes are its descendants), so the table's local policy
 decides when they may run: always (implicit, proper share) or outside the jobs' Δt_p
 (dedicated). In a workstation they run at the ranks' priority (SCHED_IDLE), so the two are
@@ -33,11 +35,11 @@ class OwnerLogError(ValueError):
 class OwnerSetup:
     processes: Mapping[str, int]   # workstation -> owner processes
     think_s: float                 # mean think time
-    demand_cpu_s: float            # mean CPU time of one command
+    demand_s: float                # mean demand of one command: seconds of the workstation at its cap
     seed: int = 1
 
     def __post_init__(self) -> None:
-        for name in ("think_s", "demand_cpu_s"):
+        for name in ("think_s", "demand_s"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0):
                 raise ValueError(f"owner.{name}: must be > 0 s, got {value}")
@@ -45,11 +47,16 @@ class OwnerSetup:
             if n < 1:
                 raise ValueError(f"simulate.owners.{w}: must be >= 1 process, got {n}")
 
-    def argv(self, python: str, agent: str, workstation: str, log: str, pidfile: str) -> list[str]:
-        """The daemon's command line; --speed 1 makes its demand CPU-seconds."""
+    @property
+    def ready(self) -> float:
+        """The fraction of time one owner process alone has a command to run."""
+        return self.demand_s / (self.think_s + self.demand_s)
+
+    def argv(self, python: str, agent: str, workstation: str, log: str, pidfile: str, cap_cores: float) -> list[str]:
+        """The daemon's command line; a command's CPU time is its demand times cap_cores."""
         seed = self.seed * 1000 + sorted(self.processes).index(workstation)
         return [python, agent, "--n", str(self.processes[workstation]), "--z", repr(self.think_s),
-                "--d", repr(self.demand_cpu_s), "--speed", "1", "--seed", str(seed), "--log", log,
+                "--d", repr(self.demand_s), "--speed", repr(cap_cores), "--seed", str(seed), "--log", log,
                 "--pidfile", pidfile]
 
 

@@ -85,9 +85,10 @@ class SimulateEntry(_Strict):
 class OwnerEntry(_Strict):
     """Live owners (experiments/timeshare_owners.py) on the workstations [simulate] owners names, as many
     processes as it gives: each thinks (exponential, mean think_s), then runs a command of exponential
-    CPU time (mean demand_cpu_s)."""
+    demand (mean demand_s: seconds of the workstation at its cap, alone; Menascé & Rao's D). The
+    simulation then gives each owner the chance demand_s / (think_s + demand_s) of being ready."""
     think_s: float = Field(gt=0)
-    demand_cpu_s: float = Field(gt=0)
+    demand_s: float = Field(gt=0)
     seed: int = 1
 
 
@@ -189,7 +190,7 @@ class TimeshareSpec(_Strict):
         """The owners a live run starts ([owner] on the workstations of [simulate] owners), or None."""
         if self.owner is None:
             return None
-        return OwnerSetup(dict(self.simulate.owners), self.owner.think_s, self.owner.demand_cpu_s, self.owner.seed)
+        return OwnerSetup(dict(self.simulate.owners), self.owner.think_s, self.owner.demand_s, self.owner.seed)
 
     def jobs(self) -> list[Job]:
         return [Job(e.id, e.arrival_s, self.model_of(e)) for e in self.job]
@@ -198,8 +199,10 @@ class TimeshareSpec(_Strict):
               every_rounds: int | None = None) -> TimeshareSetup:
         s = self.simulate
         clocks = {w: Clock(s.drift.get(w, 0.0), s.offset_s.get(w, 0.0)) for w in set(s.drift) | set(s.offset_s)}
+        owners = self.live_owners()  # interactive owners ([owner]) are ready only part of the time
+        ready = {w: owners.ready for w in s.owners} if owners is not None else {}
         return TimeshareSetup(policy or s.policy, ResyncPlan(resync or s.resync, every_rounds or s.every_rounds),
-                              clocks, dict(s.owners), s.horizon_s)
+                              clocks, dict(s.owners), s.horizon_s, ready)
 
 
 def load_timeshare_spec(path: str | Path) -> TimeshareSpec:

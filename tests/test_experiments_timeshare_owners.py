@@ -44,9 +44,11 @@ def test_bad_owner_setups_are_one_line():
         OwnerSetup({"ws1": 1}, math.nan, 0.1)
     with pytest.raises(ValueError, match=r"^simulate.owners.ws1: must be >= 1"):
         OwnerSetup({"ws1": 0}, 1.0, 0.1)
-    argv = OwnerSetup({"ws1": 2, "ws3": 1}, 1.0, 0.1, seed=7).argv("python3", "owner.py", "ws3", "/l", "/p")
+    owners = OwnerSetup({"ws1": 2, "ws3": 1}, 3.0, 1.0, seed=7)
+    argv = owners.argv("python3", "owner.py", "ws3", "/l", "/p", 0.2)
     assert argv[argv.index("--n") + 1] == "1" and argv[argv.index("--seed") + 1] == "7001"
-    assert argv[argv.index("--speed") + 1] == "1"  # demands in CPU-seconds
+    assert argv[argv.index("--d") + 1] == "1.0" and argv[argv.index("--speed") + 1] == "0.2"
+    assert owners.ready == 0.25
 
 
 def test_a_spec_gives_live_owners_only_where_it_says():
@@ -54,7 +56,7 @@ def test_a_spec_gives_live_owners_only_where_it_says():
             "job": [{"id": "A", "demand_ref_s": 1.0, "beta": 0.5, "workstations": ["ws1"]}]}
     assert TimeshareSpec.model_validate(base).live_owners() is None
     with pytest.raises(ValueError, match=r"owner: live owners need \[simulate\] owners"):
-        TimeshareSpec.model_validate({**base, "owner": {"think_s": 1.0, "demand_cpu_s": 0.1}})
-    spec = TimeshareSpec.model_validate({**base, "owner": {"think_s": 1.0, "demand_cpu_s": 0.1},
+        TimeshareSpec.model_validate({**base, "owner": {"think_s": 1.0, "demand_s": 0.1}})
+    spec = TimeshareSpec.model_validate({**base, "owner": {"think_s": 1.0, "demand_s": 0.1},
                                          "simulate": {"owners": {"ws2": 1}}})
     assert spec.live_owners() == OwnerSetup({"ws2": 1}, 1.0, 0.1, 1)

@@ -28,7 +28,7 @@ def stream_spec(replan: bool = True) -> TimeshareSpec:
         "allocation": {"gamma": 1.0, "short_beta": 0.5, "short_t1_s": 2.0},
         "job": [{"id": "L", "demand_ref_s": 12.0}, {"id": "S", "demand_ref_s": 1.0, "arrival_s": 1.5}],
         "simulate": {"replan": replan, "resync": "loose", "owners": {"ws3": 1}},
-        "owner": {"think_s": 0.3, "demand_cpu_s": 0.05}})
+        "owner": {"think_s": 0.3, "demand_s": 0.05}})
 
 
 def test_a_stream_needs_the_manager_to_allocate():
