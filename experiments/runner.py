@@ -300,7 +300,8 @@ class Runner:
                 m.stop()
                 steps.attempt(self.store, f"{steps.MONITOR}-{self.calibration_id}",
                               lambda: steps.save_monitor(self.store, self.calibration_id, *m.frames()),
-                              log=self.log, payload=lambda: steps.monitor_payload(m.cpu_rows, m.link_rows))
+                              log=self.log,
+                              payload=lambda: steps.monitor_payload(*(f.to_dict("records") for f in m.frames())))
             try:
                 self._save_meter()
             except (OSError, sqlite3.Error) as exc:  # raw times stay; only normalising needs these
@@ -509,7 +510,8 @@ class Runner:
             return
         window = steps.Window(self.calibration_id, tuple(hosts), t_monitor, time.monotonic() - self.monitor.t0)
         steps.attempt(self.store, steps.AVAILABILITY,
-                      lambda: steps.availability(self.store, cell, *self.monitor.frames(), window),
+                      lambda: steps.availability(self.store, cell, *self.monitor.frames(window.t0, window.t1),
+                                                                 window),
                       log=self.log, cell=cell, payload=window.payload)
 
 

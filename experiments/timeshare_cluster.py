@@ -17,7 +17,8 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from testbed.cluster import Cluster
+from experiments.timeshare_owners import OWNER_AGENT, OwnerSetup
+from testbed.cluster import GUEST_PREFIX, Cluster
 from testbed.parallel import parallel
 from testbed.remote_exec import RemoteProcess
 from testbed.timeshare_client import DEFAULT_PORT, ManagerClient, ManagerRefused, ManagerUnreachable
@@ -25,6 +26,8 @@ from workloads import channel_auth
 
 AGENT_PATH = "/opt/nowlab/agents/timeshare_manager.py"
 START_TIMEOUT_S = 10.0
+OWNER_LOG = "/tmp/nowlab-timeshare-owner.log"
+OWNER_PIDFILE = "/run/nowlab-timeshare-owner.pid"
 
 
 def manager_argv(workstation: str, port: int = DEFAULT_PORT) -> list[str]:
@@ -104,3 +107,27 @@ class ClusterBackend:
 
     def launch(self, hosts: Sequence[str], argv: Sequence[str], env: Mapping[str, str] | None) -> RemoteProcess:
         return self.cluster.mpirun_popen(list(hosts), list(argv), env=dict(env) if env else None)
+
+    def start_owner(self, workstation: str, owners: OwnerSetup) -> int:
+        """The owner daemon on `workstation`, at the ranks' priority (SCHED_IDLE); its pid there.
+
+        Its demand is scaled by the workstation's cap as it stands at the start (a governor moves
+        it later by a few per cent)."""
+        self.cluster.exec(workstation, ["rm", "-f", OWNER_LOG, OWNER_PIDFILE])
+        cap = float(self.cluster.cpu_limits(workstation)["cores"])
+        argv = owners.argv("python3", f"/opt/nowlab/{OWNER_AGENT}", workstation, OWNER_LOG, OWNER_PIDFILE, cap)
+        self.cluster.control(workstation).detach([*GUEST_PREFIX, *argv])
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            got = self.cluster.exec(workstation, ["cat", OWNER_PIDFILE])
+            if got.ok and got.stdout.strip().isdigit():
+                return int(got.stdout)
+            time.sleep(0.2)
+        raise RuntimeError(f"{workstation}: the owner daemon wrote no pid file in {START_TIMEOUT_S:g} s")
+
+    def stop_owner(self, workstation: str, pid: int) -> str:
+        """Stop the owner daemon (SIGTERM ends its processes); its log."""
+        self.cluster.exec(workstation, ["kill", "-TERM", str(pid)])
+        got = self.cluster.exec(workstation, ["cat", OWNER_LOG])
+        self.cluster.exec(workstation, ["rm", "-f", OWNER_LOG])
+        return got.stdout if got.ok else ""

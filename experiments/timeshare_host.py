@@ -9,12 +9,15 @@ backend, standing for the cluster's, in the environment of the managers and of t
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from experiments.timeshare_owners import OWNER_AGENT, OwnerSetup
 from testbed.timeshare_client import ManagerClient
 from workloads import channel_auth
 from workloads.launch import LocalHandle, LocalLauncher
@@ -50,6 +53,7 @@ class HostBackend:
     _procs: dict[str, subprocess.Popen] = field(default_factory=dict, init=False)
     _ports: dict[str, int] = field(default_factory=dict, init=False)
     _clients: dict[str, ManagerClient] = field(default_factory=dict, init=False)
+    _owners: dict[int, tuple[subprocess.Popen, Path]] = field(default_factory=dict, init=False)
 
     def start_managers(self, workstations: Sequence[str]) -> dict[str, ManagerClient]:
         for w in workstations:
@@ -89,3 +93,23 @@ class HostBackend:
 
     def launch(self, hosts: Sequence[str], argv: Sequence[str], env: Mapping[str, str] | None) -> LocalHandle:
         return self.launcher.mpirun_popen(hosts, argv, env=dict(env) if env else None)
+
+    def start_owner(self, workstation: str, owners: OwnerSetup) -> int:
+        """The owner daemon for `workstation`, a child of this process at the managers' niceness; its pid.
+        A host "workstation" has no cap: one core."""
+        folder = Path(tempfile.mkdtemp(prefix=f"nowlab-owner-{workstation}-"))
+        argv = owners.argv(sys.executable, str(ROOT / "containers" / OWNER_AGENT), workstation,
+                           str(folder / "owner.log"), str(folder / "owner.pid"), 1.0)
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                preexec_fn=lambda: os.nice(self.nice))
+        self._owners[proc.pid] = (proc, folder)
+        return proc.pid
+
+    def stop_owner(self, workstation: str, pid: int) -> str:
+        proc, folder = self._owners.pop(pid)
+        proc.terminate()
+        proc.wait(timeout=STOP_TIMEOUT_S)
+        log = folder / "owner.log"
+        text = log.read_text() if log.is_file() else ""
+        shutil.rmtree(folder, ignore_errors=True)
+        return text

@@ -19,6 +19,12 @@ Who sends what, when (docs/timeshare.md draws it):
    bound; it is given no more resyncs. Its ranks were continued by its guardian.
 5. `job_finished` checks out whatever a finished job left registered; `stop` does it for every
    job, so nothing the tables stopped stays stopped once the global manager is gone.
+6. `replace` puts a replan's tables in force at a round boundary of the running ones
+   (`next_boundary_s`), as the simulator's global manager does after an arrival or an end
+   (scheduler/timeshare/simulate.py): each manager holds its new table pending and keeps the
+   old one until that boundary on its own clock, so the change-over is as aligned as the
+   boundaries are. The resyncs then count rounds from the new tables' round 0. Each set of
+   tables in force is a `TableEpoch` of the record.
 """
 from __future__ import annotations
 
@@ -33,13 +39,17 @@ from experiments.timeshare_spec import TimeshareSpec
 from experiments.timeshare_wire import wire_slots
 from scheduler.timeshare.tables import ResyncPlan, WorkstationTable
 from testbed.timeshare_client import (DeadManager, ManagerClient, ManagerRefused, ManagerStatus, ManagerUnreachable,
-                                      Watchdog)
+                                      Watchdog, WireSlot)
 
 DEFAULT_HORIZON_S = 1e7  # resyncs are planned this far ahead: longer than any run
 
 
 class LiveTimeshareError(ValueError):
     """A live time-sharing setup or step that cannot go on: one line naming the field or workstation."""
+
+
+class TableRefused(LiveTimeshareError):
+    """A manager refused a replan's table (most often: a job it names checked out meanwhile)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +60,7 @@ class LiveSetup:
     timeline_poll_s: float = 1.0
     watchdog_poll_s: float = 0.5
     missed_polls: int = 2
+    policy: str | None = None       # the local policy every table asks for (None: the managers' default, implicit)
 
     def __post_init__(self) -> None:
         for name in ("lead_s", "checkin_timeout_s", "timeline_poll_s", "watchdog_poll_s"):
@@ -68,6 +79,15 @@ class TableSent:
     at_s: float
     offset_s: float
     rtt_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class TableEpoch:
+    """Tables in force from anchor_s (their round 0, global clock) until the next epoch's anchor."""
+
+    anchor_s: float
+    tables: Mapping[str, WorkstationTable]
+    late: tuple[str, ...] = ()   # workstations whose table went out after anchor_s: they took it mid-round
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +129,8 @@ class LiveTimeshareRecord:
     dead: tuple[DeadManager, ...]
     checked_out: tuple[tuple[str, str, int], ...]     # (workstation, job, pid) the global manager let go
     watchdog_bound_s: float
+    epochs: tuple[TableEpoch, ...] = ()               # the first tables, then one per replan (`replace`)
+    policy: str | None = None                         # the local policy the tables asked for (None: implicit)
 
     def corrections_s(self, workstation: str) -> tuple[float, ...]:
         """The skew each resync removed on one workstation, in order."""
@@ -144,6 +166,9 @@ class LiveGlobalManager:
     _dead: list[DeadManager] = field(default_factory=list, init=False)
     _checked_out: list[tuple[str, str, int]] = field(default_factory=list, init=False)
     _watchdog: Watchdog | None = field(default=None, init=False)
+    _send: threading.Lock = field(default_factory=threading.Lock, init=False)  # a resync never crosses a replan
+    _epochs: list[TableEpoch] = field(default_factory=list, init=False)
+    _named: dict[str, set[str]] = field(default_factory=dict, init=False)      # every job any table put on w
     round_s: float = field(default=math.nan, init=False)
 
     def __post_init__(self) -> None:
@@ -157,7 +182,8 @@ class LiveGlobalManager:
         if len(rounds) != 1:
             raise LiveTimeshareError(f"tables: all workstations share one round, got {sorted(rounds)}")
         self.round_s = rounds.pop()
-        self._timelines = {w: [] for w in self.tables}
+        self._timelines = {w: [] for w in self.clients}
+        self._named = {w: set(t.processes) for w, t in self.tables.items()}
 
     @classmethod
     def from_spec(cls, spec: TimeshareSpec, clients: Mapping[str, ManagerClient],
@@ -168,19 +194,23 @@ class LiveGlobalManager:
         return cls(tables, clients, setup)
 
     # --- before the run -----------------------------------------------------------------------
-    def wait_for_checkins(self) -> None:
-        """Return once every job a table names is checked in on that workstation; TimeoutError naming what is missing."""
+    def wait_for_checkins(self, expected: Mapping[str, tuple[str, ...]] | None = None) -> None:
+        """Return once every job a table names (or `expected`: workstation -> jobs) is checked in on that
+        workstation; TimeoutError naming what is missing."""
+        expected = {w: t.processes for w, t in self.tables.items()} if expected is None else expected
         deadline = time.monotonic() + self.setup.checkin_timeout_s
         while True:
             missing, silent = {}, {}
-            for w, table in self.tables.items():
+            for w, jobs in expected.items():
+                if not jobs:
+                    continue
                 try:
                     registered = set(self.clients[w].status().jobs)
                 except ManagerUnreachable as exc:
                     # A manager slow to answer on a loaded host is asked again until the deadline.
                     silent[w] = exc
                     continue
-                lacking = sorted(set(table.processes) - registered)
+                lacking = sorted(set(jobs) - registered)
                 if lacking:
                     missing[w] = lacking
             if not missing and not silent:
@@ -203,7 +233,8 @@ class LiveGlobalManager:
             client = self.clients[w]
             try:
                 offset_s, rtt_s = self._offset(client)
-                client.table(table.round_s, wire_slots(table), at_s=anchor_s + offset_s, workstation=w)
+                client.table(table.round_s, wire_slots(table), at_s=anchor_s + offset_s, workstation=w,
+                             policy=self.setup.policy)
             except ManagerRefused as exc:
                 raise LiveTimeshareError(f"{w}: table refused: {exc}") from None
             except ManagerUnreachable as exc:
@@ -212,6 +243,7 @@ class LiveGlobalManager:
         if self.clock() > anchor_s:  # a manager that got its table after round 0 joins mid-round: out of step
             raise LiveTimeshareError(f"lead_s: the tables took longer than {self.setup.lead_s:g} s to send; raise it")
         self._anchor_s = anchor_s
+        self._epochs.append(TableEpoch(anchor_s, dict(self.tables)))
         self._watchdog = Watchdog(dict(self.clients), self.setup.watchdog_poll_s, self.setup.missed_polls)
         self._threads = [threading.Thread(target=self._watchdog.run, args=(self._stop, self._on_dead),
                                           name="timeshare-watchdog", daemon=True),
@@ -230,10 +262,64 @@ class LiveGlobalManager:
     def watchdog_bound_s(self) -> float:
         return Watchdog(dict(self.clients), self.setup.watchdog_poll_s, self.setup.missed_polls).bound_s
 
+    def next_boundary_s(self, lead_s: float | None = None) -> float:
+        """The first round boundary of the tables in force at least lead_s (default setup.lead_s) from now."""
+        if self._anchor_s is None:
+            raise LiveTimeshareError("next_boundary_s: not started")
+        earliest_s = self.clock() + (self.setup.lead_s if lead_s is None else lead_s)
+        with self._lock:
+            anchor_s = self._anchor_s
+        return anchor_s + max(1, math.ceil((earliest_s - anchor_s) / self.round_s - 1e-9)) * self.round_s
+
+    def replace(self, tables: Mapping[str, WorkstationTable], at_s: float) -> TableEpoch:
+        """Put a replan's tables in force at at_s (global clock; a boundary from `next_boundary_s`).
+
+        Every job they name must be checked in where they name it (`wait_for_checkins(expected)`).
+        A workstation the new tables leave without a job gets a table of one dummy slot: its
+        ranks are all gone or stopped. A table that reaches its manager after at_s takes over
+        at once, on the same boundaries (the round does not change), and the epoch names it late.
+        """
+        if self._anchor_s is None:
+            raise LiveTimeshareError("replace: start first")
+        missing = sorted(set(tables) - set(self.clients))
+        if missing:
+            raise LiveTimeshareError(f"tables: no manager for workstation {missing[0]}")
+        rounds = {t.round_s for t in tables.values()}
+        if rounds != {self.round_s}:
+            raise LiveTimeshareError(f"tables: a replan keeps the round of {self.round_s:g} s, got {sorted(rounds)}")
+        late = []
+        with self._send:
+            for w, table in tables.items():
+                if self._is_dead(w):
+                    continue
+                slots = wire_slots(table) or (WireSlot(None, 0.0, table.round_s),)
+                client = self.clients[w]
+                try:
+                    offset_s, rtt_s = self._offset(client)
+                    client.table(table.round_s, slots, at_s=at_s + offset_s, workstation=w, policy=self.setup.policy)
+                except ManagerRefused as exc:
+                    raise TableRefused(f"{w}: table refused: {exc}") from None
+                except ManagerUnreachable as exc:
+                    raise LiveTimeshareError(f"{w}: manager unreachable: {exc}") from None
+                if self.clock() > at_s:
+                    late.append(w)
+                with self._lock:
+                    self._sent.append(TableSent(w, at_s + offset_s, offset_s, rtt_s))
+            epoch = TableEpoch(at_s, dict(tables), tuple(late))
+            with self._lock:
+                self.tables = dict(tables)
+                self._anchor_s = at_s
+                self._epochs.append(epoch)
+                for w, table in tables.items():
+                    self._named.setdefault(w, set()).update(table.processes)
+        return epoch
+
     def job_finished(self, job: str) -> None:
         """Check out whatever the finished `job` left registered (a rank that died before its own check-out)."""
-        for w, table in self.tables.items():
-            if job not in table.processes or self._is_dead(w):
+        with self._lock:
+            named = [w for w, jobs in self._named.items() if job in jobs]
+        for w in named:
+            if self._is_dead(w):
                 continue
             client = self.clients[w]
             try:
@@ -256,15 +342,16 @@ class LiveGlobalManager:
         if self._anchor_s is not None:
             self._poll_timelines()
         if release:
-            for job in sorted({p for t in self.tables.values() for p in t.processes}):
+            for job in sorted({j for jobs in self._named.values() for j in jobs}):
                 self.job_finished(job)
         with self._lock:
             return LiveTimeshareRecord(
                 round_s=self.round_s, anchor_s=self._anchor_s if self._anchor_s is not None else math.nan,
                 resync=self.setup.resync, tables=dict(self.tables), sent=tuple(self._sent), syncs=tuple(self._syncs),
                 skews=tuple(self._skews),
-                timelines={w: tuple(tl) for w, tl in self._timelines.items()}, statuses=dict(self._statuses),
-                dead=tuple(self._dead), checked_out=tuple(self._checked_out), watchdog_bound_s=self.watchdog_bound_s)
+                timelines={w: tuple(tl) for w, tl in self._timelines.items() if self._named.get(w)}, statuses=dict(self._statuses),
+                dead=tuple(self._dead), checked_out=tuple(self._checked_out), watchdog_bound_s=self.watchdog_bound_s,
+                epochs=tuple(self._epochs), policy=self.setup.policy)
 
     def __enter__(self) -> "LiveGlobalManager":
         return self
@@ -293,42 +380,57 @@ class LiveGlobalManager:
             return any(d.workstation == workstation for d in self._dead)
 
     def _keep(self) -> None:
-        """Resync at the plan's times and poll the timelines between; a resync that fell a round behind is skipped."""
+        """Resync at the plan's times and poll the timelines between; a resync that fell a round behind is skipped.
+
+        After a replan the times are those of the new tables, from their round 0."""
         assert self._anchor_s is not None
-        times = self.setup.resync.iter_sync_times_s(self.tables, DEFAULT_HORIZON_S)
-        next_sync = next(times, None)
+        epochs = 0
         next_poll_s = self.clock() + self.setup.timeline_poll_s
         while not self._stop.is_set():
+            with self._lock:
+                if len(self._epochs) != epochs:
+                    epochs, anchor_s = len(self._epochs), self._anchor_s
+                    times = self.setup.resync.iter_sync_times_s(self.tables, DEFAULT_HORIZON_S)
+                    next_sync = next(times, None)
             now_s = self.clock()
-            while next_sync is not None and self._anchor_s + next_sync < now_s - self.round_s:
+            while next_sync is not None and anchor_s + next_sync < now_s - self.round_s:
                 next_sync = next(times, None)
-            if next_sync is not None and self._anchor_s + next_sync <= now_s:
-                self._resync(math.floor(next_sync / self.round_s + 1e-9))
+            if next_sync is not None and anchor_s + next_sync <= now_s:
+                self._resync(math.floor(next_sync / self.round_s + 1e-9), epochs)
                 next_sync = next(times, None)
             elif next_poll_s <= now_s:
                 self._poll_timelines()
                 next_poll_s = max(next_poll_s + self.setup.timeline_poll_s, now_s)
             else:
-                due_s = min(next_poll_s, self._anchor_s + next_sync if next_sync is not None else math.inf)
-                self._stop.wait(max(0.0, due_s - now_s))
+                due_s = min(next_poll_s, anchor_s + next_sync if next_sync is not None else math.inf)
+                self._stop.wait(max(0.0, min(due_s - now_s, self.setup.timeline_poll_s)))
 
-    def _resync(self, round_index: int) -> None:
-        boundary_s = self._anchor_s + round_index * self.round_s
-        for w, client in self.clients.items():
-            if w not in self.tables or self._is_dead(w):
-                continue
-            sent_s = self.clock()
-            try:
-                offset_s, rtt_s = self._offset(client)
-                correction_s = client.sync(round_index, boundary_s + offset_s)
-                record = SyncRecord(w, round_index, sent_s, offset_s, rtt_s, correction_s)
-            except (ManagerUnreachable, ManagerRefused) as exc:
-                record = SyncRecord(w, round_index, sent_s, None, None, None, str(exc).splitlines()[0])
+    def _resync(self, round_index: int, epoch: int) -> None:
+        with self._send:
             with self._lock:
-                self._syncs.append(record)
+                if len(self._epochs) != epoch:  # a replan went out meanwhile: its own round 0 is next
+                    return
+                boundary_s = self._anchor_s + round_index * self.round_s
+                workstations = [w for w in self.clients if w in self.tables]
+            for w in workstations:
+                if self._is_dead(w):
+                    continue
+                client = self.clients[w]
+                sent_s = self.clock()
+                try:
+                    offset_s, rtt_s = self._offset(client)
+                    correction_s = client.sync(round_index, boundary_s + offset_s)
+                    record = SyncRecord(w, round_index, sent_s, offset_s, rtt_s, correction_s)
+                except (ManagerUnreachable, ManagerRefused) as exc:
+                    record = SyncRecord(w, round_index, sent_s, None, None, None, str(exc).splitlines()[0])
+                with self._lock:
+                    self._syncs.append(record)
 
     def _poll_timelines(self) -> None:
-        for w in self.tables:
+        with self._lock:
+            polled = [w for w in self.clients if self._named.get(w)]
+            anchors = [e.anchor_s for e in self._epochs]
+        for w in polled:
             if self._is_dead(w):
                 continue
             client = self.clients[w]
@@ -341,8 +443,11 @@ class LiveGlobalManager:
             status = ManagerStatus.of(raw)
             offset_s = status.now_s - (t0_s + t1_s) / 2
             skew = None
-            if raw.get("anchor_s") is not None and self._anchor_s is not None:
-                skew = SkewSample(w, (t0_s + t1_s) / 2, raw["anchor_s"] - offset_s - self._anchor_s, t1_s - t0_s)
+            if raw.get("anchor_s") is not None and anchors:
+                # against the round 0 of the epoch it is in (a pending replan has not taken over yet)
+                local_s = raw["anchor_s"] - offset_s
+                nearest_s = min(anchors, key=lambda a: abs(local_s - a))
+                skew = SkewSample(w, (t0_s + t1_s) / 2, local_s - nearest_s, t1_s - t0_s)
             with self._lock:
                 if skew is not None:
                     self._skews.append(skew)

@@ -30,6 +30,7 @@ class RunRow:
     # "": T_d(1) and T_d(p) are this run's own dedicated runs (or it ran none); else the run
     # directory they were taken from (borrow_dedicated), the same spec on the same cluster
     dedicated_from: str = ""
+    policy: str = "implicit"     # the local policy in the slots (the managers' default: implicit)
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,7 +210,7 @@ def measure(run: TimeshareRun) -> RunRows:
     first_launch_s = min(r.launched_s for r in run.shared.values())
     run_row = RunRow(run.spec_name, live.resync.kind.value, live.resync.every_rounds, live.round_s,
                      last_done_s - first_launch_s, live.anchor_s - first_launch_s, live.watchdog_bound_s,
-                     " ".join(sorted(dead)))
+                     " ".join(sorted(dead)), policy=live.policy or "implicit")
     jobs = tuple(job_row(run, p.job) for p in run.programs)
     return RunRows(run_row, jobs, tuple(share_rows), tuple(interval_rows), tuple(table_rows),
                    tuple(sorted(skew_rows, key=lambda r: (r.workstation, r.at_s))), tuple(managers))

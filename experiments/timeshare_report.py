@@ -12,6 +12,7 @@ from pathlib import Path
 
 from experiments.timeshare_files import read_rows, write_rows
 from experiments.timeshare_measure import RunRows, SkewRow, measure
+from experiments.timeshare_owners import owners_markdown, read_owner_commands, summarise, write_owner_commands
 from experiments.timeshare_report_plot import skew_png, speedup_png, timeline_png
 from experiments.timeshare_run import TimeshareRun
 
@@ -54,7 +55,7 @@ def render_markdown(rows: RunRows) -> str:
     borrowed = (f", taken from the dedicated runs of {r.dedicated_from} (same spec and cluster; the answers "
                 f"are compared there, not here)") if r.dedicated_from else ""
     lines = [f"# Time sharing live: {r.spec} under {variant}", "",
-             f"Round {r.round_s:g} s. The run took {r.run_s:.1f} s from the first launch to the last job done; "
+             f"Round {r.round_s:g} s, local policy {r.policy}. The run took {r.run_s:.1f} s from the first launch to the last job done; "
              f"the jobs ran unmanaged, all at once, for the first {r.lead_before_round0_s:.2f} s (start-up, "
              f"check-ins, the tables' lead) before round 0. Dead managers: {r.dead_managers or 'none'} "
              f"(watchdog bound {r.watchdog_bound_s:.2f} s).", "",
@@ -106,25 +107,34 @@ def write_report(run_dir: Path) -> list[Path]:
     pngs = [timeline_png(rows, run_dir / "timeline.png"), skew_png(rows, run_dir / "skew.png"),
             speedup_png(rows, run_dir / "speedup.png")]
     md = run_dir / "report.md"
-    md.write_text(render_markdown(rows))
+    owners = owners_markdown(read_owner_commands(run_dir), rows.run.policy)
+    md.write_text(render_markdown(rows) + "\n" + "\n".join(owners))
     return [md, *pngs]
 
 
 def record_run(run: TimeshareRun, out_dir: Path) -> list[Path]:
     """A finished run's CSVs, then its report from them."""
     written = write_rows(out_dir, measure(run))
+    if run.owner_commands is not None:
+        written.append(write_owner_commands(out_dir, run.owner_commands))
     return [*written, *write_report(out_dir)]
 
 
-def compare_markdown(runs: list[tuple[str, RunRows]]) -> str:
+def _owner_means(owners: tuple | None, policy: str) -> str:
+    if owners is None:
+        return "-"
+    return f"{policy}: " + ", ".join(f"{o.workstation} {o.mean_response_s:.3f}" for o in summarise(owners))
+
+
+def compare_markdown(runs: list[tuple[str, RunRows, tuple | None]]) -> str:
     """Several runs of one spec side by side (e.g. one per resync variant): skew, S_e and shares."""
     lines = ["# Time sharing live: the resync variants side by side", "",
              "|skew| in ms over all workstations: sample (as it stood at each timeline poll) and correction "
              "(what each resync removed); S_e error: measured against β·S_d; share: against β.", "",
              "| run | variant | skew samples | median | 95th pct | max | corrections | median | max | "
-             "S_e error (worst) | share off by (worst) | switch median ms |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for name, rows in runs:
+             "S_e error (worst) | share off by (worst) | switch median ms | owners' mean response s |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for name, rows, owners in runs:
         r = rows.run
         variant = r.resync + (f" every {r.every_rounds}" if r.resync == "loose" else "")
         samples = [s.skew_s for s in rows.skews if s.kind == "sample"]
@@ -139,5 +149,5 @@ def compare_markdown(runs: list[tuple[str, RunRows]]) -> str:
         lines.append(f"| {name} | {variant} | {len(samples)} | {s_med} | {s_p95} | {s_max} | {len(fixes)} | {c_med} | "
                      f"{c_max} | {'-' if math.isnan(worst) else f'{worst:+.1%}'} | "
                      f"{'-' if math.isnan(worst_off) else f'{worst_off:+.1%}'} | "
-                     f"{_ms(statistics.median(switch)) if switch else '-'} |")
+                     f"{_ms(statistics.median(switch)) if switch else '-'} | {_owner_means(owners, r.policy)} |")
     return "\n".join(lines) + "\n"

@@ -13,19 +13,20 @@ scheduling tables kept by the local job managers (docs/timeshare.md). In order:
    it held; its guardian does if it dies otherwise).
 Where the processes run is the backend's: managers and ranks on this host's Open MPI
 (`experiments/timeshare_host.py`, for tests) or in a cluster's workstations
-(`experiments/timeshare_cluster.py`). Arrivals are not modelled: every job starts at once,
-since the tables are fixed for the run (a spec that asks for replanning is refused).
+(`experiments/timeshare_cluster.py`). Every job starts at once under fixed tables; a spec
+with arrivals and replanning is an arrival stream, run by experiments/timeshare_stream.py.
 """
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from experiments.timeshare_live import LiveGlobalManager, LiveSetup, LiveTimeshareRecord
-from experiments.timeshare_spec import TimeshareSpec
+from experiments.timeshare_owners import LiveOwners, OwnerBackend, OwnerCommand, OwnerSetup
+from experiments.timeshare_spec import JobEntry, TimeshareSpec
 from scheduler.timeshare.tables import Resync, ResyncPlan
 from testbed.timeshare_client import ManagerClient
 from workloads.launch import Handle
@@ -60,21 +61,20 @@ class JobProgram:
 def programs(spec: TimeshareSpec, phase_ref_s: float = SYNTHETIC_PHASE_REF_S) -> tuple[JobProgram, ...]:
     """Each job of the spec as its workload: the synthetic one, its demand_ref_s in phases of about
     phase_ref_s; or CG of its n and iterations, printing its x so the answers can be compared."""
+    entries = {e.id: e for e in spec.job}
+    return tuple(JobProgram(a.share.job, a.share.workstations, a.share.beta, job_argv(entries[a.share.job], phase_ref_s))
+                 for a in spec.allocations())
+
+
+def job_argv(entry: JobEntry, phase_ref_s: float = SYNTHETIC_PHASE_REF_S) -> tuple[str, ...]:
+    """The workload one job of a spec runs, without --job and --hosts (`programs`)."""
     if not phase_ref_s > 0:
         raise TimeshareRunError(f"phase_ref_s: must be > 0 reference-seconds, got {phase_ref_s}")
-    entries = {e.id: e for e in spec.job}
-    out = []
-    for a in spec.allocations():
-        entry = entries[a.share.job]
-        if entry.cg is not None:
-            argv: tuple[str, ...] = ("python3", "-m", "workloads.cg", "--n", str(entry.cg.n),
-                                     "--iterations", str(entry.cg.iterations), "--print-x")
-        else:
-            phases = max(1, round(entry.demand_ref_s / phase_ref_s))
-            argv = ("python3", "-m", "workloads.synthetic", "--phases", str(phases),
-                    "--work", repr(entry.demand_ref_s / phases))
-        out.append(JobProgram(a.share.job, a.share.workstations, a.share.beta, argv))
-    return tuple(out)
+    if entry.cg is not None:
+        return ("python3", "-m", "workloads.cg", "--n", str(entry.cg.n), "--iterations", str(entry.cg.iterations),
+                "--print-x")
+    phases = max(1, round(entry.demand_ref_s / phase_ref_s))
+    return ("python3", "-m", "workloads.synthetic", "--phases", str(phases), "--work", repr(entry.demand_ref_s / phases))
 
 
 def parse_resync(text: str) -> ResyncPlan:
@@ -91,8 +91,8 @@ def parse_resync(text: str) -> ResyncPlan:
     return ResyncPlan(resync, int(every) if every else 1)
 
 
-class TimeshareBackend(Protocol):
-    """Where managers and ranks run: this host (tests) or a cluster's workstations."""
+class TimeshareBackend(OwnerBackend, Protocol):
+    """Where managers, ranks and owners run: this host (tests) or a cluster's workstations."""
 
     def start_managers(self, workstations: Sequence[str]) -> dict[str, ManagerClient]: ...
     def stop_managers(self) -> None: ...
@@ -127,6 +127,7 @@ class TimeshareRun:
     live: LiveTimeshareRecord
     answers_equal: Mapping[str, bool | None]        # None: no dedicated run on p to compare with
     started_s: float                                # the time-shared jobs' launch, host clock
+    owner_commands: tuple[OwnerCommand, ...] | None = None  # the owners' commands while time-shared; None: no owners
 
 
 def result_of(output: str, job: str) -> dict[str, Any]:
@@ -152,7 +153,7 @@ def result_of(output: str, job: str) -> dict[str, Any]:
     raise AssertionError("unreachable")
 
 
-def _finish(handle: Handle, job: str, hosts: Sequence[str], launched_s: float, timeout_s: float) -> JobRun:
+def finish_job(handle: Handle, job: str, hosts: Sequence[str], launched_s: float, timeout_s: float) -> JobRun:
     done = handle.wait(timeout_s)
     code = getattr(done, "exit_code", None)
     if code != 0:
@@ -160,6 +161,18 @@ def _finish(handle: Handle, job: str, hosts: Sequence[str], launched_s: float, t
         raise TimeshareRunError(f"job {job}: exit code {code}: {' | '.join(tail)}")
     result = result_of(getattr(done, "stdout", ""), job)
     return JobRun(job, tuple(hosts), launched_s, float(result.get("done_at", time.time())), result)
+
+
+def tear_down(handles: Iterable[Handle], owners: LiveOwners | None, backend: TimeshareBackend
+              ) -> tuple[OwnerCommand, ...] | None:
+    """Whatever a time-sharing run ends with: its jobs ended, its owners stopped (their commands
+    returned; None if it had none), then every manager stopped, even if a step before failed."""
+    for h in handles:
+        h.terminate()
+    try:
+        return owners.stop() if owners is not None else None
+    finally:
+        backend.stop_managers()
 
 
 def same_answer(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
@@ -179,11 +192,13 @@ class TimeshareRunner:
     dedicated: bool = True
     job_timeout_s: float = 3600.0
     progress: Progress = _quiet
+    owners: OwnerSetup | None = None   # owner daemons beside the time-shared jobs (not the dedicated runs)
     _dedicated_runs: dict[tuple[str, int], JobRun] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         if self.spec.simulate.replan:
-            raise TimeshareRunError("simulate.replan: a live run keeps its tables fixed; give every job a beta")
+            raise TimeshareRunError("simulate.replan: this runner keeps its tables fixed; a stream is "
+                                    "experiments/timeshare_stream.py's")
         names = [p.job for p in self.programs]
         known = {a.share.job: a.share for a in self.spec.allocations()}
         for p in self.programs:
@@ -203,8 +218,12 @@ class TimeshareRunner:
         handles: dict[str, Handle] = {}
         launched: dict[str, float] = {}
         shared: dict[str, JobRun] = {}
+        owners = LiveOwners(self.backend, self.owners) if self.owners is not None else None
         try:
-            clients = self.backend.start_managers(sorted(tables))
+            clients = self.backend.start_managers(sorted(set(tables) | set(self.owners.processes if self.owners
+                                                                           else ())))
+            if owners is not None:
+                owners.start(clients)
             gm = LiveGlobalManager(tables, clients, self.setup)
             with gm:
                 started_s = time.time()
@@ -219,7 +238,7 @@ class TimeshareRunner:
                     for job, h in handles.items():
                         if job not in shared and h.poll() is not None:
                             program = self._program(job)
-                            shared[job] = _finish(h, job, program.hosts, launched[job], 30.0)
+                            shared[job] = finish_job(h, job, program.hosts, launched[job], 30.0)
                             gm.job_finished(job)
                             self.progress("time-shared", len(shared), len(handles))
                     if time.time() - started_s > self.job_timeout_s:
@@ -228,12 +247,11 @@ class TimeshareRunner:
                     time.sleep(0.1)
                 live = gm.stop()
         finally:
-            for h in handles.values():
-                h.terminate()
-            self.backend.stop_managers()
+            commands = tear_down(handles.values(), owners, self.backend)
         answers = {p.job: (same_answer(shared[p.job].result, self._dedicated_runs[(p.job, len(p.hosts))].result)
                            if (p.job, len(p.hosts)) in self._dedicated_runs else None) for p in self.programs}
-        return TimeshareRun(self.spec.name, self.programs, dict(self._dedicated_runs), shared, live, answers, started_s)
+        return TimeshareRun(self.spec.name, self.programs, dict(self._dedicated_runs), shared, live, answers, started_s,
+                            commands)
 
     def _program(self, job: str) -> JobProgram:
         return next(p for p in self.programs if p.job == job)
@@ -246,7 +264,7 @@ class TimeshareRunner:
             launched_s = time.time()
             handle = self.backend.launch(hosts, p.argv_on(hosts, f"{p.job}-dedicated-p{len(hosts)}"), None)
             try:
-                run = _finish(handle, p.job, hosts, launched_s, self.job_timeout_s)
+                run = finish_job(handle, p.job, hosts, launched_s, self.job_timeout_s)
             finally:
                 handle.terminate()
             self._dedicated_runs[(p.job, len(hosts))] = run

@@ -18,6 +18,7 @@ from scheduler.timeshare.manager import GlobalManager
 from scheduler.timeshare.simulate import Clock, LocalPolicy, TimeshareResult, TimeshareSetup, simulate_timeshare
 from scheduler.timeshare.slots import Distribution, SlotError
 from scheduler.timeshare.tables import JobShare, Resync, ResyncPlan, WorkstationTable, build_tables
+from experiments.timeshare_owners import OwnerSetup
 from testbed.config_loader import load_toml
 
 
@@ -81,6 +82,16 @@ class SimulateEntry(_Strict):
     replan: bool = Field(False, description="the global manager replans at arrivals and ends (every job without beta)")
 
 
+class OwnerEntry(_Strict):
+    """Live owners (experiments/timeshare_owners.py) on the workstations [simulate] owners names, as many
+    processes as it gives: each thinks (exponential, mean think_s), then runs a command of exponential
+    demand (mean demand_s: seconds of the workstation at its cap, alone; Menascé & Rao's D). The
+    simulation then gives each owner the chance demand_s / (think_s + demand_s) of being ready."""
+    think_s: float = Field(gt=0)
+    demand_s: float = Field(gt=0)
+    seed: int = 1
+
+
 class TimeshareSpec(_Strict):
     name: str = "timeshare"
     title: str = ""
@@ -92,6 +103,7 @@ class TimeshareSpec(_Strict):
     job: tuple[JobEntry, ...] = Field(min_length=1)
     allocation: AllocationEntry = AllocationEntry()
     simulate: SimulateEntry = SimulateEntry()
+    owner: OwnerEntry | None = None
 
     @field_validator("workstations")
     @classmethod
@@ -111,6 +123,8 @@ class TimeshareSpec(_Strict):
             fixed = [j.id for j in self.job if j.beta is not None]
             if fixed:
                 raise ValueError(f"simulate.replan: the global manager allocates every job, but {fixed[0]} gives a beta")
+        if self.owner is not None and not self.simulate.owners:
+            raise ValueError("owner: live owners need [simulate] owners = { wsN = processes, ... } to say where")
         for field in ("drift", "offset_s", "owners"):
             bad = [w for w in getattr(self.simulate, field) if w not in known]
             if bad:
@@ -172,6 +186,12 @@ class TimeshareSpec(_Strict):
         first = manager.plan(tuple(e.id for e in self.job if e.arrival_s == 0.0), {})
         return simulate_timeshare(first, self.jobs(), setup, replan=manager.plan)
 
+    def live_owners(self) -> OwnerSetup | None:
+        """The owners a live run starts ([owner] on the workstations of [simulate] owners), or None."""
+        if self.owner is None:
+            return None
+        return OwnerSetup(dict(self.simulate.owners), self.owner.think_s, self.owner.demand_s, self.owner.seed)
+
     def jobs(self) -> list[Job]:
         return [Job(e.id, e.arrival_s, self.model_of(e)) for e in self.job]
 
@@ -179,8 +199,10 @@ class TimeshareSpec(_Strict):
               every_rounds: int | None = None) -> TimeshareSetup:
         s = self.simulate
         clocks = {w: Clock(s.drift.get(w, 0.0), s.offset_s.get(w, 0.0)) for w in set(s.drift) | set(s.offset_s)}
+        owners = self.live_owners()  # interactive owners ([owner]) are ready only part of the time
+        ready = {w: owners.ready for w in s.owners} if owners is not None else {}
         return TimeshareSetup(policy or s.policy, ResyncPlan(resync or s.resync, every_rounds or s.every_rounds),
-                              clocks, dict(s.owners), s.horizon_s)
+                              clocks, dict(s.owners), s.horizon_s, ready)
 
 
 def load_timeshare_spec(path: str | Path) -> TimeshareSpec:

@@ -75,6 +75,9 @@ class ManagerStatus:
     wake_late: SwitchLatency  # slot end -> the manager's timer awake (the part the OS owes)
     latencies_s: tuple[float, ...] = ()
     timeline: tuple[tuple[float, str | None], ...] = ()
+    pending_at_s: float | None = None  # a replan's table waiting for this time (its clock) to begin
+    policy: str | None = None          # the table's local policy (implicit, dedicated, proper-share)
+    owners_running: bool = True        # whether the owners (checked in as @owners) are marked out now
 
     @classmethod
     def of(cls, reply: Mapping[str, Any]) -> "ManagerStatus":
@@ -91,7 +94,9 @@ class ManagerStatus:
                    guardian_pid=reply["guardian_pid"], refused=reply.get("refused", 0),
                    latency=latency("latency_s"), wake_late=latency("wake_late_s"),
                    latencies_s=tuple(reply.get("latencies_s", ())),
-                   timeline=tuple((t, j) for t, j in reply.get("timeline", ())))
+                   timeline=tuple((t, j) for t, j in reply.get("timeline", ())),
+                   pending_at_s=reply.get("pending_at"), policy=reply.get("policy"),
+                   owners_running=reply.get("owners_running", True))
 
 
 class _Kept:
@@ -203,8 +208,12 @@ class ManagerClient:
         self.request({"op": "checkout", "job": job, "pid": pid})
 
     def table(self, round_s: float, slots: Sequence[WireSlot], at_s: float | None = None,
-              workstation: str | None = None) -> None:
-        """Put a scheduling table in force; round 0 begins at at_s (None: on the running rounds)."""
+              workstation: str | None = None, policy: str | None = None,
+              cpu_cores: float | None = None) -> float | None:
+        """Put a scheduling table in force; round 0 begins at at_s (None: on the running rounds).
+
+        Returns at_s when the manager holds the table pending (a table is in force and at_s is
+        still to come on its clock: the old one runs until then), None when it took over now."""
         message: dict[str, Any] = {"op": "table", "round_s": round_s,
                                    "slots": [{"job": s.job, "parallel_s": s.parallel_s, "sequential_s": s.sequential_s}
                                              for s in slots]}
@@ -212,7 +221,11 @@ class ManagerClient:
             message["at"] = at_s
         if workstation is not None:
             message["workstation"] = workstation
-        self.request(message)
+        if policy is not None:  # the local policy in a slot (the agent's docstring); cpu_cores: for proper share
+            message["policy"] = policy
+        if cpu_cores is not None:
+            message["cpu_cores"] = cpu_cores
+        return self.request(message).get("pending_at")
 
     def sync(self, round_index: int, at_s: float) -> float:
         """Round `round_index` begins at at_s; returns how far the manager's boundary was off (s)."""

@@ -244,7 +244,7 @@ def test_runs_side_by_side_give_each_variants_skew_and_worst_errors():
     loose = _minimal_rows()
     strict = replace(loose, run=replace(loose.run, resync="strict", every_rounds=1), skews=())
     from experiments.timeshare_report import compare_markdown
-    md = compare_markdown([("a", loose), ("b", strict)])
+    md = compare_markdown([("a", loose, None), ("b", strict, None)])
     assert "| a | loose every 2 | 1 | 1.00 | 1.00 | 1.00 | 0 | - | - | -3.0% | -2.0% | 0.40 |" in md
     assert "| b | strict | 0 | - | - | - | 0 |" in md
 

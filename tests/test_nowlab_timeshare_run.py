@@ -28,8 +28,8 @@ def test_run_needs_a_cluster_or_the_host_and_a_known_resync(tmp_path):
     for argv, message in ((["timeshare", "run", FIG3], "error: give --cluster NAME or --host"),
                           (["timeshare", "run", FIG3, "--host", "--cluster", "x"], "error: give --cluster NAME or --host"),
                           (["timeshare", "run", FIG3, "--host", "--resync", "loose:0"], "error: resync: K in loose:K"),
-                          (["timeshare", "run", str(CONFIGS / "short-jobs-beside-large.toml"), "--host"],
-                           "error: simulate.replan: a live run keeps its tables fixed")):
+                          (["timeshare", "run", str(CONFIGS / "short-jobs-beside-large.toml"), "--host",
+                            "--resync", "gang"], "error: resync: unknown 'gang'")):
         out = CliRunner().invoke(app, argv, terminal_width=200)
         assert out.exit_code == 2 and out.output.startswith(message) and len(out.output.splitlines()) == 1, out.output
 
@@ -92,12 +92,12 @@ def test_dedicated_times_of_other_jobs_are_one_line_naming_the_job(tmp_path):
     assert out.output.startswith("error: J1: ran on ws1 ws2 here, on ws1 ws3 in other"), out.output
 
 
-def test_a_run_file_written_before_dedicated_from_existed_reads_with_it_empty(tmp_path):
+def test_a_run_file_written_before_dedicated_from_and_policy_existed_reads_with_their_defaults(tmp_path):
     from experiments.timeshare_files import read_rows
 
     write_rows(tmp_path, rows("loose"))
     run_csv = tmp_path / "run.csv"
     header, values = run_csv.read_text().splitlines()
-    assert header.endswith(",dedicated_from") and values.endswith(",")
-    run_csv.write_text(header.removesuffix(",dedicated_from") + "\n" + values.removesuffix(",") + "\n")
+    assert header.endswith(",dedicated_from,policy") and values.endswith(",implicit")
+    run_csv.write_text(header.removesuffix(",dedicated_from,policy") + "\n" + values.removesuffix(",,implicit") + "\n")
     assert read_rows(tmp_path) == rows("loose")

@@ -174,3 +174,12 @@ def test_timelines_tile_time_and_jobs_get_their_work_and_no_more_than_their_shar
         # it cannot go faster than its share of the rounds (clocks up to 0.2 % fast give a little more)
         rounds = math.ceil((record.finish_s - record.arrival_s) * 1.002 / 2.0) + 1
         assert record.dedicated_s <= rounds * share.beta * 2.0 + 1e-6
+
+
+def test_an_owner_ready_part_of_the_time_takes_its_mean_share():
+    from scheduler.timeshare.simulate import expected_share
+
+    assert expected_share(1, 1.0) == 0.5 and expected_share(3, 1.0) == 0.25  # CPU-bound: 1/(1+n)
+    assert expected_share(1, 0.25) == pytest.approx(0.75 + 0.25 / 2)
+    assert expected_share(2, 0.5) == pytest.approx(0.25 + 0.5 / 2 + 0.25 / 3)
+    assert expected_share(0, 0.3) == 1.0

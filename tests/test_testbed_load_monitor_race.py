@@ -120,3 +120,25 @@ def test_a_governed_workstations_availability_is_a_fraction_of_its_live_quota():
     # governed: of the quota it has now (0.14), or of that before cap mode's scale (0.5)
     assert nominal_cores(governed, "ws1", 0.14, {}) == 0.14
     assert nominal_cores(governed, "ws1", 0.07, {"ws1": 0.5}) == 0.14
+
+
+def test_memory_holds_a_recent_window_and_the_whole_series_reads_back_from_disk():
+    """A long run's monitor holds only keep_s of rows in memory (a 2-h soak grew 20 MiB/h when it
+    kept them all); any window, in memory or not, reads the same rows."""
+    import pandas as pd
+
+    m = scripted_monitor()
+    m.keep_s = 1.0                  # the scripted clock moves 0.01 s a sample
+    for _ in range(501):
+        m.sample()                  # t = 0.01 ... 5.00 after the baseline
+    per_sample = len(WORKSTATIONS)
+    assert len(m.cpu_rows) <= 101 * per_sample and m.cpu_rows[0]["t"] >= 4.0 - 1e-9
+    cpu, links = m.frames()         # the whole run, from disk
+    assert len(cpu) == 500 * per_sample and len(links) == 500 * per_sample * (per_sample - 1)
+    assert cpu.t.min() == 0.01 and cpu.t.max() == 5.0
+    recent, _ = m.frames(4.495, 4.605)  # in memory (times are n * 0.01, not exact decimals)
+    on_disk = m._spool.read("cpu", 4.495, 4.605)
+    pd.testing.assert_frame_equal(recent, on_disk, check_dtype=False)
+    assert len(recent) == 11 * per_sample
+    old, old_links = m.frames(0.995, 1.055)  # dropped from memory: read from disk
+    assert [round(t, 2) for t in sorted(set(old.t))] == [1.0, 1.01, 1.02, 1.03, 1.04, 1.05] and len(old_links) > 0

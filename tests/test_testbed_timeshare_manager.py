@@ -188,6 +188,66 @@ def test_two_jobs_get_half_the_cpu_each_by_the_table_and_a_bad_table_leaves_it_i
           f" manager CPU {status.cpu_s:.3f} s")
 
 
+def test_a_replans_table_waits_for_its_boundary_then_takes_over(live):
+    at_s = two_jobs(live)
+    switch_s = at_s + 4 * 0.4  # a round boundary of the running table, about 1.7 s away
+    assert live.client.table(0.4, [WireSlot("A", 0.4)], at_s=switch_s, workstation="ws1") == switch_s
+    assert live.client.status().pending_at_s == switch_s
+    sleep_until(at_s + 0.05)
+    before = [stat(p.pid)[1] for p in live.burners]
+    sleep_until(switch_s - 0.05)  # the old table still alternates A and B
+    mid = [stat(p.pid)[1] for p in live.burners]
+    sleep_until(switch_s + 1.2)  # the new one gives A every slot
+    after = [stat(p.pid)[1] for p in live.burners]
+    old = [m - b for m, b in zip(mid, before)]
+    new = [a - m for a, m in zip(after, mid)]
+    print(f"CPU s before the boundary {old}, after it {new}")
+    assert min(old) > 0.3 * max(old), old
+    assert new[1] <= 0.1 * new[0] and new[0] > 0.6, new
+    status = live.client.status()
+    assert status.pending_at_s is None and status.stopped == (live.burners[1].pid,)
+
+
+def cpu_and_stops(pids: list[int], seconds: float) -> tuple[list[float], list[int]]:
+    """CPU s each pid used over `seconds`, and how many of ~100 samples found each stopped."""
+    before = [stat(p)[1] for p in pids]
+    stopped = [0] * len(pids)
+    end = time.time() + seconds
+    while time.time() < end:
+        for i, p in enumerate(pids):
+            stopped[i] += stat(p)[0] == "T"
+        time.sleep(seconds / 100)
+    return [stat(p)[1] - b for p, b in zip(pids, before)], stopped
+
+
+@pytest.mark.parametrize("policy", ["dedicated", "proper-share"])
+def test_the_owners_run_by_the_local_policy(live, policy):
+    job, owner = live.burners
+    for proc in live.burners:  # one core for both, as in a workstation
+        os.sched_setaffinity(proc.pid, {0})
+    live.client.checkin("A", job.pid)
+    live.client.checkin("@owners", owner.pid)
+    with pytest.raises(ManagerRefused, match=r"^slots\[0\].job: @owners is the owners' name"):
+        live.client.table(0.4, [WireSlot("@owners", 0.2, 0.2)])
+    with pytest.raises(ManagerRefused, match=r"^policy: unknown 'fair'"):
+        live.client.table(0.4, [WireSlot("A", 0.2, 0.2)], policy="fair")
+    at_s = time.time() + 0.1
+    # proper share at a cap of 0.5 core: the job's Δt_p of 0.2 s is 0.1 CPU s a slot
+    live.client.table(0.4, [WireSlot("A", 0.2, 0.2)], at_s=at_s, workstation="ws1", policy=policy, cpu_cores=0.5)
+    sleep_until(at_s)
+    (job_cpu, owner_cpu), (job_stops, owner_stops) = cpu_and_stops([job.pid, owner.pid], 2.4)  # 6 rounds
+    print(f"{policy}: job {job_cpu:.2f} CPU s, owner {owner_cpu:.2f} CPU s over 2.4 s; "
+          f"stopped in {job_stops} and {owner_stops} of 100 samples")
+    assert live.client.status().policy == policy
+    if policy == "dedicated":  # the job alone in Δt_p, the owner alone in Δt_s: halves
+        assert 30 <= owner_stops <= 70 and 30 <= job_stops <= 70
+        assert job_cpu == pytest.approx(owner_cpu, rel=0.35)
+    else:  # the owner never stopped; the job shares the core with it until it has had 0.1 CPU s, then stops
+        assert owner_stops == 0 and 5 <= job_stops <= 80  # ~50 on an idle core: the job stops once it has had 0.1
+        assert job_cpu == pytest.approx(6 * 0.1, rel=0.25)
+        assert owner_cpu > 1.2 * job_cpu  # 2x on an idle core; the host is shared
+
+
 def test_sigterm_continues_every_stopped_process(live):
     two_jobs(live)
     assert wait_until(lambda: any(stat(p.pid)[0] == "T" for p in live.burners), 1.0)

@@ -10,6 +10,11 @@ Runs inside a workstation (standard library only):
     python3 /opt/nowlab/agents/owner.py --n 2 --z 5 --d 1 --speed 0.25 --seed 7
 --speed is the workstation's CPU cap in cores: D seconds at its speed are D*speed seconds
 of CPU time on the host core it is pinned to.
+
+--log FILE appends a line per burst, `index start_s response_s cpu_s`: when the owner's
+command began (time.time()), how long it took in wall time and the CPU time it used. That
+is the owners' response time Zhou & Brent's proper-share policy is judged by (§3). Each line
+is one write to a file opened for appending, so the processes' lines do not interleave.
 """
 import argparse
 import os
@@ -19,7 +24,7 @@ import sys
 import time
 
 
-def owner(index: int, seed: int, z: float, d: float, speed: float) -> None:
+def owner(index: int, seed: int, z: float, d: float, speed: float, log_fd: int | None = None) -> None:
     """One owner process. Each cycle uses its demand of CPU time in all: what sleeping and
     waking cost since the last burst (about 0.2 ms here) is taken off the next burst, or
     short bursts would overshoot their demand by 10% and more."""
@@ -30,6 +35,7 @@ def owner(index: int, seed: int, z: float, d: float, speed: float) -> None:
     while True:
         time.sleep(rng.expovariate(1.0 / z))
         demand = rng.expovariate(1.0 / d) * speed
+        wall0 = time.time()
         t0 = time.process_time()
         owed += t0 - last
         target = demand - owed
@@ -38,6 +44,8 @@ def owner(index: int, seed: int, z: float, d: float, speed: float) -> None:
             for _ in range(200):
                 x = x * 1.0000001 + 1e-9
         last = time.process_time()
+        if log_fd is not None:
+            os.write(log_fd, f"{index} {wall0:.6f} {time.time() - wall0:.6f} {last - t0:.6f}\n".encode())
 
 
 def main() -> int:
@@ -48,13 +56,15 @@ def main() -> int:
     p.add_argument("--speed", type=float, required=True, help="the workstation's cap, cores")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--pidfile", default="/run/nowlab-owner.pid")
+    p.add_argument("--log", default=None, help="append each burst's start, response and CPU time here")
     a = p.parse_args()
+    log_fd = os.open(a.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644) if a.log else None
     children = []
     for i in range(a.n):
         pid = os.fork()
         if pid == 0:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            owner(i, a.seed, a.z, a.d, a.speed)
+            owner(i, a.seed, a.z, a.d, a.speed, log_fd)
             os._exit(0)
         children.append(pid)
 

@@ -31,13 +31,29 @@ workstation's clock (time.time(), scaled by --drift-ppm to emulate a clock that 
     {"op": "checkin", "job": "A", "pid": 123}
     {"op": "checkout", "job": "A", "pid": 123}     the pid is continued before it is let go
     {"op": "table", "round_s": 0.4, "at": T,        at: when round 0 begins (optional: keep the
-     "workstation": "ws1",                          running rounds' boundaries, or now if none);
+     "workstation": "ws1",                          running rounds' boundaries, or now if none;
+                                                    later than now with a table in force: the new
+                                                    one is pending, the old one runs until T);
      "slots": [{"job": "A", "parallel_s": 0.2,      workstation optional, checked if given;
                 "sequential_s": 0.0},               job null: a dummy slot (parallel_s 0)
-               {"job": null, "parallel_s": 0, "sequential_s": 0.2}]}
+               {"job": null, "parallel_s": 0, "sequential_s": 0.2}],
+     "policy": "implicit", "cpu_cores": 0.3}      optional: the local policy inside a slot (below)
+                                                    and this workstation's cap in cores (default:
+                                                    read from its cgroup at each slot, `cap_cores`)
     {"op": "sync", "round": 12, "at": T}          round 12 begins at T; the reply's
                                                     correction_s is how far the local boundary was off
     {"op": "status"} (+ "latencies": true, "timeline": true for the raw lists)
+Local policies (Zhou & Brent §3), for a table; the owners are the processes checked in as
+"@owners" (OWNERS), e.g. containers/agents/owner.py's daemon:
+- implicit (the default): the slot's job runs in its Δt_p, the owners whenever they are ready;
+  they share the CPU as the workstation's scheduler lets them (ranks and owners both guests in
+  a time-sharing run, so equal peers);
+- dedicated: the same, but the owners are stopped while a job runs in its Δt_p: it runs
+  alone, and the owners get Δt_s and the dummy slots;
+- proper-share: the slot's job may run anywhere in its integrated slot Δt_p + Δt_s, beside the
+  owners, until its processes have used Δt_p · cpu_cores of CPU time in that slot (its share
+  at the workstation's cap); then it is stopped until the next slot. The owners are never
+  stopped, so their commands wait less than behind a dedicated Δt_p.
 A table is refused, the old one staying in force, when a job slot's β = parallel_s/round_s is
 outside (0, 1], a dummy has parallel_s > 0, the widths do not add up to round_s, a job is
 named twice or is not checked in: the error names the field (e.g. `slots[1].job: ...`).
@@ -79,6 +95,10 @@ from workloads import channel_auth
 from workloads.control_gate import Gate
 
 WIDTH_TOLERANCE_S = 1e-9  # as scheduler/timeshare/slots.py: rounding, not an error
+OWNERS = "@owners"  # the name the owners' processes check in under: sequential work, never in a slot
+POLICIES = ("implicit", "dedicated", "proper-share")
+BUDGET_POLL_MIN_S = 0.01  # proper share: the shortest wait between looks at a job's CPU use
+CLK_TCK = os.sysconf("SC_CLK_TCK")
 LATENCIES_KEPT = 10_000
 TIMELINE_KEPT = 10_000
 MAX_LINE_BYTES = 1 << 20
@@ -146,6 +166,8 @@ def parse_table(request, registered, workstation):
             beta = widths[0] / round_s
             if not 0 < beta <= 1 + WIDTH_TOLERANCE_S:
                 raise RequestError(f"slots[{i}].parallel_s: β = parallel_s/round_s = {beta:g} is outside (0, 1]")
+            if job == OWNERS:
+                raise RequestError(f"slots[{i}].job: {OWNERS} is the owners' name, not a job's")
             if job in seen:
                 raise RequestError(f"slots[{i}].job: {job} has more than one slot")
             if job not in registered:
@@ -157,6 +179,46 @@ def parse_table(request, registered, workstation):
     if abs(total_s - round_s) > WIDTH_TOLERANCE_S * max(1.0, round_s):
         raise RequestError(f"slots: widths add up to {total_s:g} s, not round_s = {round_s:g} s")
     return float(round_s), tuple(slots)
+
+
+def parse_policy(request):
+    """A table request's (policy, cpu_cores), or RequestError naming the field."""
+    policy = request.get("policy", "implicit")
+    if policy not in POLICIES:
+        raise RequestError(f"policy: unknown {policy!r} (known: {', '.join(POLICIES)})")
+    cores = request.get("cpu_cores")
+    if cores is None:
+        return policy, None
+    if not (isinstance(cores, (int, float)) and not isinstance(cores, bool) and math.isfinite(cores) and cores > 0):
+        raise RequestError(f"cpu_cores: must be the workstation's cap in cores (> 0), got {cores!r}")
+    return policy, float(cores)
+
+
+def cap_cores():
+    """This workstation's CPU cap in cores, read afresh (a governor moves it): its CFS quota over
+    its period (cgroup v1, as the container sees its own), or the cores it may run on if uncapped."""
+    try:
+        with open("/sys/fs/cgroup/cpu/cpu.cfs_quota_us") as q, open("/sys/fs/cgroup/cpu/cpu.cfs_period_us") as p:
+            quota, period = int(q.read()), int(p.read())
+        if quota > 0 and period > 0:
+            return quota / period
+    except (OSError, ValueError):
+        pass
+    return float(len(os.sched_getaffinity(0)))
+
+
+def tree_cpu_s(pids):
+    """CPU time (user + system) the live processes among pids have used, in s."""
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                raw = fh.read()
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        fields = raw[raw.rindex(b")") + 2:].split()
+        total += int(fields[11]) + int(fields[12])
+    return total / CLK_TCK
 
 
 # --- processes -------------------------------------------------------------------------------
@@ -266,8 +328,11 @@ class Manager:
         self.trees = {}      # job -> {pid: start ticks}: the roots and their descendants
         self.stopped = {}    # pid -> start ticks: what this manager stopped and must continue
         self.table = None    # (round_s, slots)
+        self.pending = None  # (table, anchor_s): a replan that takes over at anchor_s (a round boundary)
         self.anchor_s = None  # when round 0 of the table began, on this clock
         self.running = None  # the job marked out
+        self.owners_run = True  # whether the owners (OWNERS) are marked out
+        self.budget = None   # proper share: ((slot index, slot start), its job's CPU time then, the cap in cores)
         self.slot = None     # (index, job, sequential, start_s, until_s) at the last boundary
         self.boundary_s = None  # the boundary the timer is waiting for
         self.switches = 0
@@ -321,7 +386,7 @@ class Manager:
                 raise RequestError(f"pid: {pid} is already checked in (job {other})")
         self.members.setdefault(job, {})[pid] = st[2]
         self._refresh_trees()
-        self._apply(self.running)
+        self._apply(self.running, self.owners_run)
         return {"job": job, "pids": sorted(self.trees.get(job, {}))}
 
     def _checkout(self, request):
@@ -341,14 +406,26 @@ class Manager:
         return {"job": job, "left": job not in self.members}
 
     def _table(self, request):
-        table = parse_table(request, set(self.members), self.workstation)
+        table = parse_table(request, set(self.members) - {OWNERS}, self.workstation) + parse_policy(request)
         at = request.get("at")
         if at is not None and not (isinstance(at, (int, float)) and math.isfinite(at)):
             raise RequestError(f"at: must be a time in s on this workstation's clock, got {at!r}")
+        if at is not None and self.table is not None and at > self.clock():
+            # A replan (Zhou & Brent §5): the running round finishes under the old table, and
+            # the new one begins at its boundary; a later table replaces a pending one.
+            self.pending = (table, float(at))
+            self.boundary_s = None
+            return {"round_s": table[0], "slots": len(table[1]), "anchor_s": self.anchor_s, "pending_at": float(at)}
+        self.pending = None
         self.table = table
         self.anchor_s = float(at) if at is not None else (self.anchor_s if self.anchor_s is not None else self.clock())
         self.boundary_s = None  # the timer replans from the new table without counting a switch
         return {"round_s": table[0], "slots": len(table[1]), "anchor_s": self.anchor_s}
+
+    def _promote(self, now_s):
+        """Put a pending table in force once its time has come."""
+        if self.pending is not None and now_s >= self.pending[1]:
+            (self.table, self.anchor_s), self.pending = self.pending, None
 
     def _sync(self, request):
         rnd, at = request.get("round"), request.get("at")
@@ -358,6 +435,9 @@ class Manager:
             raise RequestError(f"at: must be a time in s on this workstation's clock, got {at!r}")
         if self.table is None:
             raise RequestError("round: no table in force to resynchronise")
+        if self.pending is not None and at - rnd * self.pending[0][0] >= self.pending[1] - self.pending[0][0] / 2:
+            # a resync of the pending table's rounds, a little before this clock reached their start
+            (self.table, self.anchor_s), self.pending = self.pending, None
         round_s = self.table[0]
         correction_s = at - (self.anchor_s + rnd * round_s)
         self.anchor_s = at - rnd * round_s
@@ -379,6 +459,8 @@ class Manager:
         reply = {
             "workstation": self.workstation, "now_s": self.clock(), "running": self.running, "slot": slot,
             "round_s": self.table[0] if self.table else None, "anchor_s": self.anchor_s,
+            "policy": self.table[2] if self.table else None, "owners_running": self.owners_run,
+            "pending_at": self.pending[1] if self.pending is not None else None,
             "jobs": {j: sorted(t) for j, t in self.trees.items()},
             "stopped": sorted(self.stopped), "switches": self.switches, "syncs": self.syncs,
             "last_correction_s": self.last_correction_s, "dropped": list(self.dropped),
@@ -409,14 +491,27 @@ class Manager:
             while not self.closing:
                 now_s = self.clock()
                 due_s = self.boundary_s
+                self._promote(now_s)
+                owners_run = True
+                poll_s = math.inf
                 if self.table is None:
                     self.slot, wanted = None, None
                     wait_s = None
                 else:
                     self.slot = dispatch_at(self.table[1], self.table[0], self.anchor_s, now_s)
-                    _, job, sequential, _, until_s = self.slot
-                    wanted = None if sequential or job not in self.members else job
-                changed = self._apply(wanted)
+                    index, job, sequential, start_s, until_s = self.slot
+                    policy = self.table[2]
+                    if policy == "proper-share":  # the integrated slot: Δt_p of CPU anywhere in Δt_p + Δt_s
+                        _, parallel_s, sequential_s = self.table[1][index]
+                        self.slot = (index, job, False, start_s, start_s + parallel_s + sequential_s)
+                        left_s = self._budget_left(index, start_s, job, parallel_s) if job in self.members else 0.0
+                        wanted = job if left_s > 0 else None
+                        if wanted is not None:  # it cannot use its CPU faster than the cap allows
+                            poll_s = max(BUDGET_POLL_MIN_S, left_s / self.budget[2])
+                    else:
+                        wanted = None if sequential or job not in self.members else job
+                    owners_run = not (policy == "dedicated" and wanted is not None)
+                changed = self._apply(wanted, owners_run)
                 if changed:
                     done_s = self.clock()
                     self.switches += 1
@@ -424,11 +519,12 @@ class Manager:
                     if due_s is not None and now_s >= due_s:
                         self.latencies_s.append(done_s - due_s)
                         self.wake_late_s.append(now_s - due_s)
-                self.boundary_s = None if self.table is None else self.slot[4]
+                next_s = None if self.table is None else min(self.slot[4], self.pending[1] if self.pending else math.inf)
+                self.boundary_s = next_s
                 self._refresh_trees()  # off the switch's path: new children of a job, vanished pids
-                self._apply(self.running)
-                if self.table is not None:  # timed from after the work above, or every boundary is late by it
-                    wait_s = max(0.0, (self.slot[4] - self.clock()) / self.rate)
+                self._apply(self.running, self.owners_run)
+                if next_s is not None:  # timed from after the work above, or every boundary is late by it
+                    wait_s = max(0.0, min((next_s - self.clock()) / self.rate, poll_s))
                 self.cond.wait(timeout=wait_s)
 
     def _refresh_trees(self):
@@ -446,15 +542,25 @@ class Manager:
         for pid in [p for p in self.stopped if p not in procs]:
             del self.stopped[pid]
 
-    def _apply(self, wanted):
-        """Mark `wanted` out (continue it) and every other registered job in (stop it); True if marks changed.
+    def _budget_left(self, index, start_s, job, parallel_s):
+        """Proper share: the CPU time `job` may still use in the slot that began at start_s (s)."""
+        key = (index, round(start_s, 6))
+        used_s = tree_cpu_s(self.trees.get(job, {}))
+        if self.budget is None or self.budget[0] != key:
+            self.budget = (key, used_s, self.table[3] or cap_cores())
+        return parallel_s * self.budget[2] - (used_s - self.budget[1])
+
+    def _apply(self, wanted, owners_run=True):
+        """Mark `wanted` out (continue it) and every other registered job in (stop it), the owners
+        out or in by owners_run; True if the job marked out changed.
 
         With no table in force, nothing is kept stopped.
         """
         changed = wanted != self.running
         self.running = wanted
+        self.owners_run = owners_run
         for job, tree in self.trees.items():
-            run = self.table is None or job == wanted
+            run = self.table is None or (owners_run if job == OWNERS else job == wanted)
             for pid, ticks in tree.items():
                 if run and pid in self.stopped:
                     self._cont(pid, ticks)

@@ -103,15 +103,22 @@ def simulate_command(
 
 
 def run_command(
-    spec_file: Path = typer.Argument(..., help="Time-sharing spec (TOML); every job needs a beta and workstations."),
+    spec_file: Path = typer.Argument(..., help="Time-sharing spec (TOML): every job with a beta and workstations, "
+                                               "or none with one and [simulate] replan = true (an arrival stream)."),
     cluster: Optional[str] = typer.Option(None, "--cluster", help="Run in this cluster's workstations (nowlab up)."),
     host: bool = typer.Option(False, "--host", help="Run on this host instead: managers as processes, ranks on its Open MPI."),
     resync: Optional[str] = typer.Option(None, "--resync", help="strict, loose:K (every K rounds) or none (default: the spec's)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Report directory (default experiments/results/zhou-brent/<spec>-<resync>)."),
     dedicated: bool = typer.Option(True, "--dedicated/--no-dedicated", help="Also run each job alone on 1 and on p workstations, for S_d."),
     phase_ref_s: float = typer.Option(0.5, "--phase-ref-s", help="A synthetic job runs in phases of this many reference-seconds."),
+    policy: Optional[str] = typer.Option(None, "--policy", help="Local policy in the slots: implicit, dedicated or "
+                                                               "proper-share (default: the spec's [simulate] policy)."),
 ) -> None:
-    """Run the spec's jobs time-shared (and each alone, dedicated), then write the report: CSVs, Markdown, PNGs."""
+    """Run the spec's jobs time-shared (and each alone, dedicated), then write the report: CSVs, Markdown, PNGs.
+
+    A spec with `replan = true` is an arrival stream: the jobs arrive at their arrival_s, the global
+    manager allocates and replans at every arrival and end, and the report sets each job's
+    response beside the simulator's (no dedicated runs)."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -119,6 +126,9 @@ def run_command(
     from experiments.timeshare_report import record_run
     from experiments.timeshare_run import TimeshareRunner, parse_resync, programs as spec_programs
     from experiments.timeshare_spec import load_timeshare_spec
+    from experiments.timeshare_stream import StreamRun, StreamRunner
+    from experiments.timeshare_stream_report import record_stream
+    from scheduler.timeshare.simulate import LocalPolicy
     from scheduler.timeshare.tables import ResyncPlan
 
     if (cluster is None) == (not host):
@@ -126,11 +136,16 @@ def run_command(
     with user_errors():
         spec = load_timeshare_spec(spec_file)
         plan = parse_resync(resync) if resync else ResyncPlan(spec.simulate.resync, spec.simulate.every_rounds)
-        programs = spec_programs(spec, phase_ref_s)
-        runner = TimeshareRunner(spec, programs, _backend(cluster, spec.workstations), LiveSetup(plan),
-                                 dedicated=dedicated)
+        local = _choice(LocalPolicy, policy, "--policy") or spec.simulate.policy
+        setup = LiveSetup(plan, policy=local.value)
+        if spec.simulate.replan:
+            runner = StreamRunner(spec, _backend(cluster, spec.workstations), setup, phase_ref_s=phase_ref_s,
+                                  owners=spec.live_owners())
+        else:
+            runner = TimeshareRunner(spec, spec_programs(spec, phase_ref_s), _backend(cluster, spec.workstations),
+                                     setup, dedicated=dedicated, owners=spec.live_owners())
     label = plan.kind.value + (f"{plan.every_rounds}" if plan.kind.value == "loose" else "")
-    out_dir = out or Path("experiments/results/zhou-brent") / f"{spec.name}-{label}"
+    out_dir = out or Path("experiments/results/zhou-brent") / (f"{spec.name}-{label}" + (f"-{policy}" if policy else ""))
     console = Console()
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console) as bar:
@@ -145,7 +160,7 @@ def run_command(
         with user_errors():
             run = runner.run()
     with user_errors():
-        written = record_run(run, out_dir)
+        written = record_stream(run, spec, out_dir) if isinstance(run, StreamRun) else record_run(run, out_dir)
     console.print(f"wrote {', '.join(str(p) for p in written)}")
 
 
@@ -161,6 +176,8 @@ def report_command(
     from experiments.timeshare_files import read_rows, write_rows
     from experiments.timeshare_measure import borrow_dedicated
     from experiments.timeshare_report import compare_markdown, write_report
+    from experiments.timeshare_owners import read_owner_commands
+    from experiments.timeshare_stream_report import compare_streams_markdown, read_stream_rows, write_stream_report
 
     with user_errors():
         if dedicated_from is not None:
@@ -169,9 +186,16 @@ def report_command(
                 rows = read_rows(d)
                 if d.resolve() != dedicated_from.resolve() and all(math.isnan(j.t_d1_s) for j in rows.jobs):
                     write_rows(d, borrow_dedicated(rows, source, dedicated_from.name))
-        written = [p for d in run_dirs for p in write_report(d)]
+        written = [p for d in run_dirs
+                   for p in (write_stream_report(d) if (d / "stream.csv").is_file() else write_report(d))]
         if compare is not None:
-            compare.write_text(compare_markdown([(d.name, read_rows(d)) for d in run_dirs]))
+            streams = [(d / "stream.csv").is_file() for d in run_dirs]
+            if any(streams) and not all(streams):
+                raise ValueError("run_dirs: compare stream runs (replan) with stream runs only, "
+                                 f"not with {run_dirs[streams.index(False)]}")
+            compare.write_text(
+                compare_streams_markdown([(d.name, read_stream_rows(d), read_owner_commands(d)) for d in run_dirs])
+                if all(streams) else compare_markdown([(d.name, read_rows(d), read_owner_commands(d)) for d in run_dirs]))
             written.append(compare)
     typer.echo(f"wrote {', '.join(str(p) for p in written)}")
 

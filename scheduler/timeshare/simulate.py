@@ -14,7 +14,10 @@ slot the local policy decides who gets the CPU (§3):
   owners' CPU-bound processes) and blocks politely when its partners are not running;
 - proper share: the process may run anywhere in its integrated slot Δt = Δt_p + Δt_s, sharing
   with the owners, until it has had Δt_p of CPU in that slot; then only the owners run.
-Owners are CPU-bound processes, always ready. A job that has not arrived or has ended leaves
+Owners are CPU-bound processes, always ready, unless `owner_ready` gives the chance that one is
+ready (an interactive owner who thinks between commands: its utilisation alone); then the
+slot's process gets the expected share E[1/(1+K)], K ~ Binomial(n, ready), a fluid mean, and
+the owners the CPU they are ready for. A job that has not arrived or has ended leaves
 its slot to sequential work until the global manager (`replan`, optional) rebuilds the tables
 at the next round boundary. The processes a table names check in when it is given. Of
 scheduler.model.Job only the id, the arrival and the model are used: no start-up, resize or
@@ -64,13 +67,17 @@ class TimeshareSetup:
     policy: LocalPolicy = LocalPolicy.DEDICATED
     resync: ResyncPlan = ResyncPlan(Resync.LOOSE, 1)
     clocks: Mapping[str, Clock] = field(default_factory=dict)   # missing: a perfect clock
-    owners: Mapping[str, int] = field(default_factory=dict)     # CPU-bound owner processes per workstation
+    owners: Mapping[str, int] = field(default_factory=dict)     # owner processes per workstation
     horizon_s: float = 1e6
+    owner_ready: Mapping[str, float] = field(default_factory=dict)  # chance an owner is ready; missing: 1 (CPU-bound)
 
     def __post_init__(self) -> None:
         for w, n in self.owners.items():
             if n < 0:
                 raise SlotError(f"owners.{w}: must be >= 0, got {n}")
+        for w, r in self.owner_ready.items():
+            if not 0 < r <= 1:
+                raise SlotError(f"owner_ready.{w}: must be in (0, 1], got {r}")
         if not (self.horizon_s > 0):
             raise SlotError(f"horizon_s: must be > 0, got {self.horizon_s}")
 
@@ -166,6 +173,9 @@ def simulate_timeshare(tables: Mapping[str, WorkstationTable], jobs: Sequence[Jo
     tau = {w: clocks[w].offset_s for w in workstations}
     offices = _offices(tables, tau)
     owners = {w: setup.owners.get(w, 0) for w in workstations}
+    ready = {w: setup.owner_ready.get(w, 1.0) for w in workstations}
+    alone = {w: expected_share(owners[w], ready[w]) for w in workstations}   # the slot's process, beside them
+    any_ready = {w: 1.0 - (1.0 - ready[w]) ** owners[w] for w in workstations}
 
     start: dict[str, float] = {}
     finish: dict[str, float] = {}
@@ -206,7 +216,7 @@ def simulate_timeshare(tables: Mapping[str, WorkstationTable], jobs: Sequence[Jo
                 _restart(offices[w], tables[w], t)
         disp = {w: offices[w].advance(tau[w]) for w in workstations}
 
-        holder, eligible = _local_policy(setup.policy, disp, present, owners, budget, tables)
+        holder, eligible = _local_policy(setup.policy, disp, present, alone, budget, tables)
         rate = {jid: min(eligible[w] for w in hosts[jid]) for jid in present
                 if jid in hosts and all(holder.get(w) == jid for w in hosts[jid])}
 
@@ -244,8 +254,8 @@ def simulate_timeshare(tables: Mapping[str, WorkstationTable], jobs: Sequence[Jo
             if w in spinning:
                 spin[w] += dt
             if owners[w]:
-                used = eligible[w] if w in progressing else (1.0 if w in spinning else 0.0)
-                owner_cpu[w] += (1.0 - used) * dt
+                got = (1.0 - eligible[w]) if w in progressing else (0.0 if w in spinning else any_ready[w])
+                owner_cpu[w] += got * dt
             d = disp[w]
             if local_dt[w] <= dt * (1 + 1e-9) + _EPS:
                 tau[w] = d.until_s   # exactly on the boundary, so the office moves on
@@ -273,7 +283,12 @@ class _Peek:
         self.head = next(self._it, math.inf)
 
 
-def _local_policy(policy: LocalPolicy, disp: Mapping[str, Dispatch], present: set[str], owners: Mapping[str, int],
+def expected_share(n: int, ready: float) -> float:
+    """E[1/(1+K)], K ~ Binomial(n, ready): a process's CPU share beside n owners each ready with that chance."""
+    return sum(math.comb(n, k) * ready ** k * (1 - ready) ** (n - k) / (1 + k) for k in range(n + 1))
+
+
+def _local_policy(policy: LocalPolicy, disp: Mapping[str, Dispatch], present: set[str], share: Mapping[str, float],
                   budget: dict[str, tuple[tuple[float, str], float]], tables: Mapping[str, WorkstationTable]
                   ) -> tuple[dict[str, str], dict[str, float]]:
     """Inside the slots (§3): per workstation, the process that may run now and its CPU fraction.
@@ -293,7 +308,7 @@ def _local_policy(policy: LocalPolicy, disp: Mapping[str, Dispatch], present: se
             if budget[w][1] <= _EPS:
                 continue
         holder[w] = proc
-        fraction[w] = 1.0 if policy is LocalPolicy.DEDICATED else 1.0 / (1 + owners[w])
+        fraction[w] = 1.0 if policy is LocalPolicy.DEDICATED else share[w]
     return holder, fraction
 
 

@@ -12,12 +12,18 @@ Bandwidth, per link src->dst: the ceil HTB enforces on src's class for dst, less
 traffic that class and the whole egress carried (tc's byte counters, which count frames
 the way HTB meters them). It counts all traffic, a guest's own included, as a passive
 sensor does; it sends no probe traffic.
+
+Memory: the rows of the last `keep_s` seconds stay in memory (`cpu_rows`, `link_rows`); the
+whole series goes to disk as it is sampled (testbed/load/monitor_spool.py), so a run of any
+length holds a bounded window, and `frames(t0, t1)` reads an older window back from disk.
 """
 from __future__ import annotations
 
+import math
 import re
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
@@ -28,6 +34,7 @@ from testbed import shaping
 from testbed.keeper import read_scales
 from testbed.state import cluster_dir
 from testbed.backends import BackendError
+from testbed.load.monitor_spool import Spool
 from testbed.parallel import parallel
 
 if TYPE_CHECKING:
@@ -36,6 +43,7 @@ if TYPE_CHECKING:
 OWNER_MARK = "agents/owner.py"
 _CLASS = re.compile(r"class htb (\S+) .*?ceil (\S+) .*?\n\s*Sent (\d+) bytes", re.S)
 _UNITS = {"bit": 1, "Kbit": 10**3, "Mbit": 10**6, "Gbit": 10**9}
+KEEP_S = 900.0  # rows this recent stay in memory: longer than a job's availability window, as a rule
 
 
 def parse_tc_rate(text: str) -> int:
@@ -92,12 +100,13 @@ def nominal_cores(spec, ws: str, cap: float, scales: dict[str, float]) -> float:
 
 @dataclass
 class Monitor:
-    """Samples every `interval` s in a background thread; rows accumulate in memory."""
+    """Samples every `interval` s in a background thread; the last `keep_s` s of rows in memory, all on disk."""
 
     cluster: "Cluster"
     interval: float = 1.0
-    cpu_rows: list[dict] = field(default_factory=list)
-    link_rows: list[dict] = field(default_factory=list)
+    keep_s: float = KEEP_S
+    cpu_rows: deque[dict] = field(default_factory=deque)
+    link_rows: deque[dict] = field(default_factory=deque)
     # frames() and save() run on other threads while sample() appends: they copy the rows
     # under this lock (a DataFrame built from a list that grows meanwhile fails with
     # "Length of values ... does not match length of index", which ended a demo).
@@ -107,6 +116,8 @@ class Monitor:
     _last: dict | None = None
     read_errors: list[str] = field(default_factory=list)  # reads skipped (the series has a gap there)
     t0: float = field(default_factory=time.monotonic)
+    _spool: Spool = field(default_factory=lambda: Spool(("cpu", "links")))
+    _dropped_to: float = -math.inf  # the newest time no longer in memory
 
     def _read(self) -> dict:
         c = self.cluster
@@ -161,9 +172,15 @@ class Monitor:
                 avail = max(0.0, min(ceil - used, egress_ceil - used_total))
                 link_rows.append({"t": cur["t"], "src": src, "dst": dst, "ceil_bps": ceil,
                                        "used_bps": used, "avail_bps": avail})
+        self._spool.append("cpu", cpu_rows)  # before memory: a window dropped from memory is on disk
+        self._spool.append("links", link_rows)
         with self._lock:
             self.cpu_rows.extend(cpu_rows)
             self.link_rows.extend(link_rows)
+            cutoff = cur["t"] - self.keep_s
+            for rows in (self.cpu_rows, self.link_rows):
+                while rows and rows[0]["t"] < cutoff:
+                    self._dropped_to = max(self._dropped_to, rows.popleft()["t"])
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -191,11 +208,17 @@ class Monitor:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def frames(self) -> tuple[pd.DataFrame, pd.DataFrame]:
-        """The samples so far; safe to call while the monitor runs."""
+    def frames(self, t0: float | None = None, t1: float | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """The samples with t0 <= t <= t1 (monitor seconds; None: from the start, to now); safe to call
+        while the monitor runs. From memory when it still holds the window, else from disk."""
+        lo = -math.inf if t0 is None else t0
+        hi = math.inf if t1 is None else t1
         with self._lock:
-            cpu, links = list(self.cpu_rows), list(self.link_rows)
-        return pd.DataFrame(cpu), pd.DataFrame(links)
+            if lo > self._dropped_to or self._dropped_to == -math.inf:  # the window is all in memory
+                cpu = [r for r in self.cpu_rows if lo <= r["t"] <= hi]
+                links = [r for r in self.link_rows if lo <= r["t"] <= hi]
+                return pd.DataFrame(cpu), pd.DataFrame(links)
+            return self._spool.read("cpu", lo, hi), self._spool.read("links", lo, hi)
 
     def save(self, directory: Path) -> tuple[Path, Path]:
         directory.mkdir(parents=True, exist_ok=True)

@@ -102,7 +102,7 @@ class Watch:
         return time.monotonic() - self.monitor.t0
 
     def availability(self, t0: float, t1: float) -> Availability:
-        cpu, links = self.monitor.frames()
+        cpu, links = self.monitor.frames(t0, t1)
         if cpu.empty:
             raise ValueError("monitor: no samples yet")
         return summarize(cpu, links, self.cluster.workstations, t0, t1)
