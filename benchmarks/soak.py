@@ -1,7 +1,8 @@
 """The soak run of issue 19: a long live experiment, and whether anything grows without bound.
 
     python benchmarks/soak.py                         # experiments/configs/faults/soak.toml, about 2 h
-    python benchmarks/soak.py --config C --every 30 --csv soak.csv
+    python benchmarks/soak.py --config C --every 30 --csv soak.csv --png soak.png
+    python benchmarks/soak.py --replot soak.csv --png soak.png   # the figure again, from the samples
 
 Starts `nowlab run CONFIG` and samples, every --every seconds until it ends: the runner's
 open file descriptors, threads and resident memory (from /proc), and the containers and
@@ -56,13 +57,46 @@ def slope_per_hour(t_s: np.ndarray, y: np.ndarray) -> float:
     return float(np.polyfit(t_s[half], y[half], 1)[0] * 3600)
 
 
+def plot(frame: pd.DataFrame, path: Path, title: str) -> Path:
+    """One panel per series against the run's time, the second half's fitted slope drawn over it."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(len(SERIES), 1, figsize=(8, 1.6 * len(SERIES)), sharex=True)
+    t = frame.t_s.to_numpy()
+    for ax, k in zip(axes, SERIES):
+        y = frame[k].to_numpy(dtype=float)
+        ax.plot(t / 60, y, linewidth=1)
+        ax.set_ylabel(k)
+        half = t >= t[-1] / 2
+        if half.sum() >= 3:
+            a, b = np.polyfit(t[half], y[half], 1)
+            ax.plot(t[half] / 60, a * t[half] + b, linestyle="--", linewidth=1,
+                    label=f"2nd half: {a * 3600:+.1f} /h")
+            ax.legend(loc="lower right", fontsize="small")
+    axes[-1].set_xlabel("minutes")
+    axes[0].set_title(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--config", type=Path, default=ROOT / "experiments" / "configs" / "faults" / "soak.toml")
     parser.add_argument("--every", type=float, default=60.0, help="seconds between samples")
     parser.add_argument("--out", type=Path, default=None, help="results store (default: a temp folder)")
     parser.add_argument("--csv", type=Path, default=None, help="also write every sample here")
+    parser.add_argument("--png", type=Path, default=None, help="also draw the series here")
+    parser.add_argument("--replot", type=Path, default=None, help="draw --png from this CSV of samples; run nothing")
     args = parser.parse_args()
+    if args.replot is not None:
+        if args.png is None:
+            parser.error("--replot needs --png")
+        plot(pd.read_csv(args.replot), args.png, f"soak: {args.replot.name}")
+        return 0
     console = Console()
     out = args.out or Path(tempfile.mkdtemp(prefix="nowlab-soak-")) / "soak.sqlite"
     log = out.with_suffix(".log")
@@ -94,6 +128,8 @@ def main() -> int:
         y = frame[k].to_numpy(dtype=float)
         table.add_row(k, f"{y[0]:.0f}", f"{y[-1]:.0f}", f"{y.max():.0f}", f"{slope_per_hour(t, y):+.1f}")
     console.print(table)
+    if args.png:
+        plot(frame, args.png, f"soak: {args.config.name}, runner exit {proc.returncode}")
     return 0 if proc.returncode == 0 else 1
 
 
