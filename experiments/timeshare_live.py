@@ -229,18 +229,7 @@ class LiveGlobalManager:
         if self._anchor_s is not None:
             raise LiveTimeshareError("start: already started")
         anchor_s = self.clock() + self.setup.lead_s
-        for w, table in self.tables.items():
-            client = self.clients[w]
-            try:
-                offset_s, rtt_s = self._offset(client)
-                client.table(table.round_s, wire_slots(table), at_s=anchor_s + offset_s, workstation=w,
-                             policy=self.setup.policy)
-            except ManagerRefused as exc:
-                raise LiveTimeshareError(f"{w}: table refused: {exc}") from None
-            except ManagerUnreachable as exc:
-                raise LiveTimeshareError(f"{w}: manager unreachable: {exc}") from None
-            self._sent.append(TableSent(w, anchor_s + offset_s, offset_s, rtt_s))
-        if self.clock() > anchor_s:  # a manager that got its table after round 0 joins mid-round: out of step
+        if self._send_tables(self.tables, anchor_s):  # a manager that got its table after round 0: out of step
             raise LiveTimeshareError(f"lead_s: the tables took longer than {self.setup.lead_s:g} s to send; raise it")
         self._anchor_s = anchor_s
         self._epochs.append(TableEpoch(anchor_s, dict(self.tables)))
@@ -287,24 +276,8 @@ class LiveGlobalManager:
         rounds = {t.round_s for t in tables.values()}
         if rounds != {self.round_s}:
             raise LiveTimeshareError(f"tables: a replan keeps the round of {self.round_s:g} s, got {sorted(rounds)}")
-        late = []
         with self._send:
-            for w, table in tables.items():
-                if self._is_dead(w):
-                    continue
-                slots = wire_slots(table) or (WireSlot(None, 0.0, table.round_s),)
-                client = self.clients[w]
-                try:
-                    offset_s, rtt_s = self._offset(client)
-                    client.table(table.round_s, slots, at_s=at_s + offset_s, workstation=w, policy=self.setup.policy)
-                except ManagerRefused as exc:
-                    raise TableRefused(f"{w}: table refused: {exc}") from None
-                except ManagerUnreachable as exc:
-                    raise LiveTimeshareError(f"{w}: manager unreachable: {exc}") from None
-                if self.clock() > at_s:
-                    late.append(w)
-                with self._lock:
-                    self._sent.append(TableSent(w, at_s + offset_s, offset_s, rtt_s))
+            late = self._send_tables(tables, at_s)
             epoch = TableEpoch(at_s, dict(tables), tuple(late))
             with self._lock:
                 self.tables = dict(tables)
@@ -313,6 +286,29 @@ class LiveGlobalManager:
                 for w, table in tables.items():
                     self._named.setdefault(w, set()).update(table.processes)
         return epoch
+
+    def _send_tables(self, tables: Mapping[str, WorkstationTable], at_s: float) -> list[str]:
+        """Each live manager its table, round 0 at at_s on its own clock; the workstations reached after at_s.
+
+        A table with no job goes as one dummy slot (the workstation's ranks are gone or stopped)."""
+        late = []
+        for w, table in tables.items():
+            if self._is_dead(w):
+                continue
+            slots = wire_slots(table) or (WireSlot(None, 0.0, table.round_s),)
+            client = self.clients[w]
+            try:
+                offset_s, rtt_s = self._offset(client)
+                client.table(table.round_s, slots, at_s=at_s + offset_s, workstation=w, policy=self.setup.policy)
+            except ManagerRefused as exc:
+                raise TableRefused(f"{w}: table refused: {exc}") from None
+            except ManagerUnreachable as exc:
+                raise LiveTimeshareError(f"{w}: manager unreachable: {exc}") from None
+            if self.clock() > at_s:
+                late.append(w)
+            with self._lock:
+                self._sent.append(TableSent(w, at_s + offset_s, offset_s, rtt_s))
+        return late
 
     def job_finished(self, job: str) -> None:
         """Check out whatever the finished `job` left registered (a rank that died before its own check-out)."""

@@ -41,7 +41,7 @@ class TimeshareRunError(RuntimeError):
     """A run that cannot go on: one line naming the job, workstation or field."""
 
 
-def _quiet(_stage: str, _done: int, _total: int) -> None:
+def quiet(_stage: str, _done: int, _total: int) -> None:
     return None
 
 
@@ -191,7 +191,7 @@ class TimeshareRunner:
     setup: LiveSetup
     dedicated: bool = True
     job_timeout_s: float = 3600.0
-    progress: Progress = _quiet
+    progress: Progress = quiet
     owners: OwnerSetup | None = None   # owner daemons beside the time-shared jobs (not the dedicated runs)
     _dedicated_runs: dict[tuple[str, int], JobRun] = field(default_factory=dict, init=False)
 

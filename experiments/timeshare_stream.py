@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from experiments.timeshare_live import LiveGlobalManager, LiveSetup, LiveTimeshareRecord, TableRefused
 from experiments.timeshare_owners import LiveOwners, OwnerCommand, OwnerSetup
 from experiments.timeshare_run import (SYNTHETIC_PHASE_REF_S, JobRun, Progress, TimeshareBackend, TimeshareRunError,
-                                       finish_job, job_argv, tear_down)
+                                       quiet, finish_job, job_argv, tear_down)
 from experiments.timeshare_spec import TimeshareSpec
 from scheduler.timeshare.manager import GlobalManager
 from scheduler.timeshare.tables import WorkstationTable
@@ -35,10 +35,6 @@ from workloads.launch import Handle
 
 POLL_S = 0.1
 MAX_RETRIES = 3  # tables refused in a row before the run gives up
-
-
-def _quiet(_stage: str, _done: int, _total: int) -> None:
-    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +81,7 @@ class StreamRunner:
     setup: LiveSetup
     phase_ref_s: float = SYNTHETIC_PHASE_REF_S
     job_timeout_s: float = 3600.0
-    progress: Progress = _quiet
+    progress: Progress = quiet
     owners: OwnerSetup | None = None   # owner daemons on some workstations, from time 0 to the end
     _plans: list[tuple[float, tuple[str, ...]]] = field(default_factory=list, init=False)
 
