@@ -111,11 +111,14 @@ def main() -> int:
             rows.append({"t_s": time.monotonic() - t0, **sample(proc.pid, cluster)})
         except (OSError, KeyError, subprocess.SubprocessError):
             pass  # the runner ended between the poll and the read
+        if args.csv and rows:  # as it goes: a soak stopped early keeps what it sampled
+            pd.DataFrame(rows[-1:]).to_csv(args.csv, mode="a" if len(rows) > 1 else "w", header=len(rows) == 1,
+                                           index=False)
         if rows and len(rows) % 10 == 0:
             console.log(f"{rows[-1]['t_s'] / 60:.0f} min: " + ", ".join(f"{k} {rows[-1][k]:.0f}" for k in SERIES))
         time.sleep(args.every)
     frame = pd.DataFrame(rows)
-    if args.csv:
+    if args.csv and not frame.empty:
         frame.to_csv(args.csv, index=False)
     if frame.empty:
         console.print(f"the run ended before the first sample (exit {proc.returncode}); see {log}")
