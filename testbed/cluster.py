@@ -17,6 +17,7 @@ import paramiko
 
 from testbed import backends, cluster_secret, keeper, meter, pool, shaping, state, warm
 from testbed.backends import Backend, CpuCap
+from testbed.backends.base import SampleSource
 from testbed.parallel import parallel
 from testbed.placement import CORE_LIMIT, place
 from testbed.remote_exec import Control, ExecResult, RemoteProcess, SshControl
@@ -397,6 +398,15 @@ class Cluster:
     def read_net(self, ws: str, argv: Sequence[str], timeout: float = 10.0) -> ExecResult:
         """A short network read (`tc -s`) on `ws`, cheaper than `exec` (backend.read_net)."""
         return self.backend.read_net(self.container_id(ws), argv, timeout=timeout)
+
+    def sample_stream(self, mark: str, tc_argv: Sequence[str], interval_s: float) -> SampleSource | None:
+        """The backend's own sampling of every workstation for the monitor, if it has one (Swarm:
+        one sampler per host instead of three execs per workstation per sample); None: the
+        monitor reads each workstation through cpu_limits, processes_cpu_ns and read_net."""
+        if not hasattr(self.backend, "sample_stream"):
+            return None
+        return self.backend.sample_stream({ws: self.container_id(ws) for ws in self.workstations}, mark=mark,
+                                          tc_argv=tc_argv, interval_s=interval_s)
 
     def tc_show(self, ws: str, what: str = "class") -> str:
         return self.exec(ws, ["tc", what, "show", "dev", shaping.DEV]).check("tc show").stdout

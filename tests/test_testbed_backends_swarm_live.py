@@ -30,7 +30,7 @@ import pytest
 
 from testbed.backends.docker import engine
 from testbed import keeper, meter, state
-from testbed.backends.swarm import dind, gateway, membership, metering, overlay
+from testbed.backends.swarm import dind, gateway, membership, metering, overlay, sampling
 from testbed.backends.swarm.backend import SwarmBackend
 from testbed.cluster import Cluster
 from testbed.load import owners
@@ -176,20 +176,26 @@ def rows_of(mon: Monitor, ws: str) -> int:
     return 0 if cpu.empty else int((cpu.workstation == ws).sum())
 
 
-def test_owners_and_the_monitor_work_across_hosts(swarm):
-    """An owner daemon on ws3 (node 2), read by the monitor through node 2's engine."""
+def test_owners_and_the_monitor_work_across_hosts(swarm, engines):
+    """An owner daemon on ws3 (node 2), read by the monitor from each node's sampler
+    (sampling.py: one container a node, not three execs a workstation a sample)."""
     c, _be = swarm
     owners.start(c, {"ws3": OwnerLoad(n=1, z=0.2, d=0.3)}, seed=1)
     try:
         with Monitor(c, interval=1.0) as mon:
-            # a sample is ~3 docker execs a workstation through its host's engine: seconds here
-            deadline = time.monotonic() + 40
-            while rows_of(mon, "ws3") < 2 and time.monotonic() < deadline:
+            # the first samples are read by execs (seconds here) while the samplers start
+            deadline = time.monotonic() + 60
+            while (rows_of(mon, "ws3") < 2 or mon.reads["sampled"] < 3 * len(c.workstations)) \
+                    and time.monotonic() < deadline:
                 time.sleep(0.5)
     finally:
         owners.stop(c, ["ws3"])
     cpu, links = mon.frames()
     assert not mon.read_errors
+    assert mon.reads["sampled"] >= 3 * len(c.workstations), mon.reads
+    samplers = {n: [x for x in cl.containers.list(filters={"label": f"{engine.LABEL}={NAME}"})
+                    if x.labels.get(metering.ROLE_LABEL) == sampling.ROLE] for n, cl in engines.items()}
+    assert all(len(v) == 1 for v in samplers.values()), samplers  # one a node, shared by later monitors
     loaded, idle = cpu[cpu.workstation == "ws3"], cpu[cpu.workstation == "ws4"]
     assert len(loaded) >= 2 and loaded.owner_cores.mean() > 0.02  # M/M/1//1: 60% of its 0.15 core
     assert idle.owner_cores.max() < 0.005 and loaded.avail_cpu.mean() < 0.9

@@ -23,13 +23,14 @@ class ScriptedMonitor(Monitor):
         owner_ns = n * 10_000_000
         classes = {shaping.ROOT: (100_000_000, n * 1000)}
         classes.update({shaping.classid(i): (10_000_000, n * 100) for i in range(len(WORKSTATIONS))})
-        return {"t": n * 0.01, "cpu": {ws: (0.2, owner_ns) for ws in WORKSTATIONS},
+        return {"t": n * 0.01, "cpu": {ws: (0.2, owner_ns, n * 0.01) for ws in WORKSTATIONS},
                 "tc": {ws: (n * 0.01, classes) for ws in WORKSTATIONS}}
 
 
 def scripted_monitor(interval: float = 0.0) -> ScriptedMonitor:
     spec = SimpleNamespace(names=WORKSTATIONS, cpu=lambda ws: 0.2, speed=lambda ws: None)
-    m = ScriptedMonitor(cluster=SimpleNamespace(spec=spec, name="t-race"), interval=interval)
+    m = ScriptedMonitor(cluster=SimpleNamespace(spec=spec, name="t-race", sample_stream=lambda *_a: None),
+                        interval=interval)
     m._tick = itertools.count()
     return m
 

@@ -70,6 +70,27 @@ class CpuLimits:
 
 
 @dataclass(frozen=True)
+class Sampled:
+    """One workstation's monitor readings taken on its host by the backend (Swarm's samplers);
+    `t` the host's wall clock at the read."""
+
+    t: float
+    limits: CpuLimits
+    procs_ns: int  # CPU time of the processes with the monitor's mark (the owners)
+    tc: str  # "stamp\ntc output", as testbed/load/monitor.py read_tc returns; "" if that read failed
+
+
+class SampleSource(Protocol):
+    """A backend's own sampling of its workstations for the monitor (`Backend.sample_stream`,
+    optional): the newest readings it has, by workstation; a workstation it has no fresh
+    reading of is left out, and the monitor reads it itself."""
+
+    def latest(self) -> dict[str, Sampled]: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
 class Provisioned:
     """What `Backend.up` made: enough for `Cluster` to address, launch on and remove it."""
 

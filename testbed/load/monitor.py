@@ -23,7 +23,7 @@ import math
 import re
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
@@ -38,6 +38,7 @@ from testbed.load.monitor_spool import Spool
 from testbed.parallel import parallel
 
 if TYPE_CHECKING:
+    from testbed.backends.base import SampleSource
     from testbed.cluster import Cluster
 
 OWNER_MARK = "agents/owner.py"
@@ -118,16 +119,26 @@ class Monitor:
     t0: float = field(default_factory=time.monotonic)
     _spool: Spool = field(default_factory=lambda: Spool(("cpu", "links")))
     _dropped_to: float = -math.inf  # the newest time no longer in memory
+    _stream: "SampleSource | None" = None  # the backend's own sampling, if it has one (started by start())
+    reads: Counter = field(default_factory=Counter)  # workstation readings: "sampled" by the backend, "direct"
 
     def _read(self) -> dict:
         c = self.cluster
         now = time.monotonic() - self.t0
-        tc: dict = {}
+        # a backend whose hosts are elsewhere (Swarm) samples them itself, one process a host;
+        # whatever it has not answered for (its first seconds, a host gone) is read here
+        sampled = self._stream.latest() if self._stream is not None else {}
+        cpu = {ws: (s.limits.cores, s.procs_ns, s.t) for ws, s in sampled.items() if ws in c.workstations}
+        texts = {ws: sampled[ws].tc for ws in cpu}
+        direct = [ws for ws in c.workstations if ws not in cpu]
+        self.reads["sampled"] += len(cpu)
+        self.reads["direct"] += len(direct)
         # in parallel: on one host these are file reads, but on another (Swarm) each is a
         # `docker exec` through that host's engine, a fraction of a second apiece
-        cpu = dict(zip(c.workstations, parallel(lambda ws: (c.cpu_limits(ws)["cores"], owner_cpu_ns(c, ws)),
-                                                c.workstations)))
-        texts = dict(zip(c.workstations, parallel(lambda ws: read_tc(c, ws), c.workstations)))
+        cpu.update(zip(direct, parallel(lambda ws: (c.cpu_limits(ws)["cores"], owner_cpu_ns(c, ws), time.time()),
+                                        direct)))
+        texts.update(zip(direct, parallel(lambda ws: read_tc(c, ws), direct)))
+        tc: dict = {}
         for ws, text in texts.items():
             try:
                 tc[ws] = parse_stamped_class_stats(text)
@@ -150,8 +161,12 @@ class Monitor:
         link_rows: list[dict] = []
         governed = any(spec.speed(ws) is not None for ws in cur["cpu"])
         scales = read_scales(cluster_dir(self.cluster.name)) if governed else {}
-        for ws, (cap, owner_ns) in cur["cpu"].items():
-            owner = max(0.0, (owner_ns - prev["cpu"][ws][1]) / 1e9 / dt)
+        for ws, (cap, owner_ns, stamp) in cur["cpu"].items():
+            before = prev["cpu"].get(ws)
+            span = stamp - before[2] if before is not None else 0.0  # between the two reads (wall clock)
+            if span <= 0:  # no newer reading (the sampler's line had not moved): no row this time
+                continue
+            owner = max(0.0, (owner_ns - before[1]) / 1e9 / span)
             avail = max(0.0, cap - owner)
             cpu_rows.append({"t": cur["t"], "workstation": ws, "cap_cores": cap, "owner_cores": owner,
                                   "avail_cores": avail, "avail_cpu": avail / nominal_cores(spec, ws, cap, scales)})
@@ -192,6 +207,7 @@ class Monitor:
             self._stop.wait(max(0.0, self.interval - (time.monotonic() - started)))
 
     def start(self) -> "Monitor":
+        self._stream = self.cluster.sample_stream(OWNER_MARK, TC_READ_ARGV, self.interval)
         self.sample()  # the first reading is the baseline for rates
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -201,6 +217,8 @@ class Monitor:
         self._stop.set()
         if self._thread:
             self._thread.join()
+        if self._stream is not None:
+            self._stream.close()
 
     def __enter__(self) -> "Monitor":
         return self.start()

@@ -52,7 +52,7 @@ from testbed.backends.base import BackendError, CpuCap, CpuLimits, Progress, Pro
 from testbed.backends.docker import engine
 from testbed.backends.docker.control import DockerControl
 from testbed.backends.ownership import owner_tag
-from testbed.backends.swarm import gateway, membership, metering, overlay, readings, registry
+from testbed.backends.swarm import gateway, membership, metering, overlay, readings, registry, sampling
 from testbed.backends.swarm.hosts import SwarmHost, from_nodes, hosts_of, machine_id, split_machine
 from testbed.image import CONTAINERS_DIR, ensure_image
 from testbed.parallel import parallel
@@ -370,6 +370,33 @@ class SwarmBackend:
         """The slots the cluster's probes meter (the keeper's `cores`)."""
         rec = self._record(cluster)
         return [i for i, (h, _c) in enumerate(rec.slots) if h in rec.meters]  # meters: the used hosts only
+
+    def sample_stream(self, machines: dict[str, str], *, mark: str, tc_argv: Sequence[str],
+                      interval_s: float) -> sampling.SampleStream:
+        """The monitor's readings of `machines` (workstation -> machine id) from one sampler per
+        host (sampling.py), each started at the stream's first read if it is not running."""
+        by_host: dict[str, dict[str, str]] = {}
+        cluster = ""
+        for ws, machine in machines.items():
+            try:
+                cluster, host, cid = split_machine(machine)
+            except ValueError as exc:
+                raise BackendError(str(exc)) from None
+            by_host.setdefault(host, {})[ws] = cid
+        rec = self._record(cluster)
+        owned_by = engine.owner_labels(state.home())
+
+        def starter(host_name: str) -> tuple[docker.DockerClient, str]:
+            host = rec.host(host_name)
+            c, ids = self.client(host), by_host[host_name]
+            with _engine_errors(f"{host.where()}: starting its sampler"):
+                image = c.api.inspect_container(next(iter(ids.values())))["Config"]["Image"]
+                cfg = sampling.sampler_config(cluster, host_name, image, ids, mark=mark, tc_argv=tc_argv,
+                                              interval_s=interval_s)
+                return c, sampling.ensure(c, cfg, owned_by)
+
+        return sampling.SampleStream({h: (lambda h=h: starter(h)) for h in by_host},
+                                     stale_s=max(3.0, 3 * interval_s))
 
     def connector(self, cluster: str) -> Connect:
         """How the controller opens a TCP connection to a workstation's address: a channel

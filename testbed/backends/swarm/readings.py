@@ -12,31 +12,11 @@ import json
 
 from testbed.backends.base import CpuLimits
 from testbed.backends.docker.cgroups import parse_oom_kills
+from testbed.image import CONTAINERS_DIR
 
-# Raw contents of every file a reading may need (None where absent), as one JSON line; with an
-# argument, also the CPU time (ns) of the processes whose command line contains it, but for the
-# reader itself and its parent (`timeout` when the exec has a deadline): their command lines
-# hold the mark too, and counted themselves as 0.005 core of owners on an idle workstation.
-READER = r"""
-import json, os, sys
-files = {}
-for f in ("cpu/cpu.cfs_quota_us", "cpu/cpu.cfs_period_us", "cpuset/cpuset.cpus", "cpuacct/cpuacct.usage",
-          "memory/memory.oom_control", "cpu.max", "cpuset.cpus.effective", "cpu.stat", "memory.events"):
-    try:
-        files[f] = open("/sys/fs/cgroup/" + f).read()
-    except OSError:
-        files[f] = None
-procs = None
-if len(sys.argv) > 1:
-    mark, procs, me = sys.argv[1].encode(), 0, {os.getpid(), os.getppid()}
-    for pid in os.listdir("/proc"):
-        try:
-            if pid.isdigit() and int(pid) not in me and mark in open("/proc/%s/cmdline" % pid, "rb").read():
-                procs += int(open("/proc/%s/schedstat" % pid).read().split()[0])
-        except (OSError, IndexError, ValueError):
-            pass
-print(json.dumps({"files": files, "procs_ns": procs}))
-"""
+# The program the exec runs: containers/agents/cgroup_read.py, sent as its text (so a
+# workstation made from an older image reads the same files).
+READER = (CONTAINERS_DIR / "agents" / "cgroup_read.py").read_text()
 
 
 def reader_argv(command_contains: str | None = None) -> list[str]:

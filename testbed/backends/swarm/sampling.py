@@ -1,0 +1,156 @@
+"""The monitor's readings on a Swarm's hosts: one sampler container per host, not an exec per reading.
+
+Without it a monitor sample costs three `docker exec` per workstation through its host's
+engine (the cap, the owners' CPU time, the tc counters), about 0.07 core of the measured
+host each at one sample a second (docs/scale.md, "The first bottleneck"). The sampler
+(containers/agents/host_sampler.py) runs once per host that holds workstations of the
+cluster, outside their caps, and writes one line a second with every workstation's
+readings; the controller follows each host's stdout through the host's engine, one
+stream per host, and the monitor reads the newest line (`SampleStream.latest`).
+
+The container is started by the first monitor that asks, named by what it reads (the mark,
+the tc command, the interval), so every later monitor of the cluster shares it. It carries
+the cluster's label, so `remove` and `gc` take it with the workstations, and it stops by
+itself once its workstations are gone.
+
+What it costs: one process per host (pid namespace "host" and privileged, to read through
+/proc/<pid>/root and enter network namespaces), a few file reads and one `nsenter tc` a
+workstation a second, charged to no workstation's cap; its log is capped at 1 MB.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import shlex
+import threading
+import time
+from collections.abc import Callable, Sequence
+
+import docker
+import docker.errors
+
+from testbed.backends.base import Sampled
+from testbed.backends.docker import engine
+from testbed.backends.swarm import readings
+
+ROLE_LABEL = engine.ROLE_LABEL
+ROLE = "sampler"
+PROGRAM = "/opt/nowlab/agents/host_sampler.py"
+
+
+def container_name(cluster: str, host: str, mark: str, tc_argv: Sequence[str], interval_s: float) -> str:
+    """Named by what it reads: a monitor asking the same finds it, one asking other things gets its own."""
+    what = hashlib.sha256(json.dumps([mark, list(tc_argv), interval_s]).encode()).hexdigest()[:8]
+    return f"nowlab-{cluster}_sampler-{what}_{host}"
+
+
+def sampler_config(cluster: str, host: str, image: str, workstations: dict[str, str], *, mark: str,
+                   tc_argv: Sequence[str], interval_s: float) -> dict:
+    """The sampler container's parameters, as plain data: `workstations` maps each of the
+    host's workstation names to its container id."""
+    if not workstations:
+        raise ValueError(f"workstations: none to sample on host {host!r}")
+    if interval_s <= 0:
+        raise ValueError(f"interval_s: must be above 0, not {interval_s}")
+    argv = ["--interval", f"{interval_s:g}", "--mark", mark, "--tc", shlex.join(tc_argv),
+            *[f"{ws}={cid}" for ws, cid in sorted(workstations.items())]]
+    return {"image": image, "name": container_name(cluster, host, mark, tc_argv, interval_s),
+            "labels": {engine.LABEL: cluster, ROLE_LABEL: ROLE}, "entrypoint": ["python3", PROGRAM],
+            "command": argv, "pid_mode": "host", "privileged": True,
+            "log_config": {"type": "json-file", "config": {"max-size": "1m", "max-file": "1"}}}
+
+
+def ensure(c: docker.DockerClient, cfg: dict, owner: dict[str, str]) -> str:
+    """The running sampler of this name, started if there is none (another monitor's, if it got there first)."""
+    api = c.api
+    try:
+        found = api.inspect_container(cfg["name"])
+    except docker.errors.NotFound:
+        found = None
+    if found is not None and found["State"]["Running"]:
+        return found["Id"]
+    if found is not None:  # ended (its workstations were gone for a while): a new one
+        api.remove_container(found["Id"], force=True)
+    hc = api.create_host_config(pid_mode=cfg["pid_mode"], privileged=cfg["privileged"], init=True,
+                                log_config=cfg["log_config"])
+    try:
+        cid = api.create_container(cfg["image"], name=cfg["name"], labels={**cfg["labels"], **owner},
+                                   entrypoint=cfg["entrypoint"], command=cfg["command"], host_config=hc,
+                                   detach=True)["Id"]
+    except docker.errors.APIError as exc:
+        if exc.status_code != 409:  # 409: another monitor made it meanwhile
+            raise
+        return api.inspect_container(cfg["name"])["Id"]
+    engine.start(c, cid)
+    return cid
+
+
+def parse_line(line: str) -> dict[str, Sampled]:
+    """One sampler line -> each workstation's readings ({} for a line that is not one)."""
+    try:
+        got = json.loads(line)
+        per_ws = got["ws"]
+    except (ValueError, KeyError, TypeError):
+        return {}
+    out: dict[str, Sampled] = {}
+    for ws, r in per_ws.items() if isinstance(per_ws, dict) else ():
+        try:
+            out[ws] = Sampled(t=float(r["t"]), limits=readings.limits(r), procs_ns=readings.procs_ns(r),
+                              tc=str(r.get("tc") or ""))
+        except (ValueError, KeyError, TypeError):
+            continue  # a workstation whose files were half there (it was stopping)
+    return out
+
+
+class SampleStream:
+    """Every host's sampler, followed in one thread per host; `latest()` holds the newest readings.
+
+    A reading older than `stale_s` (by the controller's clock, at its arrival) is dropped:
+    the monitor then reads that workstation itself. A thread whose stream ended (a host
+    gone, the sampler stopped) is started again at the next `latest()`, at most once per
+    RETRY_S, starting the sampler again if it had stopped."""
+
+    RETRY_S = 5.0
+
+    def __init__(self, samplers: dict[str, Callable[[], tuple[docker.DockerClient, str]]], stale_s: float) -> None:
+        self.samplers = samplers  # host -> () -> (its engine client, the sampler's id), starting it if needed
+        self.stale_s = stale_s
+        self._latest: dict[str, tuple[float, Sampled]] = {}  # ws -> (arrived, monotonic; readings)
+        self._lock = threading.Lock()
+        self._threads: dict[str, threading.Thread] = {}
+        self._started: dict[str, float] = {}
+        self._stop = threading.Event()
+        self.errors: list[str] = []  # why a host's stream ended, newest last (kept short)
+
+    def _follow(self, host: str) -> None:
+        buf = b""
+        try:
+            client, cid = self.samplers[host]()
+            for chunk in client.api.attach(cid, stream=True, stdout=True, stderr=False, logs=False):
+                if self._stop.is_set():
+                    return
+                buf += chunk
+                *lines, buf = buf.split(b"\n")
+                for line in lines:
+                    got = parse_line(line.decode(errors="replace"))
+                    now = time.monotonic()
+                    with self._lock:
+                        for ws, s in got.items():
+                            self._latest[ws] = (now, s)
+        except (docker.errors.DockerException, OSError, RuntimeError) as exc:
+            self.errors = [*self.errors[-9:], f"{host}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"]
+
+    def latest(self) -> dict[str, Sampled]:
+        now = time.monotonic()
+        for host in self.samplers:
+            t = self._threads.get(host)
+            if (t is None or not t.is_alive()) and now - self._started.get(host, -self.RETRY_S) >= self.RETRY_S:
+                self._started[host] = now
+                self._threads[host] = threading.Thread(target=self._follow, args=(host,), daemon=True,
+                                                       name=f"nowlab-sampler-{host}")
+                self._threads[host].start()
+        with self._lock:
+            return {ws: s for ws, (arrived, s) in self._latest.items() if now - arrived <= self.stale_s}
+
+    def close(self) -> None:
+        self._stop.set()
