@@ -12,6 +12,7 @@ import math
 import statistics
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
+from typing import Sequence
 
 import pandas as pd
 
@@ -20,9 +21,14 @@ from experiments.timeshare_owners import (OwnerCommand, owners_markdown, read_ow
 from experiments.timeshare_spec import TimeshareSpec
 from experiments.timeshare_stream import StreamRun
 from experiments.timeshare_timeline import intervals
-from scheduler.timeshare.simulate import LocalPolicy
+from scheduler.timeshare.simulate import JobRecord, LocalPolicy
+from scheduler.timeshare.tables import Resync, ResyncPlan
+from testbed.meter import QUOTAS_CSV, read_quotas, speed_over
 
 FILES = ("stream.csv", "jobs.csv", "tables.csv", "timeline.csv")
+ADDED = ("t0_epoch", "kernel", "metered_speed", "metered_response_s", "metered_error")  # absent from older runs
+TEXT_ADDED = ("kernel",)
+KERNEL_OF = {"synthetic": "multiply", "cg": "matvec"}  # workloads/synthetic.py, workloads/cg.py
 
 
 class StreamFilesError(ValueError):
@@ -40,6 +46,10 @@ class StreamRow:
     run_s: float               # time 0 to the last job done
     plans: int
     late_tables: int           # tables that reached their manager after their boundary
+    # added 25 Nov 2026 (older runs' stream.csv lacks them: read as unknown)
+    t0_epoch: float = math.nan     # time 0 on the host's wall clock (the meter's clock)
+    kernel: str = ""               # the jobs' reference kernel ("": mixed, the meter's mean of its kernels)
+    metered_speed: float = math.nan  # reference cores the workstations delivered of that kernel over the run
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +68,8 @@ class StreamJobRow:
     predicted_p: int
     predicted_response_s: float
     error: float               # measured / predicted - 1
+    metered_response_s: float = math.nan  # the simulator's again, at the run's metered speed (StreamRow)
+    metered_error: float = math.nan       # measured / metered_response_s - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,13 +99,53 @@ class StreamRows:
     intervals: tuple[StreamIntervalRow, ...]
 
 
+def jobs_kernel(spec: TimeshareSpec) -> str:
+    """The reference kernel every job's work is made of ("" when they differ)."""
+    kernels = {KERNEL_OF[e.workload] for e in spec.job}
+    return kernels.pop() if len(kernels) == 1 else ""
+
+
+def predict(spec: TimeshareSpec, policy: LocalPolicy, resync: ResyncPlan, owners: dict[str, int],
+            speed_ref_cores: float | None = None) -> dict[str, JobRecord]:
+    """The simulator's run of the spec as the live run was made; at another speed if given (the metered one)."""
+    if speed_ref_cores is not None:
+        spec = spec.model_copy(update={"speed_ref_cores": speed_ref_cores})
+    setup = replace(spec.setup(policy, resync.kind, resync.every_rounds), owners=owners)
+    return {r.job: r for r in spec.simulate_run(setup).jobs}
+
+
+def metered_speed(meter_dir: Path, workstations: Sequence[str], t0: float, t1: float, kernel: str) -> float:
+    """The median over the workstations of the reference speed each delivered of `kernel` over
+    [t0, t1] (testbed.meter: quota x the core's metered factor); NaN if nothing was metered."""
+    got = [d.speed for w in workstations
+           if (d := speed_over(meter_dir, w, t0, t1, kernel=kernel or None)).speed is not None]
+    return statistics.median(got) if got else math.nan
+
+
+def with_metered(rows: StreamRows, spec: TimeshareSpec, speed: float, kernel: str,
+                 t0_epoch: float | None = None) -> StreamRows:
+    """`rows` with each job's prediction redone at `speed` (the run's metered speed of `kernel`)."""
+    r = rows.run
+    if not speed > 0:
+        return replace(rows, run=replace(r, kernel=kernel, metered_speed=math.nan,
+                                         t0_epoch=r.t0_epoch if t0_epoch is None else t0_epoch))
+    owners = dict(o.split(":") for o in r.owners.split()) if r.owners else {}
+    pred = predict(spec, LocalPolicy(r.policy), ResyncPlan(Resync(r.resync), r.every_rounds),
+                   {w: int(n) for w, n in owners.items()}, speed)
+    jobs = []
+    for j in rows.jobs:
+        m = pred[j.job].response_s if pred[j.job].response_s is not None else math.nan
+        jobs.append(replace(j, metered_response_s=m, metered_error=j.response_s / m - 1 if m > 0 else math.nan))
+    return replace(rows, run=replace(r, kernel=kernel, metered_speed=speed,
+                                     t0_epoch=r.t0_epoch if t0_epoch is None else t0_epoch), jobs=tuple(jobs))
+
+
 def measure_stream(run: StreamRun, spec: TimeshareSpec) -> StreamRows:
     live = run.live
     t0 = run.started_s
     policy = LocalPolicy(live.policy or LocalPolicy.IMPLICIT.value)
     owners = dict(spec.simulate.owners) if run.owner_commands is not None else {}
-    setup = replace(spec.setup(policy, live.resync.kind, live.resync.every_rounds), owners=owners)
-    predicted = {r.job: r for r in spec.simulate_run(setup).jobs}
+    predicted = predict(spec, policy, live.resync, owners)
     short = {a.share.job: a.short for a in spec.manager().admit(tuple(j.id for j in spec.job), {})}
     jobs = []
     for j in run.jobs.values():
@@ -116,7 +168,7 @@ def measure_stream(run: StreamRun, spec: TimeshareSpec) -> StreamRows:
             rows.append(StreamIntervalRow(w, iv.job or "", iv.start_s - offsets[w] - t0, iv.end_s - offsets[w] - t0))
     head = StreamRow(run.spec_name, live.resync.kind.value, live.resync.every_rounds, live.round_s,
                      policy.value, " ".join(f"{w}:{n}" for w, n in sorted(owners.items())), end_s - t0,
-                     len(run.plans), sum(len(e.late) for e in live.epochs))
+                     len(run.plans), sum(len(e.late) for e in live.epochs), t0_epoch=t0, kernel=jobs_kernel(spec))
     return StreamRows(head, tuple(jobs), tuple(tables), tuple(rows))
 
 
@@ -144,6 +196,10 @@ def read_stream_rows(run_dir: Path) -> StreamRows:
         except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
             raise StreamFilesError(f"{path}: not a CSV file ({str(exc).splitlines()[0]})") from None
         want = [f.name for f in fields(cls)]
+        added = [f.name for f in fields(cls) if f.name in ADDED]
+        if list(frame.columns) == [w for w in want if w not in added]:  # a run written before they were
+            for col in added:
+                frame[col] = "" if col in TEXT_ADDED else math.nan
         if list(frame.columns) != want:
             raise StreamFilesError(f"{path.name}: columns {list(frame.columns)}, expected {want}")
         text = {f.name for f in fields(cls) if f.type == "str"}
@@ -161,29 +217,39 @@ def _pct(x: float) -> str:
 
 def render_stream_markdown(rows: StreamRows) -> str:
     r = rows.run
+    metered = not math.isnan(r.metered_speed)
+    kernel = r.kernel or "mixed: the meter's mean of its kernels"
+    span = "over the run" if not math.isnan(r.t0_epoch) else "over the cluster's whole meter record"
     variant = r.resync + (f" every {r.every_rounds} rounds" if r.resync == "loose" else "")
     lines = [f"# Time sharing live on an arrival stream: {r.spec} under {variant}", "",
              f"Round {r.round_s:g} s. The global manager replanned {r.plans} times, at arrivals and ends; each plan "
              f"took over at a round boundary of the tables before it ({r.late_tables} tables late). The last job "
              f"ended {r.run_s:.1f} s after time 0. Local policy {r.policy}; owners {r.owners or 'none'}. Predicted: "
              f"the simulator on the same spec, manager, policy, resync and owners.", "",
+             *([f"The jobs' kernel ({kernel}) was delivered at {r.metered_speed:.3f} reference cores {span}, "
+                f"median of the workstations (the keeper's meter: quota x the core's factor for that kernel) "
+                f"against the spec's speed_ref_cores, which the governor holds for the mean of its kernels: the "
+                f"second prediction is the simulator at that speed.", ""] if metered else []),
              "![who ran when](timeline.png)", "",
              "Times from time 0: admitted, the plan was made; scheduled, its first tables took over (after its "
              "launch and check-in); the simulator schedules it at the first boundary after its arrival.", "",
              "| job | short | arrival s | admitted s | scheduled s | predicted start s | done s | workstations | β | "
-             "response s | predicted s | error |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "response s | predicted s | error |" + (" at metered speed s | error |" if metered else ""),
+             "|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if metered else "")]
     for j in rows.jobs:
         lines.append(f"| {j.job} | {'yes' if j.short else 'no'} | {j.arrival_s:.1f} | {j.admitted_s:.1f} | "
                      f"{j.scheduled_s:.1f} | {j.predicted_start_s:.1f} | "
                      f"{j.done_s:.1f} | {j.workstations} | {j.beta:.3g} | {j.response_s:.1f} | "
-                     f"{j.predicted_response_s:.1f} | {_pct(j.error)} |")
+                     f"{j.predicted_response_s:.1f} | {_pct(j.error)} |"
+                     + (f" {j.metered_response_s:.1f} | {_pct(j.metered_error)} |" if metered else ""))
     for label, pick in (("short", True), ("large", False)):
         group = [j for j in rows.jobs if j.short == pick]
         if group:
             m, p = statistics.mean(j.response_s for j in group), statistics.mean(j.predicted_response_s for j in group)
             lines += ["", f"Mean response of the {len(group)} {label} jobs: {m:.1f} s measured, {p:.1f} s predicted "
-                          f"({_pct(m / p - 1)})."]
+                          f"({_pct(m / p - 1)})" + (
+                              f"; {(q := statistics.mean(j.metered_response_s for j in group)):.1f} s at the metered "
+                              f"speed ({_pct(m / q - 1)})." if metered else ".")]
     lines += ["", "## The tables of each plan", "",
               "| plan | from s | workstation | slot | process | Δt_p s | Δt_s s |", "|---|---|---|---|---|---|---|"]
     lines += [f"| {t.epoch} | {t.anchor_s:.2f} | {t.workstation} | {t.slot} | {t.process or '(dummy)'} | "
@@ -231,11 +297,36 @@ def write_stream_report(run_dir: Path) -> list[Path]:
     return [md, png]
 
 
-def record_stream(run: StreamRun, spec: TimeshareSpec, out_dir: Path) -> list[Path]:
-    written = write_stream_rows(out_dir, measure_stream(run, spec))
+def record_stream(run: StreamRun, spec: TimeshareSpec, out_dir: Path, meter_dir: Path | None = None) -> list[Path]:
+    """The run's CSVs and report; with `meter_dir` (the cluster's state folder, where the keeper
+    writes meter.csv and quotas.csv) each job is also predicted at the speed its kernel was delivered."""
+    rows = measure_stream(run, spec)
+    if meter_dir is not None:
+        speed = metered_speed(meter_dir, spec.workstations, run.started_s, run.started_s + rows.run.run_s,
+                              rows.run.kernel)
+        rows = with_metered(rows, spec, speed, rows.run.kernel)
+    written = write_stream_rows(out_dir, rows)
     if run.owner_commands is not None:
         written.append(write_owner_commands(out_dir, run.owner_commands))
     return [*written, *write_stream_report(out_dir)]
+
+
+def remeter_stream(run_dir: Path, spec: TimeshareSpec, meter_dir: Path) -> list[Path]:
+    """A stream run's predictions redone at its metered speed, from the keeper's CSVs in `meter_dir`,
+    over the run's span, or over the whole record for a run from before time 0 was noted."""
+    rows = read_stream_rows(run_dir)
+    if rows.run.spec != spec.name:
+        raise ValueError(f"--spec: {spec.name!r} is not the spec of {run_dir} ({rows.run.spec!r})")
+    if math.isnan(rows.run.t0_epoch):
+        quotas = read_quotas(meter_dir / QUOTAS_CSV)
+        if not quotas:
+            raise ValueError(f"{meter_dir / QUOTAS_CSV}: no quota rows")
+        t0, t1 = quotas[0].t, quotas[-1].t
+    else:
+        t0, t1 = rows.run.t0_epoch, rows.run.t0_epoch + rows.run.run_s
+    kernel = jobs_kernel(spec)
+    return write_stream_rows(run_dir, with_metered(rows, spec, metered_speed(meter_dir, spec.workstations, t0, t1,
+                                                                              kernel), kernel))
 
 
 def compare_streams_markdown(runs: list[tuple[str, StreamRows, tuple[OwnerCommand, ...] | None]]) -> str:

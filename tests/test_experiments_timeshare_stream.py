@@ -110,3 +110,60 @@ def test_a_damaged_stream_directory_is_one_line_naming_the_file(tmp_path):
     (tmp_path / "stream.csv").write_text("spec,resync\nx,loose\n")
     with pytest.raises(StreamFilesError, match=r"^stream.csv: columns \['spec', 'resync'\], expected"):
         read_stream_rows(tmp_path)
+
+
+def recorded_rows(spec: TimeshareSpec, t0_epoch: float = math.nan):
+    """A run's rows as if measured 10% slower than the simulator at the spec's speed, with no meter noted."""
+    from experiments.timeshare_stream_report import StreamJobRow, StreamRow, StreamRows, predict
+    from scheduler.timeshare.simulate import LocalPolicy
+
+    pred = predict(spec, LocalPolicy.PROPER_SHARE, ResyncPlan(Resync.LOOSE, 1), {"ws3": 1})
+    jobs = tuple(StreamJobRow(j, j == "S", r.arrival_s, r.arrival_s, r.start_s, r.start_s, r.finish_s * 1.1, "ws1",
+                              r.processors, 0.5, r.response_s * 1.1, r.processors, r.response_s, 0.1)
+                 for j, r in pred.items())
+    run = StreamRow(spec.name, "loose", 1, ROUND_S, "proper-share", "ws3:1", 20.0, 3, 0, t0_epoch=t0_epoch)
+    return StreamRows(run, jobs, (), ())
+
+
+def test_predictions_at_the_metered_speed_and_runs_written_before_it(tmp_path):
+    """A stream run predicted again at the speed its jobs' kernel was delivered (the keeper's
+    meter), and a run directory written before those columns existed read as unmetered."""
+    from experiments.timeshare_stream_report import (jobs_kernel, remeter_stream, with_metered,
+                                                     write_stream_rows)
+
+    spec = stream_spec()
+    assert jobs_kernel(spec) == "multiply"
+    rows = recorded_rows(spec)
+    half = with_metered(rows, spec, spec.speed_ref_cores / 2, "multiply")
+    for before, after in zip(rows.jobs, half.jobs):  # half the speed: the work takes twice as long, the rest not
+        assert before.predicted_response_s < after.metered_response_s < 2.05 * before.predicted_response_s
+        assert after.metered_error == pytest.approx(after.response_s / after.metered_response_s - 1)
+    assert half.run.metered_speed == spec.speed_ref_cores / 2 and half.run.kernel == "multiply"
+
+    # an old directory: no t0_epoch, kernel, metered_* columns
+    write_stream_rows(tmp_path, rows)
+    for name, cols in (("stream.csv", ["t0_epoch", "kernel", "metered_speed"]),
+                       ("jobs.csv", ["metered_response_s", "metered_error"])):
+        import pandas as pd
+        pd.read_csv(tmp_path / name).drop(columns=cols).to_csv(tmp_path / name, index=False)
+    old = read_stream_rows(tmp_path)
+    assert math.isnan(old.run.metered_speed) and old.run.kernel == "" and math.isnan(old.jobs[0].metered_error)
+
+    # the keeper's CSVs: multiply delivered at 0.5 of the spec's speed (quota 0.5, factor 1.0 for it)
+    meter = tmp_path / "meter"
+    meter.mkdir()
+    (meter / "meter.csv").write_text("t,core,kernel,factor,cpu_s\n" + "".join(
+        f"{t}.0,0,multiply,1.0,0.01\n{t}.5,0,matvec,3.0,0.01\n" for t in range(100, 130)))
+    (meter / "quotas.csv").write_text("t,workstation,core,quota_cores,factor,target,scale,stale\n" + "".join(
+        f"{t}.0,{w},0,0.5,2.0,1.0,1.0,0\n" for t in range(100, 130) for w in spec.workstations))
+    remeter_stream(tmp_path, spec, meter)
+    got = read_stream_rows(tmp_path)
+    assert got.run.metered_speed == pytest.approx(0.5) and got.run.kernel == "multiply"
+    assert [j.metered_response_s for j in got.jobs] == pytest.approx(
+        [j.metered_response_s for j in half.jobs])
+    write_stream_report(tmp_path)
+    md = (tmp_path / "report.md").read_text()
+    assert "delivered at 0.500 reference cores over the cluster's whole meter record" in md
+    assert "at metered speed s" in md
+    with pytest.raises(ValueError, match="^--spec: 'other'"):
+        remeter_stream(tmp_path, spec.model_copy(update={"name": "other"}), meter)

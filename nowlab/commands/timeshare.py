@@ -129,6 +129,7 @@ def run_command(
     from experiments.timeshare_stream import StreamRun, StreamRunner
     from experiments.timeshare_stream_report import record_stream
     from scheduler.timeshare.simulate import LocalPolicy
+    from testbed.state import cluster_dir
     from scheduler.timeshare.tables import ResyncPlan
 
     if (cluster is None) == (not host):
@@ -160,7 +161,8 @@ def run_command(
         with user_errors():
             run = runner.run()
     with user_errors():
-        written = record_stream(run, spec, out_dir) if isinstance(run, StreamRun) else record_run(run, out_dir)
+        written = (record_stream(run, spec, out_dir, meter_dir=cluster_dir(cluster) if cluster else None)
+                   if isinstance(run, StreamRun) else record_run(run, out_dir))
     console.print(f"wrote {', '.join(str(p) for p in written)}")
 
 
@@ -171,13 +173,21 @@ def report_command(
         None, "--dedicated-from",
         help="A run of the same spec whose dedicated times (T_d(1), T_d(p)) fill in each run made with "
              "--no-dedicated; its jobs.csv and run.csv are rewritten."),
+    meter_from: Optional[Path] = typer.Option(
+        None, "--meter-from",
+        help="Stream runs: a folder with the cluster's meter.csv and quotas.csv (its state folder, or a copy); "
+             "each run is predicted again at the speed its jobs' kernel was delivered, over the run's span (over "
+             "the whole record for a run that did not note its time 0). Needs --spec."),
+    spec_file: Optional[Path] = typer.Option(None, "--spec", help="The runs' time-sharing spec (with --meter-from)."),
 ) -> None:
     """Redo each run's report (report.md and its PNGs) from its CSV files; with --compare, the runs side by side."""
     from experiments.timeshare_files import read_rows, write_rows
     from experiments.timeshare_measure import borrow_dedicated
     from experiments.timeshare_report import compare_markdown, write_report
     from experiments.timeshare_owners import read_owner_commands
-    from experiments.timeshare_stream_report import compare_streams_markdown, read_stream_rows, write_stream_report
+    from experiments.timeshare_spec import load_timeshare_spec
+    from experiments.timeshare_stream_report import (compare_streams_markdown, read_stream_rows, remeter_stream,
+                                                     write_stream_report)
 
     with user_errors():
         if dedicated_from is not None:
@@ -186,6 +196,12 @@ def report_command(
                 rows = read_rows(d)
                 if d.resolve() != dedicated_from.resolve() and all(math.isnan(j.t_d1_s) for j in rows.jobs):
                     write_rows(d, borrow_dedicated(rows, source, dedicated_from.name))
+        if meter_from is not None:
+            if spec_file is None:
+                raise ValueError("--meter-from: give the runs' spec with --spec")
+            spec = load_timeshare_spec(spec_file)
+            for d in run_dirs:
+                remeter_stream(d, spec, meter_from)
         written = [p for d in run_dirs
                    for p in (write_stream_report(d) if (d / "stream.csv").is_file() else write_report(d))]
         if compare is not None:
