@@ -23,7 +23,8 @@ from experiments.timeshare_stream import StreamRun
 from experiments.timeshare_timeline import intervals
 from scheduler.timeshare.simulate import JobRecord, LocalPolicy
 from scheduler.timeshare.tables import Resync, ResyncPlan
-from testbed.meter import QUOTAS_CSV, read_quotas, speed_over
+from testbed.meter import (QUOTAS_CSV, SAMPLES_CSV, append_quotas, append_samples, read_quotas, series,
+                           speed_over)
 
 FILES = ("stream.csv", "jobs.csv", "tables.csv", "timeline.csv")
 ADDED = ("t0_epoch", "kernel", "metered_speed", "metered_response_s", "metered_error")  # absent from older runs
@@ -297,15 +298,31 @@ def write_stream_report(run_dir: Path) -> list[Path]:
     return [md, png]
 
 
+def keep_meter(meter_dir: Path, out_dir: Path, t0: float, t1: float) -> list[Path]:
+    """The keeper's samples and quotas over [t0, t1] copied beside the run (with the quota each
+    workstation had at t0), so its metered speed can be checked once the cluster is gone."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = out_dir / SAMPLES_CSV, out_dir / QUOTAS_CSV
+    for p in paths:
+        p.unlink(missing_ok=True)
+    append_samples(paths[0], series(meter_dir, t0, t1))
+    quotas = read_quotas(meter_dir / QUOTAS_CSV)
+    before = {q.workstation: q for q in quotas if q.t < t0}  # the last one before t0, each
+    append_quotas(paths[1], [*before.values(), *(q for q in quotas if t0 <= q.t <= t1)])
+    return list(paths)
+
+
 def record_stream(run: StreamRun, spec: TimeshareSpec, out_dir: Path, meter_dir: Path | None = None) -> list[Path]:
     """The run's CSVs and report; with `meter_dir` (the cluster's state folder, where the keeper
     writes meter.csv and quotas.csv) each job is also predicted at the speed its kernel was delivered."""
     rows = measure_stream(run, spec)
+    kept: list[Path] = []
     if meter_dir is not None:
-        speed = metered_speed(meter_dir, spec.workstations, run.started_s, run.started_s + rows.run.run_s,
-                              rows.run.kernel)
+        t1 = run.started_s + rows.run.run_s
+        kept = keep_meter(meter_dir, out_dir, run.started_s, t1)
+        speed = metered_speed(out_dir, spec.workstations, run.started_s, t1, rows.run.kernel)
         rows = with_metered(rows, spec, speed, rows.run.kernel)
-    written = write_stream_rows(out_dir, rows)
+    written = [*write_stream_rows(out_dir, rows), *kept]
     if run.owner_commands is not None:
         written.append(write_owner_commands(out_dir, run.owner_commands))
     return [*written, *write_stream_report(out_dir)]

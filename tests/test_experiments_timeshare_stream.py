@@ -167,3 +167,20 @@ def test_predictions_at_the_metered_speed_and_runs_written_before_it(tmp_path):
     assert "at metered speed s" in md
     with pytest.raises(ValueError, match="^--spec: 'other'"):
         remeter_stream(tmp_path, spec.model_copy(update={"name": "other"}), meter)
+
+
+def test_the_keepers_record_over_the_run_is_kept_beside_it(tmp_path):
+    from experiments.timeshare_stream_report import keep_meter, metered_speed
+
+    src = tmp_path / "cluster"
+    src.mkdir()
+    (src / "meter.csv").write_text("t,core,kernel,factor,cpu_s\n" + "".join(
+        f"{t}.0,0,multiply,{1.0 if t < 120 else 2.0},0.01\n" for t in range(100, 140)))
+    (src / "quotas.csv").write_text("t,workstation,core,quota_cores,factor,target,scale,stale\n"
+                                    "90.0,ws1,0,0.25,1.0,0.3,1.0,0\n125.0,ws1,0,0.3,1.0,0.3,1.0,0\n")
+    out = tmp_path / "run"
+    kept = keep_meter(src, out, 110.0, 119.0)
+    assert [p.name for p in kept] == ["meter.csv", "quotas.csv"]
+    assert len((out / "meter.csv").read_text().splitlines()) == 1 + 10
+    assert (out / "quotas.csv").read_text().splitlines()[1].startswith("90.000,ws1")  # in force at t0
+    assert metered_speed(out, ["ws1"], 110.0, 119.0, "multiply") == pytest.approx(0.25)
