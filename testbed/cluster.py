@@ -97,7 +97,8 @@ class Cluster:
         if isinstance(be, backends.HostPlacing):  # several hosts: the backend places on its hosts' cores
             placement = be.place(spec)  # refuses before starting, naming the host
         else:
-            factors = meter.quick_factors(host_cores) if any(spec.speed(n) is not None for n in spec.names) else None
+            factors = (meter.quick_factors(host_cores, kernel=spec.kernel)
+                       if any(spec.speed(n) is not None for n in spec.names) else None)
             placement = place(spec, host_cores, be.pinned_load(), factors)  # refuses before starting
         spec = placement.resolve(spec)  # speed workstations get their caps in cores
         try:

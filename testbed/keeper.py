@@ -103,7 +103,7 @@ class Keeper:
             for s in samples:
                 smoother.add(s)
             now = time.time()
-            factors = {ws: smoother.factor(st.cores[ws], now) for ws in spec.names}
+            factors = {ws: smoother.factor(st.cores[ws], now, spec.kernel) for ws in spec.names}
             if (d / HOLD_FILE).exists():
                 gov.quotas.update({ws: t.nominal for ws, t in gov.targets.items()})
                 steps = gov.step({ws: None for ws in gov.targets}, read_scales(d))  # holds the nominal quota
@@ -131,7 +131,7 @@ class Keeper:
             append_quotas(d / QUOTAS_CSV, rows)
             _write_json(d / NOW_FILE, {"t": now, "pid": os.getpid(), "quotas": written,
                                        "governed": {ws: stp.quota for ws, stp in steps.items()},
-                                       "factors": {str(c): smoother.factor(c, now) for c in self.cores}})
+                                       "factors": {str(c): smoother.factor(c, now, spec.kernel) for c in self.cores}})
             tick += 1
             time.sleep(max(0.0, TICK_S - (time.monotonic() - t_start)))
 

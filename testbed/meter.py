@@ -64,22 +64,24 @@ def parse_sample(line: str) -> Sample | None:
     return None if got is None else Sample(*got)
 
 
-def factors_of(samples: list[Sample]) -> dict[int, float]:
+def factors_of(samples: list[Sample], kernel: str | None = None) -> dict[int, float]:
     """A short reading per core (placement's): each kernel's median, then their mean, the same
-    blend as `Smoother.factor`. Cores with no sample are left out."""
+    blend as `Smoother.factor`; with `kernel`, that kernel's median alone (a cluster whose
+    speeds are held for one kernel, ClusterSpec.speed_kernel). Cores with no sample are left out."""
     out: dict[int, float] = {}
     for core in sorted({s.core for s in samples}):
         meds = []
-        for k in KERNEL_ORDER:
+        for k in KERNEL_ORDER if kernel is None else (kernel,):
             v = sorted(s.factor for s in samples if s.core == core and s.kernel == k)
             if v:
                 meds.append(v[len(v) // 2])
-        out[core] = sum(meds) / len(meds)
+        if meds:
+            out[core] = sum(meds) / len(meds)
     return out
 
 
 class Smoother:
-    """Per-core EWMA of each kernel's factor; the core's factor is their mean."""
+    """Per-core EWMA of each kernel's factor; the core's factor is their mean (or one kernel's)."""
 
     def __init__(self, alpha: float = EWMA_ALPHA, max_gap_s: float = MAX_GAP_S):
         self.alpha, self.max_gap_s = alpha, max_gap_s
@@ -97,23 +99,25 @@ class Smoother:
         f = self._ewma.get((core, kernel))
         return SAMPLE_REF_S if f is None else min(0.03, max(0.008, SAMPLE_CPU_S * f))
 
-    def factor(self, core: int, now: float | None = None) -> float | None:
-        """The smoothed factor of a core, or None when it has no recent sample."""
+    def factor(self, core: int, now: float | None = None, kernel: str | None = None) -> float | None:
+        """The smoothed factor of a core (the mean of its kernels', or `kernel`'s alone), or None
+        when it has no recent sample."""
         last = self._last.get(core)
         now = time.time() if now is None else now
         if last is None or now - last > self.max_gap_s:
             return None
-        vals = [v for (c, _k), v in self._ewma.items() if c == core]
-        return sum(vals) / len(vals)
+        vals = [v for (c, k), v in self._ewma.items() if c == core and kernel in (None, k)]
+        return sum(vals) / len(vals) if vals else None
 
 
 PLACEMENT_READ_S = 2.0         # per core, for placement: the host's speed varies 15-22% (CV) over 1 s
                                # windows, so half a second refused specs that fit a moment later
 
 
-def quick_factors(cores: list[int], seconds: float | None = None) -> dict[int, float]:
+def quick_factors(cores: list[int], seconds: float | None = None, kernel: str | None = None) -> dict[int, float]:
     """A short reading per core (for placement): each kernel's median over `seconds` in all
-    (PLACEMENT_READ_S a core by default), then their mean, the same blend as `Smoother.factor`."""
+    (PLACEMENT_READ_S a core by default), then their mean, the same blend as `Smoother.factor`
+    (`kernel`: that kernel's alone)."""
     if seconds is None:
         seconds = PLACEMENT_READ_S * len(cores)
     got: list[Sample] = []
@@ -123,7 +127,7 @@ def quick_factors(cores: list[int], seconds: float | None = None) -> dict[int, f
         while time.monotonic() < end or i < 4 * len(KERNEL_ORDER):
             got.append(measure(core, KERNEL_ORDER[i % len(KERNEL_ORDER)]))
             i += 1
-    return factors_of(got)
+    return factors_of(got, kernel)
 
 
 # -- the CSVs ------------------------------------------------------------------------------

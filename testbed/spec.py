@@ -72,6 +72,11 @@ class Defaults(_Strict):
     owner: OwnerLoad | None = Field(None, description="owner load started with the cluster")
     speed: float | None = Field(None, description="reference cores of a workstation with no cpu, class or speed")
     governor: bool = Field(True, description="keep speed workstations on their reference speed live")
+    # A core's speed differs by kernel: on this host multiply ran at 0.86 and matvec at 1.5-1.6
+    # reference-seconds per CPU-second, so speeds held for their mean gave multiply-bound jobs
+    # 23% less than asked (zb4, 25 Nov 2026). Name the kernel the cluster's jobs are made of.
+    speed_kernel: Literal["mean", "multiply", "matvec"] = Field(
+        "mean", description="the reference kernel speeds are held for: one kernel, or the mean of both")
     memory: ByteSize = Field(ByteSize(DEFAULT_MEMORY), description="memory of a workstation (RAM, no swap), bytes or '512MiB'")
 
     _egress = field_validator("egress", mode="before")(lambda v: _rate(v))
@@ -305,6 +310,11 @@ class ClusterSpec(_Strict):
 
     def governed(self, name: str) -> bool:
         return self.defaults.governor and self.speed(name) is not None
+
+    @property
+    def kernel(self) -> str | None:
+        """The kernel speeds are metered and held by (None: the mean of the meter's kernels)."""
+        return None if self.defaults.speed_kernel == "mean" else self.defaults.speed_kernel
 
     def cpu(self, name: str) -> float:
         """The cap in cores. A speed workstation's is what placement reserved for it (before

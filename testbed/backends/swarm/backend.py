@@ -222,7 +222,8 @@ class SwarmBackend:
 
         def one(h: SwarmHost) -> tuple[str, HostCores]:
             with _engine_errors(f"{h.where()}: reading its cores' speed"):
-                got = metering.read_factors(clients[h], spec.name, h.name, image, found[h.name].cores, files, owner)
+                got = metering.read_factors(clients[h], spec.name, h.name, image, found[h.name].cores, files, owner,
+                                             spec.kernel)
             return h.name, HostCores(found[h.name].cores, found[h.name].taken, got)
 
         self._found = dict(parallel(one, list(by_name.values())))

@@ -62,7 +62,7 @@ def create(c: docker.DockerClient, cfg: dict, files: dict[str, bytes], owner: di
 
 
 def read_factors(c: docker.DockerClient, cluster: str, host: str, image: str, cores: Sequence[int],
-                 files: dict[str, bytes], owner: dict[str, str]) -> dict[int, float]:
+                 files: dict[str, bytes], owner: dict[str, str], kernel: str | None = None) -> dict[int, float]:
     """Each core's factor (reference cores per core) from a probe that runs PLACEMENT_READ_S a
     core and stops, as `meter.quick_factors` reads this machine's cores."""
     seconds = PLACEMENT_READ_S * len(cores)
@@ -73,7 +73,7 @@ def read_factors(c: docker.DockerClient, cluster: str, host: str, image: str, co
     finally:
         c.api.remove_container(cid, force=True)
     samples = [s for line in out.splitlines() if (s := parse_sample(line)) is not None]
-    got = factors_of(samples)
+    got = factors_of(samples, kernel)
     missing = sorted(set(cores) - set(got))
     if missing:
         raise RuntimeError(f"host {host!r}: the probe gave no reading of core {missing[0]}")
