@@ -106,6 +106,13 @@ def jobs_kernel(spec: TimeshareSpec) -> str:
     return kernels.pop() if len(kernels) == 1 else ""
 
 
+def short_jobs(spec: TimeshareSpec) -> dict[str, bool]:
+    """Each job's class by the allocation rule: short when its T_d(1) is at most short_t1_s.
+    (Not whether one plan of all the jobs at once admits it as short: one that waits is still short.)"""
+    manager = spec.manager()
+    return {j: d.model.T(1) <= manager.rule.short_t1_s for j, d in manager.demands.items()}
+
+
 def predict(spec: TimeshareSpec, policy: LocalPolicy, resync: ResyncPlan, owners: dict[str, int],
             speed_ref_cores: float | None = None) -> dict[str, JobRecord]:
     """The simulator's run of the spec as the live run was made; at another speed if given (the metered one)."""
@@ -147,7 +154,7 @@ def measure_stream(run: StreamRun, spec: TimeshareSpec) -> StreamRows:
     policy = LocalPolicy(live.policy or LocalPolicy.IMPLICIT.value)
     owners = dict(spec.simulate.owners) if run.owner_commands is not None else {}
     predicted = predict(spec, policy, live.resync, owners)
-    short = {a.share.job: a.short for a in spec.manager().admit(tuple(j.id for j in spec.job), {})}
+    short = short_jobs(spec)
     jobs = []
     for j in run.jobs.values():
         pred = predicted[j.job]
@@ -330,7 +337,8 @@ def record_stream(run: StreamRun, spec: TimeshareSpec, out_dir: Path, meter_dir:
 
 def remeter_stream(run_dir: Path, spec: TimeshareSpec, meter_dir: Path) -> list[Path]:
     """A stream run's predictions redone at its metered speed, from the keeper's CSVs in `meter_dir`,
-    over the run's span, or over the whole record for a run from before time 0 was noted."""
+    over the run's span, or over the whole record for a run from before time 0 was noted; its
+    jobs' short flags from the spec's rule."""
     rows = read_stream_rows(run_dir)
     if rows.run.spec != spec.name:
         raise ValueError(f"--spec: {spec.name!r} is not the spec of {run_dir} ({rows.run.spec!r})")
@@ -342,6 +350,8 @@ def remeter_stream(run_dir: Path, spec: TimeshareSpec, meter_dir: Path) -> list[
     else:
         t0, t1 = rows.run.t0_epoch, rows.run.t0_epoch + rows.run.run_s
     kernel = jobs_kernel(spec)
+    short = short_jobs(spec)  # runs before 25 Nov 2026 marked only the jobs a plan of all at once admitted
+    rows = replace(rows, jobs=tuple(replace(j, short=short[j.job]) for j in rows.jobs))
     return write_stream_rows(run_dir, with_metered(rows, spec, metered_speed(meter_dir, spec.workstations, t0, t1,
                                                                               kernel), kernel))
 
