@@ -359,8 +359,21 @@ def remeter_stream(run_dir: Path, spec: TimeshareSpec, meter_dir: Path) -> list[
 def compare_streams_markdown(runs: list[tuple[str, StreamRows, tuple[OwnerCommand, ...] | None]]) -> str:
     """Stream runs of one spec side by side (one per resync variant): each job's response, the short jobs' mean."""
     jobs = [j.job for j in runs[0][1].jobs]
+    metered = all(not math.isnan(rows.run.metered_speed) for _n, rows, _o in runs)
+
+    def cell(measured: float, group: list[StreamJobRow], pick) -> str:
+        pred = f"{statistics.mean(pick(j, False) for j in group):.1f}"
+        if metered:
+            pred += f" / {statistics.mean(pick(j, True) for j in group):.1f}"
+        return f"{measured:.1f} ({pred})"
+
+    def predicted(j: StreamJobRow, at_metered: bool) -> float:
+        return j.metered_response_s if at_metered else j.predicted_response_s
+
     lines = ["# Time sharing live on an arrival stream: the runs side by side", "",
-             "Response (arrival to done) in s, measured; in brackets the simulator's for the same variant.", "",
+             "Response (arrival to done) in s, measured; in brackets the simulator's for the same variant"
+             + (", at the spec's speed / at the speed the jobs' kernel was delivered (metered)." if metered else "."),
+             "",
              "| run | variant | policy | " + " | ".join(jobs) + " | short jobs' mean | large jobs' mean | "
              "owners' mean response s |",
              "|---|---|---|" + "---|" * (len(jobs) + 3)]
@@ -368,13 +381,11 @@ def compare_streams_markdown(runs: list[tuple[str, StreamRows, tuple[OwnerComman
         r = rows.run
         variant = r.resync + (f" every {r.every_rounds}" if r.resync == "loose" else "")
         by_job = {j.job: j for j in rows.jobs}
-        cells = [f"{by_job[j].response_s:.1f} ({by_job[j].predicted_response_s:.1f})" if j in by_job else "-"
-                 for j in jobs]
+        cells = [cell(by_job[j].response_s, [by_job[j]], predicted) if j in by_job else "-" for j in jobs]
         means = []
         for pick in (True, False):
             group = [j for j in rows.jobs if j.short == pick]
-            means.append(f"{statistics.mean(j.response_s for j in group):.1f} "
-                         f"({statistics.mean(j.predicted_response_s for j in group):.1f})" if group else "-")
+            means.append(cell(statistics.mean(j.response_s for j in group), group, predicted) if group else "-")
         owner_cell = ", ".join(f"{o.workstation} {o.mean_response_s:.3f}" for o in summarise(owners)) if owners else "-"
         lines.append(f"| {name} | {variant} | {r.policy} | " + " | ".join(cells) + f" | {means[0]} | {means[1]} | "
                      f"{owner_cell} |")

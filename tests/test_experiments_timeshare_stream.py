@@ -165,6 +165,9 @@ def test_predictions_at_the_metered_speed_and_runs_written_before_it(tmp_path):
     md = (tmp_path / "report.md").read_text()
     assert "delivered at 0.500 reference cores over the cluster's whole meter record" in md
     assert "at metered speed s" in md
+    j = got.jobs[0]
+    side = compare_streams_markdown([("a", got, None)])
+    assert f"| {j.response_s:.1f} ({j.predicted_response_s:.1f} / {j.metered_response_s:.1f}) |" in side
     with pytest.raises(ValueError, match="^--spec: 'other'"):
         remeter_stream(tmp_path, spec.model_copy(update={"name": "other"}), meter)
 
