@@ -30,8 +30,11 @@ OWNER_LOG = "/tmp/nowlab-timeshare-owner.log"
 OWNER_PIDFILE = "/run/nowlab-timeshare-owner.pid"
 
 
-def manager_argv(workstation: str, port: int = DEFAULT_PORT) -> list[str]:
-    return ["python3", AGENT_PATH, "--name", workstation, "--port", str(port)]
+def manager_argv(workstation: str, port: int = DEFAULT_PORT, drift_ppm: float = 0.0) -> list[str]:
+    """The manager's command; `drift_ppm` runs its clock off (the containers share the host's
+    clock, so without it nothing drifts and the skew cannot grow)."""
+    return ["python3", AGENT_PATH, "--name", workstation, "--port", str(port)] + (
+        ["--drift-ppm", repr(drift_ppm)] if drift_ppm else [])
 
 
 def parent_pid(stat_text: str) -> int | None:
@@ -45,6 +48,7 @@ class ClusterBackend:
     cluster: Cluster
     port: int = DEFAULT_PORT
     client_timeout_s: float = 2.0
+    drift_ppm: Mapping[str, float] = field(default_factory=dict)  # workstation -> its manager's clock rate error
     _clients: dict[str, ManagerClient] = field(default_factory=dict, init=False)
 
     def start_managers(self, workstations: Sequence[str]) -> dict[str, ManagerClient]:
@@ -54,7 +58,8 @@ class ClusterBackend:
             client = ManagerClient(ips[w], self.port, timeout_s=self.client_timeout_s, secret=secret)
             self._clients[w] = client  # before anything starts: stop_managers finds it
             self._stop_one(w, client)  # one left from an earlier run would hold the port
-            self.cluster.control(w).detach(manager_argv(w, self.port), env=self._secret_env())
+            self.cluster.control(w).detach(manager_argv(w, self.port, self.drift_ppm.get(w, 0.0)),
+                                           env=self._secret_env())
             self.cluster.wait_listening(w, self.port, timeout=START_TIMEOUT_S)
 
         parallel(start, list(workstations))  # every workstation at once, as stop_managers

@@ -31,6 +31,7 @@ class RunRow:
     # directory they were taken from (borrow_dedicated), the same spec on the same cluster
     dedicated_from: str = ""
     policy: str = "implicit"     # the local policy in the slots (the managers' default: implicit)
+    drift_ppm: str = ""          # "ws1:200 ws2:-100": managers' clocks run off by this ("": none, one clock)
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,7 +211,8 @@ def measure(run: TimeshareRun) -> RunRows:
     first_launch_s = min(r.launched_s for r in run.shared.values())
     run_row = RunRow(run.spec_name, live.resync.kind.value, live.resync.every_rounds, live.round_s,
                      last_done_s - first_launch_s, live.anchor_s - first_launch_s, live.watchdog_bound_s,
-                     " ".join(sorted(dead)), policy=live.policy or "implicit")
+                     " ".join(sorted(dead)), policy=live.policy or "implicit",
+                     drift_ppm=" ".join(f"{w}:{d:g}" for w, d in sorted(run.drift_ppm.items()) if d))
     jobs = tuple(job_row(run, p.job) for p in run.programs)
     return RunRows(run_row, jobs, tuple(share_rows), tuple(interval_rows), tuple(table_rows),
                    tuple(sorted(skew_rows, key=lambda r: (r.workstation, r.at_s))), tuple(managers))

@@ -85,7 +85,10 @@ def render_markdown(rows: RunRows) -> str:
     lines += ["", f"## Skew between slot boundaries ({variant})", "",
               "sample: where a workstation's round 0 lay against the global one at each timeline poll (the "
               "skew as it stands, corrected or not); correction: what each resync removed. |skew| in ms; each "
-              "figure is good to half the clock estimate's round trip.", "",
+              "figure is good to half the clock estimate's round trip. Clocks: "
+              + (f"each manager's run off by its emulated drift ({r.drift_ppm}, ppm)." if r.drift_ppm else
+                 "one host clock for every manager (no drift: uncorrected skew stays where the table's start "
+                 "left it)."), "",
               "| workstation | kind | n | median | 95th pct | max |", "|---|---|---|---|---|---|"]
     lines += [f"| {w} | {k} | {n} | {a} | {b} | {c} |" for w, k, n, a, b, c in skew_summary(rows.skews)]
     lines += ["", "![skew over time](skew.png)", "", "## Switch cost and the managers' CPU", "",

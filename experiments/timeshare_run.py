@@ -99,6 +99,8 @@ class TimeshareBackend(OwnerBackend, Protocol):
     def rank_env(self) -> dict[str, str]: ...   # how a rank finds its workstation's manager
     def launch(self, hosts: Sequence[str], argv: Sequence[str], env: Mapping[str, str] | None) -> Handle: ...
 
+    drift_ppm: Mapping[str, float]  # each workstation's manager clock, run off by this (none: one clock)
+
 
 @dataclass(frozen=True, slots=True)
 class JobRun:
@@ -128,6 +130,7 @@ class TimeshareRun:
     answers_equal: Mapping[str, bool | None]        # None: no dedicated run on p to compare with
     started_s: float                                # the time-shared jobs' launch, host clock
     owner_commands: tuple[OwnerCommand, ...] | None = None  # the owners' commands while time-shared; None: no owners
+    drift_ppm: Mapping[str, float] = field(default_factory=dict)  # managers' clocks run off (emulated drift)
 
 
 def result_of(output: str, job: str) -> dict[str, Any]:
@@ -251,7 +254,7 @@ class TimeshareRunner:
         answers = {p.job: (same_answer(shared[p.job].result, self._dedicated_runs[(p.job, len(p.hosts))].result)
                            if (p.job, len(p.hosts)) in self._dedicated_runs else None) for p in self.programs}
         return TimeshareRun(self.spec.name, self.programs, dict(self._dedicated_runs), shared, live, answers, started_s,
-                            commands)
+                            commands, dict(self.backend.drift_ppm))
 
     def _program(self, job: str) -> JobProgram:
         return next(p for p in self.programs if p.job == job)

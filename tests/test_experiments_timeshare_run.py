@@ -113,6 +113,7 @@ def test_the_managers_pid_in_a_workstation_is_its_guardians_parent():
     assert parent_pid("garbage") is None
     assert cluster_manager_argv("ws2") == ["python3", "/opt/nowlab/agents/timeshare_manager.py", "--name", "ws2",
                                            "--port", "7717"]
+    assert cluster_manager_argv("ws2", drift_ppm=200.0)[-2:] == ["--drift-ppm", "200.0"]  # its clock run off
 
 
 @settings(max_examples=25, deadline=None)

@@ -92,12 +92,13 @@ def test_dedicated_times_of_other_jobs_are_one_line_naming_the_job(tmp_path):
     assert out.output.startswith("error: J1: ran on ws1 ws2 here, on ws1 ws3 in other"), out.output
 
 
-def test_a_run_file_written_before_dedicated_from_and_policy_existed_reads_with_their_defaults(tmp_path):
+def test_a_run_file_written_before_dedicated_from_policy_and_drift_existed_reads_with_their_defaults(tmp_path):
     from experiments.timeshare_files import read_rows
 
     write_rows(tmp_path, rows("loose"))
     run_csv = tmp_path / "run.csv"
     header, values = run_csv.read_text().splitlines()
-    assert header.endswith(",dedicated_from,policy") and values.endswith(",implicit")
-    run_csv.write_text(header.removesuffix(",dedicated_from,policy") + "\n" + values.removesuffix(",,implicit") + "\n")
+    assert header.endswith(",dedicated_from,policy,drift_ppm") and values.endswith(",implicit,")
+    run_csv.write_text(header.removesuffix(",dedicated_from,policy,drift_ppm") + "\n"
+                       + values.removesuffix(",,implicit,") + "\n")
     assert read_rows(tmp_path) == rows("loose")

@@ -4,7 +4,8 @@ Why: on another host the controller cannot read a workstation's cgroup files, it
 processes or its tc counters, and one `docker exec` for each (three per workstation per
 sample) costs 0.07 core apiece on the host being measured (docs/scale.md). This process
 runs once per host, in a container that shares the host's process table (pid "host") and
-may enter other namespaces (privileged), outside every workstation's cap. Each interval it
+may read other processes' roots and enter their namespaces (SYS_PTRACE, SYS_ADMIN), outside
+every workstation's cap. Each interval it
 reads, for each workstation:
 - its cgroup files and its owner processes' CPU time (cgroup_read.py), through
   /proc/<pid>/root of one of the workstation's processes: the container's own view;

@@ -113,6 +113,9 @@ def run_command(
     phase_ref_s: float = typer.Option(0.5, "--phase-ref-s", help="A synthetic job runs in phases of this many reference-seconds."),
     policy: Optional[str] = typer.Option(None, "--policy", help="Local policy in the slots: implicit, dedicated or "
                                                                "proper-share (default: the spec's [simulate] policy)."),
+    drift: bool = typer.Option(False, "--drift/--no-drift",
+                               help="Run each workstation's manager clock off by the spec's [simulate] drift, as "
+                                    "the simulator does (the workstations share one clock otherwise)."),
 ) -> None:
     """Run the spec's jobs time-shared (and each alone, dedicated), then write the report: CSVs, Markdown, PNGs.
 
@@ -139,12 +142,13 @@ def run_command(
         plan = parse_resync(resync) if resync else ResyncPlan(spec.simulate.resync, spec.simulate.every_rounds)
         local = _choice(LocalPolicy, policy, "--policy") or spec.simulate.policy
         setup = LiveSetup(plan, policy=local.value)
+        drift_ppm = {w: d * 1e6 for w, d in spec.simulate.drift.items()} if drift else {}
+        backend = _backend(cluster, spec.workstations, drift_ppm)
         if spec.simulate.replan:
-            runner = StreamRunner(spec, _backend(cluster, spec.workstations), setup, phase_ref_s=phase_ref_s,
-                                  owners=spec.live_owners())
+            runner = StreamRunner(spec, backend, setup, phase_ref_s=phase_ref_s, owners=spec.live_owners())
         else:
-            runner = TimeshareRunner(spec, spec_programs(spec, phase_ref_s), _backend(cluster, spec.workstations),
-                                     setup, dedicated=dedicated, owners=spec.live_owners())
+            runner = TimeshareRunner(spec, spec_programs(spec, phase_ref_s), backend, setup, dedicated=dedicated,
+                                     owners=spec.live_owners())
     label = plan.kind.value + (f"{plan.every_rounds}" if plan.kind.value == "loose" else "")
     out_dir = out or Path("experiments/results/zhou-brent") / (f"{spec.name}-{label}" + (f"-{policy}" if policy else ""))
     console = Console()
@@ -216,11 +220,12 @@ def report_command(
     typer.echo(f"wrote {', '.join(str(p) for p in written)}")
 
 
-def _backend(cluster: str | None, workstations: tuple[str, ...]):
-    """The cluster's workstations (they must hold every name the spec gives) or this host."""
+def _backend(cluster: str | None, workstations: tuple[str, ...], drift_ppm: dict[str, float]):
+    """The cluster's workstations (they must hold every name the spec gives) or this host;
+    `drift_ppm` runs managers' clocks off."""
     if cluster is None:
         from experiments.timeshare_host import HostBackend
-        return HostBackend()
+        return HostBackend(drift_ppm=drift_ppm)
     from experiments.timeshare_cluster import ClusterBackend
     from testbed.cluster import Cluster
 
@@ -228,7 +233,7 @@ def _backend(cluster: str | None, workstations: tuple[str, ...]):
     unknown = [w for w in workstations if w not in c.workstations]
     if unknown:
         raise ValueError(f"workstations: {unknown[0]} is not in cluster {c.name} (it has {', '.join(c.workstations)})")
-    return ClusterBackend(c)
+    return ClusterBackend(c, drift_ppm=drift_ppm)
 
 
 def _choice(enum, value: str | None, option: str):

@@ -13,8 +13,8 @@ the tc command, the interval), so every later monitor of the cluster shares it. 
 the cluster's label, so `remove` and `gc` take it with the workstations, and it stops by
 itself once its workstations are gone.
 
-What it costs: one process per host (pid namespace "host" and privileged, to read through
-/proc/<pid>/root and enter network namespaces), a few file reads and one `nsenter tc` a
+What it costs: one process per host (pid namespace "host", SYS_PTRACE and SYS_ADMIN, to read
+through /proc/<pid>/root and enter network namespaces), a few file reads and one `nsenter tc` a
 workstation a second, charged to no workstation's cap; its log is capped at 1 MB.
 """
 from __future__ import annotations
@@ -36,6 +36,10 @@ from testbed.backends.swarm import readings
 ROLE_LABEL = engine.ROLE_LABEL
 ROLE = "sampler"
 PROGRAM = "/opt/nowlab/agents/host_sampler.py"
+# Enough to read another container's files through /proc/<pid>/root (SYS_PTRACE) and enter its
+# network namespace (SYS_ADMIN, for setns): not privileged, which a Docker-in-Docker node
+# without every capability cannot grant ("unable to apply caps").
+CAPS = ("SYS_ADMIN", "SYS_PTRACE")
 
 
 def container_name(cluster: str, host: str, mark: str, tc_argv: Sequence[str], interval_s: float) -> str:
@@ -56,7 +60,7 @@ def sampler_config(cluster: str, host: str, image: str, workstations: dict[str, 
             *[f"{ws}={cid}" for ws, cid in sorted(workstations.items())]]
     return {"image": image, "name": container_name(cluster, host, mark, tc_argv, interval_s),
             "labels": {engine.LABEL: cluster, ROLE_LABEL: ROLE}, "entrypoint": ["python3", PROGRAM],
-            "command": argv, "pid_mode": "host", "privileged": True,
+            "command": argv, "pid_mode": "host", "cap_add": list(CAPS), "security_opt": ["apparmor=unconfined"],
             "log_config": {"type": "json-file", "config": {"max-size": "1m", "max-file": "1"}}}
 
 
@@ -71,8 +75,8 @@ def ensure(c: docker.DockerClient, cfg: dict, owner: dict[str, str]) -> str:
         return found["Id"]
     if found is not None:  # ended (its workstations were gone for a while): a new one
         api.remove_container(found["Id"], force=True)
-    hc = api.create_host_config(pid_mode=cfg["pid_mode"], privileged=cfg["privileged"], init=True,
-                                log_config=cfg["log_config"])
+    hc = api.create_host_config(pid_mode=cfg["pid_mode"], cap_add=cfg["cap_add"], security_opt=cfg["security_opt"],
+                                init=True, log_config=cfg["log_config"])
     try:
         cid = api.create_container(cfg["image"], name=cfg["name"], labels={**cfg["labels"], **owner},
                                    entrypoint=cfg["entrypoint"], command=cfg["command"], host_config=hc,
