@@ -166,3 +166,20 @@ def test_the_monitor_reads_from_the_backends_samplers_and_reads_the_rest_itself(
     assert all(r["avail_cpu"] == pytest.approx(0.75) for r in ws1)
     mon.stop()
     assert c.stream.closed
+
+
+def test_a_follower_that_ended_is_started_again_but_not_at_once():
+    import time as _time
+
+    from testbed.backends.swarm.follow import HostThreads
+
+    calls: list[str] = []
+    threads = HostThreads(["a", "b"], calls.append, "t", retry_s=0.2)  # each follow ends at once
+    threads.ensure()
+    _time.sleep(0.05)
+    threads.ensure()  # ended, but within retry_s: not again
+    assert sorted(calls) == ["a", "b"]
+    _time.sleep(0.25)
+    threads.ensure()
+    _time.sleep(0.05)
+    assert sorted(calls) == ["a", "a", "b", "b"]

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 import docker
 
 from testbed.backends.docker import engine
+from testbed.backends.swarm.follow import HostThreads
 from testbed.meter import PLACEMENT_READ_S, Sample, factors_of, parse_sample
 
 ROLE_LABEL = engine.ROLE_LABEL
@@ -94,8 +95,7 @@ class MeterStream:
         self.probes = probes      # host -> (its engine client, the probe container's id)
         self.slot_of = slot_of    # (host, core) -> slot id
         self._q: queue.Queue[Sample] = queue.Queue()
-        self._threads: dict[str, threading.Thread] = {}
-        self._started: dict[str, float] = {}
+        self._threads = HostThreads(probes, self._follow, "nowlab-meter", self.RETRY_S)
         self._stop = threading.Event()
         start = time.time()
         self._last_t = {h: start for h in probes}  # a restarted follow skips what it had (since= is whole seconds)
@@ -120,14 +120,7 @@ class MeterStream:
             return  # `drain` starts it again later
 
     def drain(self) -> list[Sample]:
-        now = time.monotonic()
-        for host in self.probes:
-            t = self._threads.get(host)
-            if (t is None or not t.is_alive()) and now - self._started.get(host, -self.RETRY_S) >= self.RETRY_S:
-                self._started[host] = now
-                self._threads[host] = threading.Thread(target=self._follow, args=(host,), daemon=True,
-                                                       name=f"nowlab-meter-{host}")
-                self._threads[host].start()
+        self._threads.ensure()
         out: list[Sample] = []
         while True:
             try:

@@ -32,6 +32,7 @@ import docker.errors
 from testbed.backends.base import Sampled
 from testbed.backends.docker import engine
 from testbed.backends.swarm import readings
+from testbed.backends.swarm.follow import HostThreads
 
 ROLE_LABEL = engine.ROLE_LABEL
 ROLE = "sampler"
@@ -121,8 +122,7 @@ class SampleStream:
         self.stale_s = stale_s
         self._latest: dict[str, tuple[float, Sampled]] = {}  # ws -> (arrived, monotonic; readings)
         self._lock = threading.Lock()
-        self._threads: dict[str, threading.Thread] = {}
-        self._started: dict[str, float] = {}
+        self._threads = HostThreads(samplers, self._follow, "nowlab-sampler", self.RETRY_S)
         self._stop = threading.Event()
         self.errors: list[str] = []  # why a host's stream ended, newest last (kept short)
 
@@ -145,14 +145,8 @@ class SampleStream:
             self.errors = [*self.errors[-9:], f"{host}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"]
 
     def latest(self) -> dict[str, Sampled]:
+        self._threads.ensure()
         now = time.monotonic()
-        for host in self.samplers:
-            t = self._threads.get(host)
-            if (t is None or not t.is_alive()) and now - self._started.get(host, -self.RETRY_S) >= self.RETRY_S:
-                self._started[host] = now
-                self._threads[host] = threading.Thread(target=self._follow, args=(host,), daemon=True,
-                                                       name=f"nowlab-sampler-{host}")
-                self._threads[host].start()
         with self._lock:
             return {ws: s for ws, (arrived, s) in self._latest.items() if now - arrived <= self.stale_s}
 
