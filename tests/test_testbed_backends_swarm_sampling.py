@@ -171,7 +171,7 @@ def test_the_monitor_reads_from_the_backends_samplers_and_reads_the_rest_itself(
 def test_a_follower_that_ended_is_started_again_but_not_at_once():
     import time as _time
 
-    from testbed.backends.swarm.follow import HostThreads
+    from testbed.backends.follow import HostThreads
 
     calls: list[str] = []
     threads = HostThreads(["a", "b"], calls.append, "t", retry_s=0.2)  # each follow ends at once

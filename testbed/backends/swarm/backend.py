@@ -51,6 +51,7 @@ from testbed import state
 from testbed.backends.base import BackendError, CpuCap, CpuLimits, Progress, Provisioned
 from testbed.backends.docker import engine
 from testbed.backends.docker.control import DockerControl
+from testbed.backends.meter_stream import MeterStream
 from testbed.backends.ownership import owner_tag
 from testbed.backends.swarm import gateway, membership, metering, overlay, readings, registry, sampling
 from testbed.backends.swarm.hosts import SwarmHost, from_nodes, hosts_of, machine_id, split_machine
@@ -356,16 +357,20 @@ class SwarmBackend:
 
         return dict(parallel(one, sorted(used)))
 
-    def meter_stream(self, cluster: str) -> metering.MeterStream:
+    def meter_stream(self, cluster: str) -> MeterStream:
         """The cluster's probes as one stream of Samples keyed by slot (testbed/keeper.py reads it)."""
         rec = self._record(cluster)
         if not rec.meters:
             raise BackendError(f"cluster {cluster!r}: no speed meters recorded (made by an older nowlab); "
                                f"bring it down and up again")
         hosts = {h.name: h for h in rec.hosts}
-        probes = {h: ((lambda host=hosts[h]: self.client(host)), cid) for h, cid in rec.meters.items()}
+
+        def follow(host: str, since: float) -> Iterator[bytes]:  # since= is whole seconds: the stream drops repeats
+            return self.client(hosts[host]).api.logs(rec.meters[host], stream=True, follow=True, stdout=True,
+                                                     stderr=False, since=int(since))
+
         slot_of = {(h, c): i for i, (h, c) in enumerate(tuple(x) for x in rec.slots)}
-        return metering.MeterStream(probes, slot_of)
+        return MeterStream(rec.meters, follow, slot_of, (docker.errors.DockerException, OSError))
 
     def metered_slots(self, cluster: str) -> list[int]:
         """The slots the cluster's probes meter (the keeper's `cores`)."""

@@ -5,7 +5,7 @@ from the measured work per CPU-second of its host core. On one machine it measur
 process; the Swarm's hosts are elsewhere, so each host that runs workstations of the cluster
 gets one more container of the workstation image, pinned to the cores those use, with no CPU
 cap, running the probe, whose JSON lines the keeper follows through the host's engine
-(`MeterStream`). Placement of speed workstations reads each host's cores the same way, once,
+(testbed/backends/meter_stream.py). Placement of speed workstations reads each host's cores the same way, once,
 with a probe that stops by itself (`read_factors`).
 
 What it costs: the probe's ~1.4% of each metered core (as on one machine), and a quota written
@@ -14,16 +14,12 @@ writes lag its readings on a busy engine.
 """
 from __future__ import annotations
 
-import queue
-import threading
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import docker
 
 from testbed.backends.docker import engine
-from testbed.backends.swarm.follow import HostThreads
-from testbed.meter import PLACEMENT_READ_S, Sample, factors_of, parse_sample
+from testbed.meter import PLACEMENT_READ_S, factors_of, parse_sample
 
 ROLE_LABEL = engine.ROLE_LABEL
 ROLE = "meter"
@@ -79,54 +75,3 @@ def read_factors(c: docker.DockerClient, cluster: str, host: str, image: str, co
     if missing:
         raise RuntimeError(f"host {host!r}: the probe gave no reading of core {missing[0]}")
     return got
-
-
-class MeterStream:
-    """Every host's probe output, as Samples whose `core` is the cluster's slot id.
-
-    One thread per host follows its probe container's log through the host's engine; `drain`
-    returns what arrived since the last call. A thread whose stream ends (a host gone, the
-    container removed) is started again at the next `drain`, at most once per RETRY_S."""
-
-    RETRY_S = 5.0
-
-    def __init__(self, probes: dict[str, tuple[Callable[[], docker.DockerClient], str]],
-                 slot_of: dict[tuple[str, int], int]) -> None:
-        self.probes = probes      # host -> (its engine client, the probe container's id)
-        self.slot_of = slot_of    # (host, core) -> slot id
-        self._q: queue.Queue[Sample] = queue.Queue()
-        self._threads = HostThreads(probes, self._follow, "nowlab-meter", self.RETRY_S)
-        self._stop = threading.Event()
-        start = time.time()
-        self._last_t = {h: start for h in probes}  # a restarted follow skips what it had (since= is whole seconds)
-
-    def _follow(self, host: str) -> None:
-        client, cid = self.probes[host]
-        buf = b""
-        try:
-            for chunk in client().api.logs(cid, stream=True, follow=True, stdout=True, stderr=False,
-                                           since=int(self._last_t[host])):
-                if self._stop.is_set():
-                    return
-                buf += chunk
-                *lines, buf = buf.split(b"\n")
-                for line in lines:
-                    s = parse_sample(line.decode(errors="replace"))
-                    slot = None if s is None else self.slot_of.get((host, s.core))
-                    if s is not None and slot is not None and s.t > self._last_t[host]:
-                        self._last_t[host] = s.t
-                        self._q.put(Sample(s.t, slot, s.kernel, s.factor, s.cpu_s))
-        except (docker.errors.DockerException, OSError):
-            return  # `drain` starts it again later
-
-    def drain(self) -> list[Sample]:
-        self._threads.ensure()
-        out: list[Sample] = []
-        while True:
-            try:
-                out.append(self._q.get_nowait())
-            except queue.Empty:
-                return out
-
-    def close(self) -> None:
-        self._stop.set()

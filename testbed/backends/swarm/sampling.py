@@ -32,7 +32,7 @@ import docker.errors
 from testbed.backends.base import Sampled
 from testbed.backends.docker import engine
 from testbed.backends.swarm import readings
-from testbed.backends.swarm.follow import HostThreads
+from testbed.backends.follow import HostThreads
 
 ROLE_LABEL = engine.ROLE_LABEL
 ROLE = "sampler"

@@ -1,8 +1,9 @@
-"""One thread per host that follows a stream through the host's engine, started again when it ends.
+"""One thread per host that follows a stream from the host, started again when it ends.
 
-Swarm's probes (metering.py) and samplers (sampling.py) both write lines that the controller
-follows host by host; a stream ends when a host goes or its container is removed, and the
-reader asks again later rather than at once (a lost host would be asked many times a second).
+Remote speed probes (meter_stream.py) and Swarm's samplers (swarm/sampling.py) write lines
+that the controller follows host by host; a stream ends when a host goes or its probe is
+removed, and the reader asks again later rather than at once (a lost host would be asked
+many times a second).
 """
 from __future__ import annotations
 
