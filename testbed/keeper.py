@@ -198,7 +198,7 @@ def stop(name: str, timeout: float = 3.0) -> bool:
 
 
 def main(argv: list[str]) -> None:
-    name, cores = argv[0], [int(c) for c in argv[1].split(",")]
+    name, cores = argv[0], [int(c) for c in argv[1].split(",") if c]  # none: no core metered here
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     Keeper(name, cores).run()
 

@@ -8,6 +8,8 @@ The backend against real hosts is tests/test_testbed_backends_ssh_live.py.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import json
 import shutil
 import os
@@ -23,6 +25,7 @@ import pytest
 
 from testbed import backends, shaping
 from testbed.backends import Backend, BackendError
+from testbed.governor import HEADROOM_LOW
 from testbed.backends.ssh import fit, hostagent, registry
 from testbed.backends.ssh.backend import SshBackend, covering_network, route_dev, same_folder, split_machine
 from testbed.backends.ssh.control import command_argv
@@ -106,11 +109,25 @@ def test_two_workstations_naming_one_host_are_refused():
         fit.check_fit(s, {"a": info("a"), "b": info("b"), "c": info("c")})
 
 
-def test_speeds_are_refused_naming_the_field():
-    with pytest.raises(SpecError, match=r"^workstation\[1\]\.speed: speeds in reference cores are not governed"):
-        fit.refuse_speeds(spec3(workstation=[{"name": "ws1"}, {"name": "ws2", "speed": 0.2}]))
-    with pytest.raises(SpecError, match=r"^defaults\.speed:"):
-        fit.refuse_speeds(spec3(workstation=[{"name": "ws1"}], defaults={"speed": 0.2}))
+def test_speeds_are_capped_by_the_host_cores_measured_factor():
+    """A speed workstation on an SSH host: placement's rule for one workstation alone on its
+    core (testbed.placement), from the factor discovery measured there."""
+    s = spec3(workstation=[{"name": "ws1", "cpu": 0.2}, {"name": "ws2", "speed": 0.2}, {"name": "ws3", "speed": 0.5}])
+    infos = {"a": info("a"), "b": info("b"), "c": info("c")}
+    infos["b"] = replace(infos["b"], factors={0: 0.8, 1: 0.9})
+    infos["c"] = replace(infos["c"], factors={0: 2.0, 1: 2.0})
+    cpu, factor = fit.speed_caps(s, {"ws1": "a", "ws2": "b", "ws3": "c"}, infos, {"a": 0, "b": 0, "c": 1})
+    assert set(cpu) == {"ws2", "ws3"} and factor == {"ws2": 0.8, "ws3": 2.0}
+    assert cpu["ws2"] == pytest.approx(0.2 / (HEADROOM_LOW * 0.8), abs=1e-4)  # headroom for a slower core
+    assert cpu["ws3"] == pytest.approx(0.5 / (HEADROOM_LOW * 2.0), abs=1e-4)
+    fixed = spec3(workstation=[{"name": "ws1", "speed": 0.2}], defaults={"governor": False})
+    assert fit.speed_caps(fixed, {"ws1": "b"}, infos, {"b": 0})[0] == {"ws1": 0.25}  # speed / factor, held
+    with pytest.raises(SpecError, match=r"^workstation\[0\]\.speed: host 'b' core 0 gives 0\.576 reference cores "
+                                        r"at most"):
+        fit.speed_caps(spec3(workstation=[{"name": "ws1", "speed": 0.7}]), {"ws1": "b"}, infos, {"b": 0})
+    with pytest.raises(SpecError, match=r"^defaults\.speed: host 'a' gave no reading of core 1"):
+        fit.speed_caps(spec3(workstation=[{"name": "ws1"}], defaults={"speed": 0.2}), {"ws1": "a"},
+                       {"a": replace(infos["a"], factors={0: 1.0})}, {"a": 1})
 
 
 def test_assign_follows_slots_and_honours_named_hosts():

@@ -241,3 +241,54 @@ def test_three_workstations_capped_shaped_running_mpi_and_removed(machines: Mach
     for host in ROLES:
         assert leftovers(machines, host) == NOTHING, host
     assert registry.names() == [] and NAME not in state.running_names()
+
+
+def test_a_speed_is_governed_from_a_probe_on_its_host_and_refused_where_it_cannot_be_capped(
+        machines: Machines) -> None:
+    """ws1 asks 0.1 reference cores on host a: placed by a's measured factor, and held by the
+    keeper from a probe on a (its samples over ssh, keyed by ws1's slot), its quota written
+    through a's agent. On b (no cgroup rights) a speed is one line naming the host."""
+    from testbed import meter
+    from testbed.state import cluster_dir
+
+    def two(speed_on: str) -> ClusterSpec:
+        hosts = [{"name": h, "address": machines.addresses[h], "identity": str(machines.admin_key), "cores": [i]}
+                 for i, h in enumerate(("a", "b"))]
+        ws = [{"name": "ws1", "host": "a", "cpu": 0.2}, {"name": "ws2", "host": "b", "cpu": 0.2}]
+        for w in ws:
+            if w["host"] == speed_on:
+                del w["cpu"]
+                w["speed"] = 0.1
+        return from_dict({"name": NAME, "host": hosts, "workstation": ws})
+
+    refused = two("b")
+    with pytest.raises(BackendError, match=r"^host 'b' \(root@[\d.]+:22\): ws2 asks a speed in reference cores, "
+                                           r"which needs a CPU cap"):
+        Cluster.create(refused, backend=backends.get("ssh", refused))
+    for host in ("a", "b"):
+        assert leftovers(machines, host) == NOTHING, host
+
+    spec = two("a")
+    c = Cluster.create(spec, backend=backends.get("ssh", spec), ready_timeout=120)
+    try:
+        assert c.spec.placed_factor["ws1"] > 0 and 0 < c.spec.cpu("ws1") <= 0.9
+        d = cluster_dir(NAME)
+        deadline = time.monotonic() + 45
+        while time.monotonic() < deadline:
+            rows = [q for q in meter.read_quotas(d / meter.QUOTAS_CSV) if q.workstation == "ws1" and q.factor]
+            if len(rows) >= 3:
+                break
+            time.sleep(1)
+        mine = [s for s in meter.read_samples(d / meter.SAMPLES_CSV) if s.core == c.state.cores["ws1"]]
+        assert {s.kernel for s in mine} == {"multiply", "matvec"}, f"{len(mine)} samples"
+        assert len(rows) >= 3 and rows[-1].target == 0.1
+        got = c.cpu_limits("ws1")["cores"]  # the quota in force is one the keeper wrote through a's agent
+        assert any(abs(q.quota_cores - got) < 0.002 for q in rows), (got, [q.quota_cores for q in rows[-5:]])
+        probes = admin(machines, "a", ["pgrep", "-f", "workloads.speed_probe"])
+        assert probes[0] == 0, "no probe on host a"
+        assert admin(machines, "b", ["pgrep", "-f", "workloads.speed_probe"])[0] == 1  # b is not governed
+    finally:
+        c.down()
+    for host in ("a", "b"):
+        assert leftovers(machines, host) == NOTHING, host
+    assert admin(machines, "a", ["pgrep", "-f", "workloads.speed_probe"])[0] == 1  # stopped with the cluster

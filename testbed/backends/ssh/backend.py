@@ -15,16 +15,20 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import shlex
 import socket
 import threading
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
+
+import paramiko
 
 import workloads
 from testbed import shaping, state
 from testbed.backends.base import BackendError, CpuCap, CpuLimits, Progress, Provisioned
 from testbed.backends.ownership import owner_tag, tag_alive
-from testbed.backends.ssh import fit, registry
+from testbed.backends.meter_stream import MeterStream
+from testbed.backends.ssh import fit, hostagent, registry
 from testbed.backends.ssh.control import SshHostControl
 from testbed.backends.ssh.discovery import HostInfo, discover
 from testbed.backends.ssh.layout import (HostFolder, Peer, authorized_line, folder_of, ssh_config, ssh_wrapper,
@@ -32,6 +36,7 @@ from testbed.backends.ssh.layout import (HostFolder, Peer, authorized_line, fold
 from testbed.backends.ssh.link import HostAccess, HostLink
 from testbed.image import CONTAINERS_DIR
 from testbed.parallel import parallel
+from testbed.placement import Placement
 from testbed.remote_exec import ExecResult
 from testbed.spec import ClusterSpec, SpecError, cfs_quota_us
 from testbed.sshkeys import KEY_NAME
@@ -77,6 +82,14 @@ def covering_network(addresses: Sequence[str]) -> ipaddress.IPv4Network:
         if all(ip in net for ip in ips):
             return net
     raise AssertionError("0.0.0.0/0 holds every address")
+
+
+def _mode(setup_output: str) -> str:
+    """How the host agent capped the workstation (hostagent.Workstation.mode), from its answer."""
+    try:
+        return str(json.loads(setup_output.strip().splitlines()[-1])["mode"])
+    except (ValueError, IndexError, KeyError, TypeError):
+        return ""
 
 
 def route_dev(ip_route_output: str) -> str | None:
@@ -150,17 +163,65 @@ class SshBackend:
     def discover(self) -> dict[str, HostInfo]:
         """Every host's facts and speed, in parallel; the first host that fails is named."""
         spec = self._need_spec()
-        infos = parallel(lambda a: discover(self.link(a), meter_seconds=self.meter_seconds), accesses(spec))
+        infos = parallel(lambda a: discover(self.link(a), meter_seconds=self.meter_seconds, kernel=spec.kernel),
+                         accesses(spec))
         self._infos = {i.name: i for i in infos}
         return self._infos
 
     def cores(self) -> list[int]:
         """One slot per host (fit.py): the spec's i-th host is slot i."""
         spec = self._need_spec()
-        fit.refuse_speeds(spec)
         infos = self.discover()
         self._pinned = fit.check_fit(spec, infos)
         return list(range(len(spec.hosts)))
+
+    def place(self, spec: ClusterSpec, factors: dict[int, float] | None = None) -> Placement:
+        """Each workstation on its host's slot (fit.assign), a speed workstation capped by its host
+        core's measured factor (fit.speed_caps): the slots are hosts, so `Cluster.create` asks
+        here rather than metering this machine's cores."""
+        self.spec = spec
+        slots = self.cores()
+        host_of = fit.assign(spec, {ws: i for i, ws in enumerate(spec.names)})
+        index = {h.name: i for i, h in enumerate(spec.hosts)}
+        cpu, factor = fit.speed_caps(spec, host_of, self._infos, self._pinned)
+        cores = {ws: index[h] for ws, h in host_of.items()}
+        load = {slot: 0.0 for slot in slots}
+        for ws, slot in cores.items():
+            load[slot] += cpu.get(ws, spec.cpu(ws))
+        return Placement(cores=cores, load=load, cpu=cpu or None, factor=factor or None)
+
+    def meter_stream(self, cluster: str) -> MeterStream:
+        """A speed probe on each host that holds a governed workstation, pinned to its core,
+        outside the workstation's cgroup, its stdout followed over an ssh channel (the keeper's
+        samples, keyed by slot). It ends when the channel closes (its next line fails), and
+        carries the cluster's mark, so `down` stops it too."""
+        rec = self._record(cluster)
+        spec = self.spec or state.ClusterState.load(cluster).cluster_spec
+        slot = {h.name: i for i, h in enumerate(rec.hosts)}
+        hosts = sorted({h for ws, h in rec.machines.items() if spec.governed(ws)}, key=slot.__getitem__)
+        folder = HostFolder(rec.folder)
+
+        def follow(host: str, _since: float) -> Iterator[bytes]:
+            access = rec.host(host)
+            argv = ["env", f"PYTHONPATH={folder.path}", "PYTHONDONTWRITEBYTECODE=1", f"{hostagent.MARK}={cluster}",
+                    "python3", "-m", "workloads.speed_probe", "--cores", str(rec.cores[host])]
+            chan = self.link(access).client().get_transport().open_session()
+            try:
+                chan.exec_command(shlex.join(argv))
+                while chunk := chan.recv(4096):
+                    yield chunk
+            finally:
+                chan.close()
+
+        slot_of = {(h, rec.cores[h]): slot[h] for h in hosts}
+        return MeterStream(hosts, follow, slot_of, (paramiko.SSHException, OSError, EOFError, BackendError))
+
+    def metered_slots(self, cluster: str) -> list[int]:
+        """The slots (hosts) whose probes the keeper follows: those with a governed workstation."""
+        rec = self._record(cluster)
+        spec = self.spec or state.ClusterState.load(cluster).cluster_spec
+        slot = {h.name: i for i, h in enumerate(rec.hosts)}
+        return sorted({slot[h] for ws, h in rec.machines.items() if spec.governed(ws)})
 
     def pinned_load(self, exclude: str | None = None) -> dict[int, float]:
         """Nothing: a host that carries another cluster is refused by `cores`, not shared."""
@@ -180,7 +241,8 @@ class SshBackend:
         public = (key_dir / f"{KEY_NAME}.pub").read_text()
         private = (key_dir / KEY_NAME).read_bytes()
         rec = registry.Record(cluster=spec.name, owner=owner_tag(), home=str(state.home()), hosts=all_access,
-                              folder=folder, machines=dict(host_of))
+                              folder=folder, machines=dict(host_of),
+                              cores={h: self._pinned[h] for h in host_of.values()})
         registry.save(rec)  # before any host changes: `remove` then finds them all
         self._records[spec.name] = rec
         peers = [Peer(ws, ips[ws], by_name[h].user, by_name[h].port) for ws, h in host_of.items()]
@@ -224,9 +286,12 @@ class SshBackend:
         link.check(["mkdir", "-p", f"{folder.path}/run"], "making the run folder")
         link.check(folder.agent_argv("authorize", authorized_line(public, f"nowlab-{spec.name}")), "adding the cluster key")
         period = spec.cfs_period_us(ws)
-        link.check(folder.agent_argv("setup", spec.name, ws, str(self._pinned[access.name]),
-                                     str(cfs_quota_us(spec.cpu(ws), period)), str(period), str(spec.memory(ws))),
-                   "setting the workstation up")
+        made = link.check(folder.agent_argv("setup", spec.name, ws, str(self._pinned[access.name]),
+                                            str(cfs_quota_us(spec.cpu(ws), period)), str(period),
+                                            str(spec.memory(ws))), "setting the workstation up")
+        if spec.governed(ws) and _mode(made) == "none":
+            raise BackendError(f"{access.where()}: {ws} asks a speed in reference cores, which needs a CPU cap, "
+                               f"and this login may not use cgroups here; give cpu in cores")
         others = [ip for w, ip in ips.items() if w != ws]
         code, out, _err = link.run(["ip", "-o", "route", "get", others[0] if others else NO_ROUTE_PROBE])
         dev = (route_dev(out) if code == 0 else None) or ""

@@ -31,7 +31,8 @@ print(json.dumps({"home": home, "uid": os.getuid(), "cores": sorted(os.sched_get
                   "scratch": tempfile.mkdtemp(prefix="nowlab-probe-")}))
 """
 METER = ("import json, sys; from testbed.meter import quick_factors; "
-         "print(json.dumps(quick_factors([int(c) for c in sys.argv[1].split(',')], float(sys.argv[2]))))")
+         "print(json.dumps(quick_factors([int(c) for c in sys.argv[1].split(',')], float(sys.argv[2]), "
+         "sys.argv[3] or None)))")
 
 
 @dataclass(frozen=True)
@@ -61,8 +62,9 @@ def parse_probe(name: str, text: str) -> tuple[dict, str]:
         raise BackendError(f"host {name!r}: its python3 gave no facts ({text.strip()[:80]!r})") from None
 
 
-def discover(link: HostLink, *, meter_seconds: float = 1.0) -> HostInfo:
-    """Log in, read the host's facts and meter its cores; nothing is left on the host."""
+def discover(link: HostLink, *, meter_seconds: float = 1.0, kernel: str | None = None) -> HostInfo:
+    """Log in, read the host's facts and meter its cores (the mean of the reference kernels, or
+    `kernel`'s alone: ClusterSpec.kernel); nothing is left on the host."""
     name = link.access.name
     code, out, err = link.run(["python3", "-c", PROBE])
     if code != 0:
@@ -76,7 +78,7 @@ def discover(link: HostLink, *, meter_seconds: float = 1.0) -> HostInfo:
             link.put_file((TESTBED_DIR / f).read_bytes(), f"{scratch}/testbed/{f}")
         cores = ",".join(map(str, facts["cores"]))
         code, out, err = link.run(["env", f"PYTHONPATH={scratch}", "PYTHONDONTWRITEBYTECODE=1",
-                                   "python3", "-c", METER, cores, f"{meter_seconds:g}"])
+                                   "python3", "-c", METER, cores, f"{meter_seconds:g}", kernel or ""])
         if code != 0:
             tail = " | ".join((err or out).strip().splitlines()[-2:])
             raise BackendError(f"{link.access.where()}: the reference meter failed ({tail}); it needs numpy")

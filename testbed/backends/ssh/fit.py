@@ -13,20 +13,43 @@ slots are distinct hosts. A workstation that names its host gets it whatever slo
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 from testbed.backends.ssh.discovery import HostInfo
+from testbed.placement import CORE_LIMIT, HEADROOM_LOW, REFUSE_AT
 from testbed.placement_hosts import HostCores, place_hosts
 from testbed.spec import ClusterSpec, SpecError
 
 
-def refuse_speeds(spec: ClusterSpec) -> None:
-    """Speeds in reference cores need the speed keeper, which meters the controller's own cores."""
+def speed_caps(spec: ClusterSpec, host_of: Mapping[str, str], infos: Mapping[str, HostInfo],
+               pinned: Mapping[str, int]) -> tuple[dict[str, float], dict[str, float]]:
+    """Each speed workstation's cap (cores) and its core's factor at placement: testbed.placement's
+    rule for one workstation alone on its core (room 90%, the governor's headroom), so it is
+    governed as a container on this machine is. A speed the core cannot give at that headroom is
+    one line naming the host."""
+    cpu: dict[str, float] = {}
+    factor: dict[str, float] = {}
     for i, ws in enumerate(spec.workstations):
-        if spec.speed(ws.name) is not None:
-            field = f"workstation[{i}].speed" if ws.speed is not None else "defaults.speed"
-            raise SpecError(f"{field}: speeds in reference cores are not governed on SSH hosts yet "
-                            f"(the speed keeper meters this machine's cores); give cpu in cores")
+        speed = spec.speed(ws.name)
+        if speed is None:
+            continue
+        host = host_of[ws.name]
+        core = pinned[host]
+        f = infos[host].factors.get(core)
+        field = f"workstation[{i}].speed" if ws.speed is not None else "defaults.speed"
+        if f is None or f <= 0:
+            raise SpecError(f"{field}: host {host!r} gave no reading of core {core}'s speed")
+        avail = CORE_LIMIT * f * REFUSE_AT
+        if speed > avail + 1e-9 and not spec.oversubscribe:
+            raise SpecError(f"{field}: host {host!r} core {core} gives {avail:.3f} reference cores at most "
+                            f"({CORE_LIMIT:.0%} of it x factor {f:.2f} x {REFUSE_AT} headroom), {speed:.3f} asked")
+        need = speed / (HEADROOM_LOW * f)
+        cap = math.floor(min(1.0, need, CORE_LIMIT) * 1e4) / 1e4
+        if not spec.defaults.governor:  # a fixed cap: what gives the speed at the factor seen now
+            cap = round(min(1.0, speed / f), 4)
+        cpu[ws.name], factor[ws.name] = cap, round(f, 4)
+    return cpu, factor
 
 
 def check_fit(spec: ClusterSpec, infos: Mapping[str, HostInfo]) -> dict[str, int]:
@@ -51,7 +74,7 @@ def check_fit(spec: ClusterSpec, infos: Mapping[str, HostInfo]) -> dict[str, int
             raise SpecError(f"host {h.name!r}: no free core, nowlab cluster {others[0]!r} already runs there "
                             f"(a workstation is a whole host)")
     # The spec's core lists against what each host has, with placement's own messages
-    place_hosts(spec, {h: HostCores(cores=list(i.cores)) for h, i in infos.items()})
+    place_hosts(spec, {h: HostCores(cores=list(i.cores), factors=dict(i.factors) or None) for h, i in infos.items()})
     return {h.name: (sorted(infos[h.name].cores) if h.cores == "all" else sorted(h.cores))[0] for h in spec.hosts}
 
 

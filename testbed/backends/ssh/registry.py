@@ -17,6 +17,7 @@ class Record(HostRecord):
     machines: dict[str, str] = field(default_factory=dict)  # workstation -> host name
     devs: dict[str, str] = field(default_factory=dict)  # host -> the interface its links leave by
     shaped: list[str] = field(default_factory=list)  # hosts whose interface carries the cluster's qdisc
+    cores: dict[str, int] = field(default_factory=dict)  # host -> the core its workstation is pinned to
 
 
 RECORDS = HostRecords("ssh", "SSH", Record, HostAccess)
