@@ -54,8 +54,9 @@ class JobConnection:
     job: str
     hello: Received
     _sock: socket.socket
+    # no log of the lines: the executor keeps what it needs from each, and a cell keeps its
+    # launches to the end (a 2-h soak grew ~20 MiB/h while every decoded line was kept here)
     _inbox: "queue.Queue[Received | None]" = field(default_factory=queue.Queue)
-    log: list[Received] = field(default_factory=list)
 
     def send(self, message: dict[str, Any]) -> float:
         """Send one line; returns the host time it left."""
@@ -159,10 +160,8 @@ class ControlServer:
                         if message["type"] != "hello":
                             raise ProtocolError(f"first line must be hello, got {message}")
                         conn = JobConnection(str(message["job"]), item, sock)
-                        conn.log.append(item)
                         self._queue_for(conn.job).put(conn)
                     else:
-                        conn.log.append(item)
                         conn._inbox.put(item)
                 chunk = sock.recv(65536)
         except (OSError, ProtocolError, KeyError):
