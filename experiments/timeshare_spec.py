@@ -8,7 +8,7 @@ many reference-seconds per second.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -24,6 +24,13 @@ from testbed.config_loader import load_toml
 
 class TimeshareSpecError(ValueError):
     """A bad time-sharing spec: one line naming the field."""
+
+
+# How a job's ranks wait on MPI (workloads/polite.py's WaitMode, named again here so a spec is read without
+# importing mpi4py): politely (test, then sleep: the other processes get the core) or spinning (the core
+# stays busy: quick when the peers run at the same time, the slot wasted when they do not; Zhou & Brent §1).
+Wait = Literal["polite", "spin"]
+WAITS: tuple[str, ...] = get_args(Wait)
 
 
 class _Strict(BaseModel):
@@ -43,6 +50,7 @@ class JobEntry(_Strict):
     # (demand_ref_s then only feeds the tables' prediction and the simulation)
     workload: Literal["synthetic", "cg"] = "synthetic"
     cg: CgSize | None = None
+    wait: Wait = "polite"  # `nowlab timeshare run --wait` sets every job's for one run
     overhead_s: float = Field(0.0, ge=0, description="Sevcik's alpha: fixed seconds at any p")
     per_processor_s: float = Field(0.0, ge=0, description="Sevcik's beta: seconds added per processor")
     arrival_s: float = Field(0.0, ge=0)
@@ -185,6 +193,14 @@ class TimeshareSpec(_Strict):
         manager = self.manager()
         first = manager.plan(tuple(e.id for e in self.job if e.arrival_s == 0.0), {})
         return simulate_timeshare(first, self.jobs(), setup, replan=manager.plan)
+
+    def with_wait(self, wait: str) -> "TimeshareSpec":
+        """This spec with every job waiting `wait`: a run's --wait, so one spec serves the polite and the
+        spinning arm. A bad mode is one TimeshareSpecError line naming the field."""
+        mode = wait.strip().lower()
+        if mode not in WAITS:
+            raise TimeshareSpecError(f"wait: unknown {wait!r} (known: {', '.join(WAITS)})")
+        return self.model_copy(update={"job": tuple(e.model_copy(update={"wait": mode}) for e in self.job)})
 
     def live_owners(self) -> OwnerSetup | None:
         """The owners a live run starts ([owner] on the workstations of [simulate] owners), or None."""

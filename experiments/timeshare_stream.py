@@ -89,6 +89,10 @@ class StreamRunner:
         if not self.spec.simulate.replan:
             raise TimeshareRunError("simulate.replan: a stream run has the global manager allocate every job; "
                                     "set replan = true and give no beta")
+        spinning = [e for e in self.spec.job if e.wait != "polite"]
+        if spinning:  # its stream.csv has no column for it: a spinning stream would read back as polite
+            raise TimeshareRunError(f"job {spinning[0].id}: wait {spinning[0].wait}: a stream run records no wait "
+                                    f"mode, so its jobs wait politely (a run of fixed tables takes --wait spin)")
         self._argv = {e.id: job_argv(e, self.phase_ref_s) for e in self.spec.job}
 
     def run(self) -> StreamRun:

@@ -65,6 +65,7 @@ def test_jobs_without_beta_are_allocated_by_the_rule(tmp_path):
     (("demand_ref_s = 5.0", 'demand_ref_s = 5.0\nworkload = "cg"\ncg = { n = 0, iterations = 10 }'),
      "job[2].cg.n: Input should be greater than 0"),
     (("demand_ref_s = 5.0", 'demand_ref_s = 5.0\nworkload = "jacobi"'), "job[2].workload: Input should be 'synthetic' or 'cg'"),
+    (("demand_ref_s = 5.0", 'demand_ref_s = 5.0\nwait = "busy"'), "job[2].wait: Input should be 'polite' or 'spin'"),
 ])
 def test_bad_specs_are_one_line_naming_the_field(tmp_path, edit, message):
     path = tmp_path / "bad.toml"
@@ -101,3 +102,27 @@ def test_replan_with_a_hand_beta_is_one_line(tmp_path):
     path.write_text(MINIMAL + "\n[simulate]\nreplan = true\n")
     with pytest.raises(TimeshareSpecError, match=r"^bad.toml: simulate.replan: the global manager allocates every job, but F gives a beta$"):
         load_timeshare_spec(path)
+
+
+def test_a_job_waits_politely_unless_told_and_a_runs_wait_overrides_every_job(tmp_path):
+    path = tmp_path / "mini.toml"
+    path.write_text(MINIMAL.replace("demand_ref_s = 5.0", 'demand_ref_s = 5.0\nwait = "spin"'))
+    spec = load_timeshare_spec(path)
+    assert [e.wait for e in spec.job] == ["polite", "polite", "spin"]
+    assert [e.wait for e in spec.with_wait("spin").job] == ["spin"] * 3
+    assert [e.wait for e in spec.with_wait(" Polite").job] == ["polite"] * 3
+    assert spec.with_wait("spin").allocations() == spec.allocations()  # the wait changes what runs, not the tables
+    with pytest.raises(TimeshareSpecError, match=r"^wait: unknown 'busy' \(known: polite, spin\)$"):
+        spec.with_wait("busy")
+
+
+def test_the_specs_waits_are_the_workloads_wait_modes():
+    """Named again in the spec so it is read without importing mpi4py: the same names as workloads/polite.py's."""
+    import ast
+
+    from experiments.timeshare_spec import WAITS
+    source = (FIG3.parents[3] / "workloads" / "polite.py").read_text()
+    enum = next(n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.ClassDef) and n.name == "WaitMode")
+    values = [n.value.value for n in enum.body if isinstance(n, ast.Assign)]
+    assert tuple(values) == WAITS == ("polite", "spin")
+
