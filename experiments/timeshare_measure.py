@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from experiments.timeshare_run import TimeshareRun
+from experiments.timeshare_run import OS_ALONE, TimeshareRun, wait_of
 from experiments.timeshare_timeline import intervals, shares, whole_rounds
 
 NAN = math.nan
@@ -32,6 +32,13 @@ class RunRow:
     dedicated_from: str = ""
     policy: str = "implicit"     # the local policy in the slots (the managers' default: implicit)
     drift_ppm: str = ""          # "ws1:200 ws2:-100": managers' clocks run off by this ("": none, one clock)
+    wait: str = "polite"         # how the ranks waited on MPI: polite, spin, or per job "A:spin B:polite"
+
+    @property
+    def managers(self) -> bool:
+        """Whether local managers ran: not under the OS-alone arm (resync "os"), whose run has no
+        timeline, tables, skew or managers' rows. A property of `resync`, so the two cannot disagree."""
+        return self.resync != OS_ALONE
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,8 +168,26 @@ def borrow_dedicated(rows: RunRows, source: RunRows, source_name: str) -> RunRow
     return replace(rows, run=replace(rows.run, dedicated_from=source_name), jobs=tuple(jobs))
 
 
+def run_wait(run: TimeshareRun) -> str:
+    """The run's wait mode: one word when every job waited alike, else each job's."""
+    waits = {p.job: wait_of(p.argv) for p in run.programs}
+    modes = set(waits.values())
+    return modes.pop() if len(modes) == 1 else " ".join(f"{j}:{w}" for j, w in waits.items())
+
+
+def measure_os_alone(run: TimeshareRun) -> RunRows:
+    """A run with no managers: each job's times only (no round, no timeline, no tables, no skew)."""
+    first_launch_s = min(r.launched_s for r in run.shared.values())
+    last_done_s = max(r.done_s for r in run.shared.values())
+    run_row = RunRow(run.spec_name, OS_ALONE, 0, NAN, last_done_s - first_launch_s, NAN, NAN, "", policy="",
+                     wait=run_wait(run))
+    return RunRows(run_row, tuple(job_row(run, p.job) for p in run.programs), (), (), (), (), ())
+
+
 def measure(run: TimeshareRun) -> RunRows:
     live = run.live
+    if live is None:
+        return measure_os_alone(run)
     offsets = {s.workstation: s.offset_s for s in live.sent}
     last_done_s = max(r.done_s for r in run.shared.values())
     dead = {d.workstation for d in live.dead}
@@ -212,7 +237,8 @@ def measure(run: TimeshareRun) -> RunRows:
     run_row = RunRow(run.spec_name, live.resync.kind.value, live.resync.every_rounds, live.round_s,
                      last_done_s - first_launch_s, live.anchor_s - first_launch_s, live.watchdog_bound_s,
                      " ".join(sorted(dead)), policy=live.policy or "implicit",
-                     drift_ppm=" ".join(f"{w}:{d:g}" for w, d in sorted(run.drift_ppm.items()) if d))
+                     drift_ppm=" ".join(f"{w}:{d:g}" for w, d in sorted(run.drift_ppm.items()) if d),
+                     wait=run_wait(run))
     jobs = tuple(job_row(run, p.job) for p in run.programs)
     return RunRows(run_row, jobs, tuple(share_rows), tuple(interval_rows), tuple(table_rows),
                    tuple(sorted(skew_rows, key=lambda r: (r.workstation, r.at_s))), tuple(managers))

@@ -47,22 +47,16 @@ def skew_summary(skews: tuple[SkewRow, ...]) -> list[tuple[str, str, int, str, s
     return out
 
 
-def render_markdown(rows: RunRows) -> str:
+def _speedup_lines(rows: RunRows, given: str) -> list[str]:
+    """The S_e section: each job's three times, S_d, β·S_d and T_d(1)/T_e; `given` says what gave β."""
     r = rows.run
-    variant = r.resync + (f" every {r.every_rounds} rounds" if r.resync == "loose" else "")
     within = [j for j in rows.jobs if not math.isnan(j.error) and abs(j.error) <= SPEEDUP_TOLERANCE]
     judged = [j for j in rows.jobs if not math.isnan(j.error)]
     borrowed = (f", taken from the dedicated runs of {r.dedicated_from} (same spec and cluster; the answers "
                 f"are compared there, not here)") if r.dedicated_from else ""
-    lines = [f"# Time sharing live: {r.spec} under {variant}", "",
-             f"Round {r.round_s:g} s, local policy {r.policy}. The run took {r.run_s:.1f} s from the first launch to the last job done; "
-             f"the jobs ran unmanaged, all at once, for the first {r.lead_before_round0_s:.2f} s (start-up, "
-             f"check-ins, the tables' lead) before round 0. Dead managers: {r.dead_managers or 'none'} "
-             f"(watchdog bound {r.watchdog_bound_s:.2f} s).", "",
-             "![who ran when](timeline.png)", "",
-             "## Effective speedup: S_e = β·S_d (Zhou & Brent §2)", "",
+    lines = ["## Effective speedup: S_e = β·S_d (Zhou & Brent §2)", "",
              f"T_d(1), T_d(p): each job alone, dedicated{borrowed}; T_e: time-shared; times are the workload's own "
-             f"(first iteration to last). Target: measured within {SPEEDUP_TOLERANCE:.0%} of predicted: "
+             f"(first iteration to last). {given} Target: measured within {SPEEDUP_TOLERANCE:.0%} of predicted: "
              f"{len(within)} of {len(judged)} jobs.", "",
              "| job | workstations | p | β | T_d(1) s | T_d(p) s | T_e(p) s | S_d | S_e predicted | S_e measured | error | same answer |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -70,8 +64,42 @@ def render_markdown(rows: RunRows) -> str:
         lines.append(f"| {j.job} | {j.workstations} | {j.p} | {j.beta:g} | {_f(j.t_d1_s, 4)} | {_f(j.t_dp_s, 4)} | "
                      f"{_f(j.t_e_s, 4)} | {_f(j.s_d)} | {_f(j.s_e_predicted)} | {_f(j.s_e_measured)} | "
                      f"{'-' if math.isnan(j.error) else f'{j.error:+.1%}'} | {j.same_answer} |")
-    lines += ["", "![S_e measured against predicted](speedup.png)", "",
-              "## Each job's share of its workstations against its β", "",
+    return [*lines, "", "![S_e measured against predicted](speedup.png)", ""]
+
+
+def render_os_alone_markdown(rows: RunRows) -> str:
+    """A run with no managers (resync "os"): each job's times and S_e only; nothing else was there to measure."""
+    r = rows.run
+    lines = [f"# Time sharing live: {r.spec} with no managers, the OS alone", "",
+             f"No managers: the OS scheduled the ranks. Every job's ranks were launched at once on its workstations "
+             f"and shared each workstation's CPU under the kernel's scheduler only (Zhou & Brent §1's local "
+             f"scheduling): no tables, nothing stopped or continued, so there is no timeline, skew, share or "
+             f"switch cost to report. Waits on MPI: {r.wait}. The run took {r.run_s:.1f} s from the "
+             f"first launch to the last job done.", "",
+             *_speedup_lines(rows, "β is the job's share in the spec: what the tables would have held it to, not "
+                                   "anything this run gave it."),
+             "The simulator has no prediction for this arm: it runs a job's processes only in the slots of its "
+             "tables (scheduler/timeshare/simulate.py), and how far a job gets when the kernel alone decides "
+             "which ranks run together is what this run measures.", "",
+             "Files: run.csv, jobs.csv (the other CSVs are empty: no managers) "
+             "(`nowlab timeshare report DIR` redoes this page from them).", ""]
+    return "\n".join(lines)
+
+
+def render_markdown(rows: RunRows) -> str:
+    r = rows.run
+    if not r.managers:
+        return render_os_alone_markdown(rows)
+    variant = r.resync + (f" every {r.every_rounds} rounds" if r.resync == "loose" else "")
+    lines = [f"# Time sharing live: {r.spec} under {variant}", "",
+             f"Round {r.round_s:g} s, local policy {r.policy}, waits on MPI: {r.wait}. The run took "
+             f"{r.run_s:.1f} s from the first launch to the last job done; "
+             f"the jobs ran unmanaged, all at once, for the first {r.lead_before_round0_s:.2f} s (start-up, "
+             f"check-ins, the tables' lead) before round 0. Dead managers: {r.dead_managers or 'none'} "
+             f"(watchdog bound {r.watchdog_bound_s:.2f} s).", "",
+             "![who ran when](timeline.png)", "",
+             *_speedup_lines(rows, "β: the job's share of its workstations in the tables.")]
+    lines += ["## Each job's share of its workstations against its β", "",
               f"From the managers' timelines, over the whole rounds from round 0 to the job's end "
               f"(target: within {SHARE_TOLERANCE:.0%} of β).", "",
               "| workstation | job | β | share | rounds | off by |", "|---|---|---|---|---|---|"]
@@ -107,8 +135,9 @@ def render_markdown(rows: RunRows) -> str:
 def write_report(run_dir: Path) -> list[Path]:
     """report.md and its PNGs in run_dir, from the CSVs there."""
     rows = read_rows(run_dir)
-    pngs = [timeline_png(rows, run_dir / "timeline.png"), skew_png(rows, run_dir / "skew.png"),
-            speedup_png(rows, run_dir / "speedup.png")]
+    pngs = ([timeline_png(rows, run_dir / "timeline.png"), skew_png(rows, run_dir / "skew.png")] if rows.run.managers
+            else [])  # no managers: no timeline or skew to draw
+    pngs.append(speedup_png(rows, run_dir / "speedup.png"))
     md = run_dir / "report.md"
     owners = owners_markdown(read_owner_commands(run_dir), rows.run.policy)
     md.write_text(render_markdown(rows) + "\n" + "\n".join(owners))
@@ -130,13 +159,17 @@ def _owner_means(owners: tuple | None, policy: str) -> str:
 
 
 def compare_markdown(runs: list[tuple[str, RunRows, tuple | None]]) -> str:
-    """Several runs of one spec side by side (e.g. one per resync variant): skew, S_e and shares."""
-    lines = ["# Time sharing live: the resync variants side by side", "",
-             "|skew| in ms over all workstations: sample (as it stood at each timeline poll) and correction "
-             "(what each resync removed); S_e error: measured against β·S_d; share: against β.", "",
-             "| run | variant | skew samples | median | 95th pct | max | corrections | median | max | "
-             "S_e error (worst) | share off by (worst) | switch median ms | owners' mean response s |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    """Several runs of one spec side by side: one per resync variant, or the arms of "why coscheduling
+    matters" ({managers, the OS alone} x {polite, spin} waits): each run's waits, whether managers ran,
+    each job's T_e, skew, S_e and shares."""
+    lines = ["# Time sharing live: the runs side by side", "",
+             "managers: whether local managers kept tables (no: the OS alone scheduled the ranks); waits: how the "
+             "ranks waited on MPI; T_e: each job's time-shared, s. |skew| in ms over all workstations: sample (as it "
+             "stood at each timeline poll) and correction (what each resync removed); S_e error: measured against "
+             "β·S_d; share: against β.", "",
+             "| run | variant | managers | waits | T_e s | skew samples | median | 95th pct | max | corrections | median | "
+             "max | S_e error (worst) | share off by (worst) | switch median ms | owners' mean response s |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, rows, owners in runs:
         r = rows.run
         variant = r.resync + (f" every {r.every_rounds}" if r.resync == "loose" else "")
@@ -149,7 +182,9 @@ def compare_markdown(runs: list[tuple[str, RunRows, tuple | None]]) -> str:
         c_med, _, c_max = _spread(fixes)
         worst = max(errors, key=abs) if errors else math.nan
         worst_off = max(offs, key=abs) if offs else math.nan
-        lines.append(f"| {name} | {variant} | {len(samples)} | {s_med} | {s_p95} | {s_max} | {len(fixes)} | {c_med} | "
+        t_e = ", ".join(f"{j.job} {_f(j.t_e_s, 4)}" for j in rows.jobs)
+        lines.append(f"| {name} | {variant} | {'yes' if r.managers else 'no'} | {r.wait} | {t_e} | {len(samples)} | "
+                     f"{s_med} | {s_p95} | {s_max} | {len(fixes)} | {c_med} | "
                      f"{c_max} | {'-' if math.isnan(worst) else f'{worst:+.1%}'} | "
                      f"{'-' if math.isnan(worst_off) else f'{worst_off:+.1%}'} | "
                      f"{_ms(statistics.median(switch)) if switch else '-'} | {_owner_means(owners, r.policy)} |")

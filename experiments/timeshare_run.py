@@ -15,6 +15,8 @@ Where the processes run is the backend's: managers and ranks on this host's Open
 (`experiments/timeshare_host.py`, for tests) or in a cluster's workstations
 (`experiments/timeshare_cluster.py`). Every job starts at once under fixed tables; a spec
 with arrivals and replanning is an arrival stream, run by experiments/timeshare_stream.py.
+With `OsAlone` in place of the LiveSetup, steps 2 and 4 are left out: no coscheduling at all
+(Zhou & Brent §1's local scheduling), the arm that shows what the managers are for.
 """
 from __future__ import annotations
 
@@ -70,11 +72,21 @@ def job_argv(entry: JobEntry, phase_ref_s: float = SYNTHETIC_PHASE_REF_S) -> tup
     """The workload one job of a spec runs, without --job and --hosts (`programs`)."""
     if not phase_ref_s > 0:
         raise TimeshareRunError(f"phase_ref_s: must be > 0 reference-seconds, got {phase_ref_s}")
+    # polite is the workloads' default: its argv is the one every run had before the knob
+    wait = ("--wait", entry.wait) if entry.wait != "polite" else ()
     if entry.cg is not None:
         return ("python3", "-m", "workloads.cg", "--n", str(entry.cg.n), "--iterations", str(entry.cg.iterations),
-                "--print-x")
+                "--print-x", *wait)
     phases = max(1, round(entry.demand_ref_s / phase_ref_s))
-    return ("python3", "-m", "workloads.synthetic", "--phases", str(phases), "--work", repr(entry.demand_ref_s / phases))
+    return ("python3", "-m", "workloads.synthetic", "--phases", str(phases), "--work", repr(entry.demand_ref_s / phases),
+            *wait)
+
+
+def wait_of(argv: Sequence[str]) -> str:
+    """How a program's ranks wait on MPI, read from its argv (the last --wait; none: polite, the
+    workloads' default). From the argv, not the spec, so a program built in Python is recorded as it ran."""
+    given = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--wait"]
+    return given[-1] if given else "polite"
 
 
 def parse_resync(text: str) -> ResyncPlan:
@@ -89,6 +101,28 @@ def parse_resync(text: str) -> ResyncPlan:
     if every and not every.isdigit() or every and int(every) < 1:
         raise TimeshareRunError(f"resync: K in loose:K must be a whole number >= 1, got {text!r}")
     return ResyncPlan(resync, int(every) if every else 1)
+
+
+OS_ALONE = "os"  # the run's variant when no manager ran (`nowlab timeshare run --resync os`)
+
+
+@dataclass(frozen=True, slots=True)
+class OsAlone:
+    """No coscheduling at all: no managers, no tables; every job's ranks launched at once on its
+    workstations (without NOWLAB_TIMESHARE, as the dedicated runs are, so no rank checks in) and
+    sharing each workstation's CPU under the kernel's scheduler alone: Zhou & Brent §1's local
+    scheduling, against which coscheduling is measured.
+
+    A runner's arm, not a `scheduler.timeshare.Resync`: a Resync says how a global manager
+    realigns the tables its local managers keep, and this arm has neither tables nor managers. In
+    the pure vocabulary it would be a plan with no tables for the simulator to run (its processes
+    progress only in their slots), so it lives here, where processes are launched.
+    """
+
+
+def parse_variant(text: str) -> ResyncPlan | OsAlone:
+    """`os` (no managers: OsAlone), or a resync plan of the managers (`parse_resync`)."""
+    return OsAlone() if text.strip().lower() == OS_ALONE else parse_resync(text)
 
 
 class TimeshareBackend(OwnerBackend, Protocol):
@@ -126,7 +160,7 @@ class TimeshareRun:
     programs: tuple[JobProgram, ...]
     dedicated: Mapping[tuple[str, int], JobRun]     # (job, p) -> its dedicated run
     shared: Mapping[str, JobRun]
-    live: LiveTimeshareRecord
+    live: LiveTimeshareRecord | None                # None: no managers ran (OsAlone)
     answers_equal: Mapping[str, bool | None]        # None: no dedicated run on p to compare with
     started_s: float                                # the time-shared jobs' launch, host clock
     owner_commands: tuple[OwnerCommand, ...] | None = None  # the owners' commands while time-shared; None: no owners
@@ -191,7 +225,7 @@ class TimeshareRunner:
     spec: TimeshareSpec
     programs: tuple[JobProgram, ...]
     backend: TimeshareBackend
-    setup: LiveSetup
+    setup: LiveSetup | OsAlone                     # OsAlone: no managers, the kernel schedules the ranks
     dedicated: bool = True
     job_timeout_s: float = 3600.0
     progress: Progress = quiet
@@ -213,48 +247,82 @@ class TimeshareRunner:
         lacking = sorted(set(known) - set(names))
         if lacking:
             raise TimeshareRunError(f"programs: no program for job {lacking[0]}")
+        if isinstance(self.setup, OsAlone) and self.owners is not None:
+            raise TimeshareRunError("simulate.owners: owners check in with the local managers, and the OS-alone "
+                                    "arm starts none")
 
     def run(self) -> TimeshareRun:
         if self.dedicated:
             self._run_dedicated()
+        if isinstance(self.setup, OsAlone):
+            started_s, shared = self._run_os_alone()
+            live, commands = None, None
+        else:
+            started_s, shared, live, commands = self._run_managed(self.setup)
+        answers = {p.job: (same_answer(shared[p.job].result, self._dedicated_runs[(p.job, len(p.hosts))].result)
+                           if (p.job, len(p.hosts)) in self._dedicated_runs else None) for p in self.programs}
+        return TimeshareRun(self.spec.name, self.programs, dict(self._dedicated_runs), shared, live, answers, started_s,
+                            commands, dict(self.backend.drift_ppm))
+
+    def _run_managed(self, setup: LiveSetup) -> tuple[float, dict[str, JobRun], LiveTimeshareRecord,
+                                                      tuple[OwnerCommand, ...] | None]:
+        """Steps 2-5 of the module docstring: managers, every job under the tables, everything stopped."""
         tables = {w: t for w, t in self.spec.tables().items() if t.processes}
         handles: dict[str, Handle] = {}
         launched: dict[str, float] = {}
-        shared: dict[str, JobRun] = {}
         owners = LiveOwners(self.backend, self.owners) if self.owners is not None else None
         try:
             clients = self.backend.start_managers(sorted(set(tables) | set(self.owners.processes if self.owners
                                                                            else ())))
             if owners is not None:
                 owners.start(clients)
-            gm = LiveGlobalManager(tables, clients, self.setup)
+            gm = LiveGlobalManager(tables, clients, setup)
             with gm:
-                started_s = time.time()
-                env = self.backend.rank_env()
-                for p in self.programs:
-                    launched[p.job] = time.time()
-                    handles[p.job] = self.backend.launch(p.hosts, p.argv_on(p.hosts), env)
+                started_s = self._launch(self.backend.rank_env(), handles, launched)
                 gm.wait_for_checkins()
                 gm.start()
-                self.progress("time-shared", 0, len(handles))
-                while len(shared) < len(handles):
-                    for job, h in handles.items():
-                        if job not in shared and h.poll() is not None:
-                            program = self._program(job)
-                            shared[job] = finish_job(h, job, program.hosts, launched[job], 30.0)
-                            gm.job_finished(job)
-                            self.progress("time-shared", len(shared), len(handles))
-                    if time.time() - started_s > self.job_timeout_s:
-                        raise TimeshareRunError(f"job_timeout_s: {len(handles) - len(shared)} jobs still running "
-                                                f"after {self.job_timeout_s:g} s")
-                    time.sleep(0.1)
+                shared = self._collect(handles, launched, started_s, gm.job_finished)
                 live = gm.stop()
         finally:
             commands = tear_down(handles.values(), owners, self.backend)
-        answers = {p.job: (same_answer(shared[p.job].result, self._dedicated_runs[(p.job, len(p.hosts))].result)
-                           if (p.job, len(p.hosts)) in self._dedicated_runs else None) for p in self.programs}
-        return TimeshareRun(self.spec.name, self.programs, dict(self._dedicated_runs), shared, live, answers, started_s,
-                            commands, dict(self.backend.drift_ppm))
+        return started_s, shared, live, commands
+
+    def _run_os_alone(self) -> tuple[float, dict[str, JobRun]]:
+        """Every job's ranks at once, no manager started, no NOWLAB_TIMESHARE: the kernel alone shares the CPU."""
+        handles: dict[str, Handle] = {}
+        launched: dict[str, float] = {}
+        try:
+            started_s = self._launch(None, handles, launched)
+            return started_s, self._collect(handles, launched, started_s, lambda _job: None)
+        finally:
+            for h in handles.values():
+                h.terminate()
+
+    def _launch(self, env: Mapping[str, str] | None, handles: dict[str, Handle], launched: dict[str, float]) -> float:
+        """Every program's ranks, one launch after another (into `handles` as they go, so a failure
+        part way still ends those started); the time the first went."""
+        started_s = time.time()
+        for p in self.programs:
+            launched[p.job] = time.time()
+            handles[p.job] = self.backend.launch(p.hosts, p.argv_on(p.hosts), env)
+        return started_s
+
+    def _collect(self, handles: Mapping[str, Handle], launched: Mapping[str, float], started_s: float,
+                 on_done: Callable[[str], None]) -> dict[str, JobRun]:
+        """Each job's run as it ends (`on_done` told of it at once), until all have; job_timeout_s bounds the wait."""
+        shared: dict[str, JobRun] = {}
+        self.progress("time-shared", 0, len(handles))
+        while len(shared) < len(handles):
+            for job, h in handles.items():
+                if job not in shared and h.poll() is not None:
+                    shared[job] = finish_job(h, job, self._program(job).hosts, launched[job], 30.0)
+                    on_done(job)
+                    self.progress("time-shared", len(shared), len(handles))
+            if time.time() - started_s > self.job_timeout_s:
+                raise TimeshareRunError(f"job_timeout_s: {len(handles) - len(shared)} jobs still running "
+                                        f"after {self.job_timeout_s:g} s")
+            time.sleep(0.1)
+        return shared
 
     def _program(self, job: str) -> JobProgram:
         return next(p for p in self.programs if p.job == job)

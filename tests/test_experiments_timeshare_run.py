@@ -3,7 +3,8 @@
 Pure parts first (the resync option, the programs, bad input, the CSV round trip); then the
 whole path on this host: three local managers as host processes, two CG jobs of three ranks on
 the host's Open MPI, dedicated runs for S_d, the time-shared run under loose gang scheduling,
-and the report, whose numbers are checked against the timelines it wrote.
+and the report, whose numbers are checked against the timelines it wrote. Why coscheduling
+matters: the wait knob in the argv, and the OS-alone arm (no managers) measured, reported and run.
 """
 from __future__ import annotations
 
@@ -23,8 +24,8 @@ from experiments.timeshare_host import HostBackend
 from experiments.timeshare_live import LiveSetup
 from experiments.timeshare_measure import IntervalRow, RunRows
 from experiments.timeshare_report import SPEEDUP_TOLERANCE, record_run, render_markdown
-from experiments.timeshare_run import (JobProgram, TimeshareRunError, TimeshareRunner, parse_resync, same_answer,
-                                       programs)
+from experiments.timeshare_run import (JobProgram, JobRun, OsAlone, TimeshareRun, TimeshareRunError, TimeshareRunner,
+                                       job_argv, parse_resync, parse_variant, programs, same_answer, wait_of)
 from experiments.timeshare_spec import TimeshareSpec, load_timeshare_spec
 from experiments.timeshare_timeline import shares, whole_rounds
 from scheduler.timeshare.tables import Resync, ResyncPlan
@@ -230,6 +231,27 @@ def test_two_cg_jobs_time_shared_on_three_host_workstations_end_to_end_with_thei
 
 
 @pytest.mark.host_mpi
+def test_two_cg_jobs_under_the_os_alone_start_no_manager_and_give_their_answers(tmp_path):
+    """The OS-alone arm on this host: no manager asked for (the backend would fail the run), one job polite and
+    one spinning."""
+    polite, spinning = cg("A", 200, 300, tmp_path / "ckpt"), cg("B", 200, 300, tmp_path / "ckpt")
+    spinning = replace(spinning, argv=(*spinning.argv, "--wait", "spin"))
+
+    class NoManagers(HostBackend):
+        def start_managers(self, workstations):
+            raise AssertionError(f"a manager was asked for on {list(workstations)}")
+
+    run = TimeshareRunner(two_job_spec(), (polite, spinning), NoManagers(nice=19), OsAlone(), dedicated=False,
+                          job_timeout_s=60.0).run()
+    assert run.live is None and set(run.shared) == {"A", "B"}
+    # the same problem, so the same answer, however the kernel interleaved them and however they waited
+    assert same_answer(run.shared["A"].result, run.shared["B"].result)
+    record_run(run, tmp_path / "report")
+    md = (tmp_path / "report" / "report.md").read_text()
+    assert "No managers: the OS scheduled the ranks." in md and "A:polite B:spin" in md
+
+
+@pytest.mark.host_mpi
 def test_a_job_that_never_checks_in_fails_the_run_in_one_line_and_every_manager_is_stopped(tmp_path):
     spec = two_job_spec()
     good = cg("A", 100, 2000, tmp_path)
@@ -246,8 +268,105 @@ def test_runs_side_by_side_give_each_variants_skew_and_worst_errors():
     strict = replace(loose, run=replace(loose.run, resync="strict", every_rounds=1), skews=())
     from experiments.timeshare_report import compare_markdown
     md = compare_markdown([("a", loose, None), ("b", strict, None)])
-    assert "| a | loose every 2 | 1 | 1.00 | 1.00 | 1.00 | 0 | - | - | -3.0% | -2.0% | 0.40 |" in md
-    assert "| b | strict | 0 | - | - | - | 0 |" in md
+    assert "| a | loose every 2 | yes | polite | A 3.1 | 1 | 1.00 | 1.00 | 1.00 | 0 | - | - | -3.0% | -2.0% | 0.40 |" in md
+    assert "| b | strict | yes | polite | A 3.1 | 0 | - | - | - | 0 |" in md
+
+
+# --- why coscheduling matters: the wait knob and the OS alone ----------------------------------
+
+def test_a_spinning_job_says_so_in_its_argv_and_a_polite_one_runs_as_before(tmp_path):
+    spec_file = tmp_path / "cg.toml"
+    spec_file.write_text('workstations = ["ws1", "ws2"]\nround_s = 4.0\n'
+                         '[[job]]\nid = "C"\nworkstations = ["ws1", "ws2"]\nbeta = 0.5\ndemand_ref_s = 3.0\n'
+                         'workload = "cg"\ncg = { n = 400, iterations = 50 }\n'
+                         '[[job]]\nid = "S"\nworkstations = ["ws1", "ws2"]\nbeta = 0.5\ndemand_ref_s = 3.0\n')
+    spec = load_timeshare_spec(spec_file)
+    polite = {e.id: job_argv(e) for e in spec.job}
+    spinning = {e.id: job_argv(e) for e in spec.with_wait("spin").job}
+    assert polite["C"] == ("python3", "-m", "workloads.cg", "--n", "400", "--iterations", "50", "--print-x")
+    assert "--wait" not in polite["S"]
+    for job in ("C", "S"):
+        assert spinning[job] == (*polite[job], "--wait", "spin")
+        assert (wait_of(polite[job]), wait_of(spinning[job])) == ("polite", "spin")
+    assert wait_of(("python3", "-m", "workloads.cg", "--wait", "spin", "--wait", "polite")) == "polite"  # the last
+
+
+@pytest.mark.parametrize("text", ["os", " OS"])
+def test_the_os_variant_is_no_managers_and_the_rest_are_resync_plans(text):
+    assert parse_variant(text) == OsAlone()
+    assert parse_variant("loose:2") == ResyncPlan(Resync.LOOSE, 2)
+    with pytest.raises(TimeshareRunError, match=r"^resync: unknown 'oss'"):
+        parse_variant("oss")
+
+
+def test_the_os_alone_arm_starts_no_owners_for_want_of_managers(tmp_path):
+    from experiments.timeshare_owners import OwnerSetup
+    with pytest.raises(TimeshareRunError, match=r"^simulate.owners: owners check in with the local managers"):
+        TimeshareRunner(two_job_spec(), (cg("A", 40, 5, tmp_path), cg("B", 40, 5, tmp_path)), HostBackend(), OsAlone(),
+                        owners=OwnerSetup({"ws1": 1}, 1.0, 0.1))
+
+
+def os_alone_run(waits: tuple[str, str] = ("spin", "spin")) -> TimeshareRun:
+    """What the runner returns for two jobs under the OS alone (no live record), A's dedicated runs beside it."""
+    progs = tuple(replace(cg(job, 200, 300, Path("/tmp")), argv=(*cg(job, 200, 300, Path("/tmp")).argv, "--wait", w))
+                  for job, w in zip("AB", waits))
+    answer = {"x": [1.0, 2.0]}
+    dedicated = {("A", 1): JobRun("A", ("ws1",), 0.0, 4.0, {"compute_s": 3.0, **answer}),
+                 ("A", 3): JobRun("A", WORKSTATIONS, 5.0, 7.0, {"compute_s": 1.5, **answer})}
+    shared = {"A": JobRun("A", WORKSTATIONS, 10.0, 16.5, {"compute_s": 6.0, **answer}),
+              "B": JobRun("B", WORKSTATIONS, 10.1, 17.0, {"compute_s": 6.5, **answer})}
+    return TimeshareRun("two-cg", progs, dedicated, shared, None, {"A": True, "B": None}, 10.0)
+
+
+def test_a_run_with_no_managers_reports_each_jobs_times_and_nothing_it_did_not_measure(tmp_path):
+    from experiments.timeshare_measure import measure
+    from experiments.timeshare_report import write_report
+    rows = measure(os_alone_run())
+    assert (rows.run.resync, rows.run.managers, rows.run.wait, rows.run.run_s) == ("os", False, "spin", 7.0)
+    assert math.isnan(rows.run.round_s) and math.isnan(rows.run.lead_before_round0_s)
+    assert (rows.shares, rows.intervals, rows.tables, rows.skews, rows.managers) == ((), (), (), (), ())
+    a, b = rows.jobs
+    # A: S_d = 3 / 1.5 = 2, S_e against β·S_d = 1, measured 3 / 6 = 0.5; B ran no dedicated runs
+    assert (a.s_d, a.s_e_predicted, a.s_e_measured, a.error, a.same_answer) == (2.0, 1.0, 0.5, -0.5, "yes")
+    assert math.isnan(b.s_e_measured) and b.t_e_s == 6.5 and b.same_answer == "-"
+
+    written = record_run(os_alone_run(), tmp_path)
+    assert {p.name for p in written} >= {"report.md", "speedup.png", "run.csv", "jobs.csv"}
+    assert not (tmp_path / "timeline.png").exists() and not (tmp_path / "skew.png").exists()
+    md = (tmp_path / "report.md").read_text()
+    assert md.startswith("# Time sharing live: two-cg with no managers, the OS alone")
+    assert "No managers: the OS scheduled the ranks." in md and "Waits on MPI: spin." in md
+    assert "| A | ws1 ws2 ws3 | 3 | 0.5 | 3 | 1.5 | 6 | 2 | 1 | 0.5 | -50.0% | yes |" in md
+    assert "The simulator has no prediction for this arm" in md
+    assert "timeline.png" not in md and "skew.png" not in md and "## Skew" not in md and "## Each job's share" not in md
+    back = read_rows(tmp_path)  # the CSVs hold it all: the report is redone from them alone
+    assert (back.run, back.jobs[0], back.jobs[1].t_e_s, back.shares) == (rows.run, a, 6.5, ())
+    (tmp_path / "report.md").unlink()
+    write_report(tmp_path)
+    assert (tmp_path / "report.md").read_text() == md
+
+
+def test_a_run_whose_jobs_waited_differently_names_each_jobs_wait():
+    from experiments.timeshare_measure import measure
+    assert measure(os_alone_run(("spin", "polite"))).run.wait == "A:spin B:polite"
+
+
+def test_the_2x2_reads_as_one_table_managers_and_waits_in_their_columns():
+    from experiments.timeshare_measure import measure
+    from experiments.timeshare_report import compare_markdown
+    loose = _minimal_rows()
+    spinning = replace(loose, run=replace(loose.run, resync="loose", every_rounds=1, wait="spin"))
+    os_polite = measure(os_alone_run(("polite", "polite")))
+    md = compare_markdown([("loose1-polite", replace(loose, run=replace(loose.run, every_rounds=1)), None),
+                           ("loose1-spin", spinning, None), ("os-polite", os_polite, None),
+                           ("os-spin", measure(os_alone_run()), None)])
+    rows = {line.split(" | ")[0].removeprefix("| "): line.split(" | ") for line in md.splitlines()
+            if line.startswith("| loose1-") or line.startswith("| os-")}
+    assert {name: cells[1:4] for name, cells in rows.items()} == {
+        "loose1-polite": ["loose every 1", "yes", "polite"], "loose1-spin": ["loose every 1", "yes", "spin"],
+        "os-polite": ["os", "no", "polite"], "os-spin": ["os", "no", "spin"]}
+    assert rows["os-spin"][4:8] == ["A 6, B 6.5", "0", "-", "-"]  # T_e; no skew without managers
+    assert rows["os-spin"][12] == "-50.0%"  # A's S_e error, the worst
 
 
 def test_a_result_line_cut_in_two_is_joined_and_one_that_stays_broken_is_one_line():

@@ -126,3 +126,11 @@ def test_the_specs_waits_are_the_workloads_wait_modes():
     values = [n.value.value for n in enum.body if isinstance(n, ast.Assign)]
     assert tuple(values) == WAITS == ("polite", "spin")
 
+
+def test_the_coscheduling_config_shares_three_workstations_between_two_cg_jobs_half_and_half():
+    spec = load_timeshare_spec(FIG3.parent / "coscheduling-now3.toml")
+    assert [(e.id, e.workload, e.beta, e.workstations, e.wait) for e in spec.job] == [
+        (j, "cg", 0.5, ("ws1", "ws2", "ws3"), "polite") for j in ("CGA", "CGB")]
+    tables = spec.tables()
+    assert {w: [(s.process, s.parallel_s) for s in t.slots] for w, t in tables.items()} == {
+        w: [("CGA", 5.0), ("CGB", 5.0)] for w in ("ws1", "ws2", "ws3")}

@@ -45,7 +45,7 @@ def test_report_redoes_each_run_and_writes_the_variants_side_by_side(tmp_path):
         assert (tmp_path / resync / "report.md").read_text().startswith(f"# Time sharing live: fig under {resync}")
         assert (tmp_path / resync / "timeline.png").stat().st_size > 0
     text = compare.read_text()
-    assert "| strict | strict | 1 | 2.00 |" in text and "| none | none | 1 | 2.00 |" in text
+    assert "| strict | strict | yes | polite | J1 140 | 1 | 2.00 |" in text and "| none | none | yes | polite | J1 140 | 1 | 2.00 |" in text
 
 
 def test_report_of_a_directory_without_csvs_is_one_line(tmp_path):
@@ -92,13 +92,57 @@ def test_dedicated_times_of_other_jobs_are_one_line_naming_the_job(tmp_path):
     assert out.output.startswith("error: J1: ran on ws1 ws2 here, on ws1 ws3 in other"), out.output
 
 
-def test_a_run_file_written_before_dedicated_from_policy_and_drift_existed_reads_with_their_defaults(tmp_path):
+def test_a_run_file_written_before_dedicated_from_policy_drift_and_wait_existed_reads_with_their_defaults(tmp_path):
     from experiments.timeshare_files import read_rows
 
     write_rows(tmp_path, rows("loose"))
     run_csv = tmp_path / "run.csv"
     header, values = run_csv.read_text().splitlines()
-    assert header.endswith(",dedicated_from,policy,drift_ppm") and values.endswith(",implicit,")
-    run_csv.write_text(header.removesuffix(",dedicated_from,policy,drift_ppm") + "\n"
-                       + values.removesuffix(",,implicit,") + "\n")
-    assert read_rows(tmp_path) == rows("loose")
+    assert header.endswith(",dedicated_from,policy,drift_ppm,wait") and values.endswith(",implicit,,polite")
+    for added, default in ((",wait", ",polite"), (",dedicated_from,policy,drift_ppm", ",,implicit,")):
+        header, values = header.removesuffix(added), values.removesuffix(default)
+        run_csv.write_text(header + "\n" + values + "\n")
+        got = read_rows(tmp_path)
+        assert got == rows("loose") and got.run.wait == "polite" and got.run.managers  # it ran with managers
+
+
+# --- why coscheduling matters: --wait and --resync os -------------------------------------------
+
+NOW3 = str(CONFIGS / "coscheduling-now3.toml")
+STREAM = str(CONFIGS / "short-jobs-beside-large.toml")
+
+
+def test_a_bad_wait_and_what_only_managers_do_under_the_os_alone_are_one_line(tmp_path):
+    for argv, message in (
+            ([NOW3, "--host", "--wait", "busy"], "error: wait: unknown 'busy' (known: polite, spin)"),
+            ([NOW3, "--host", "--resync", "os", "--policy", "implicit"], "error: policy: a local policy is kept by the managers"),
+            ([NOW3, "--host", "--resync", "os", "--drift"], "error: drift: it runs the managers' clocks off"),
+            ([STREAM, "--host", "--resync", "os"], "error: resync: os starts no managers, and a stream run"),
+            ([STREAM, "--host", "--wait", "spin"], "error: job L1: wait spin: a stream run records no wait mode")):
+        out = CliRunner().invoke(app, ["timeshare", "run", *argv], terminal_width=200)
+        assert out.exit_code == 2 and out.output.startswith(message) and len(out.output.splitlines()) == 1, out.output
+
+
+def test_wait_overrides_every_jobs_wait_and_the_os_alone_run_is_recorded_so(tmp_path, monkeypatch):
+    """The run itself is stood in for (no processes): what the command gives the runner, and what it writes."""
+    from experiments.timeshare_files import read_rows
+    from experiments.timeshare_run import JobRun, OsAlone, TimeshareRun, TimeshareRunner
+
+    seen: list[TimeshareRunner] = []
+
+    def run(self: TimeshareRunner) -> TimeshareRun:
+        seen.append(self)
+        shared = {p.job: JobRun(p.job, p.hosts, 1.0, 90.0, {"compute_s": 80.0 + i}) for i, p in enumerate(self.programs)}
+        return TimeshareRun(self.spec.name, self.programs, {}, shared, None, {p.job: None for p in self.programs}, 1.0)
+
+    monkeypatch.setattr(TimeshareRunner, "run", run)
+    out = CliRunner().invoke(app, ["timeshare", "run", NOW3, "--host", "--resync", "os", "--wait", "spin",
+                                   "--no-dedicated", "--out", str(tmp_path / "os-spin")], terminal_width=200)
+    assert out.exit_code == 0, out.output
+    runner, = seen
+    assert isinstance(runner.setup, OsAlone) and not runner.dedicated
+    assert [p.argv[-2:] for p in runner.programs] == [("--wait", "spin")] * 2  # both jobs, though the spec says polite
+    got = read_rows(tmp_path / "os-spin")
+    assert (got.run.resync, got.run.managers, got.run.wait) == ("os", False, "spin")
+    assert [(j.job, j.t_e_s) for j in got.jobs] == [("CGA", 80.0), ("CGB", 81.0)]
+    assert "No managers: the OS scheduled the ranks." in (tmp_path / "os-spin" / "report.md").read_text()

@@ -107,8 +107,13 @@ def run_command(
                                                "or none with one and [simulate] replan = true (an arrival stream)."),
     cluster: Optional[str] = typer.Option(None, "--cluster", help="Run in this cluster's workstations (nowlab up)."),
     host: bool = typer.Option(False, "--host", help="Run on this host instead: managers as processes, ranks on its Open MPI."),
-    resync: Optional[str] = typer.Option(None, "--resync", help="strict, loose:K (every K rounds) or none (default: the spec's)."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Report directory (default experiments/results/zhou-brent/<spec>-<resync>)."),
+    resync: Optional[str] = typer.Option(None, "--resync", help="strict, loose:K (every K rounds) or none (default: the "
+                                                               "spec's); os: no managers and no tables, the OS alone "
+                                                               "schedules every job's ranks (not for an arrival stream)."),
+    wait: Optional[str] = typer.Option(None, "--wait", help="polite or spin: how every job's ranks wait on MPI, for this "
+                                                           "run (default: each job's wait in the spec, polite)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Report directory (default experiments/results/zhou-brent/"
+                                                           "<spec>-<resync>[-<policy>][-<wait>])."),
     dedicated: bool = typer.Option(True, "--dedicated/--no-dedicated", help="Also run each job alone on 1 and on p workstations, for S_d."),
     phase_ref_s: float = typer.Option(0.5, "--phase-ref-s", help="A synthetic job runs in phases of this many reference-seconds."),
     policy: Optional[str] = typer.Option(None, "--policy", help="Local policy in the slots: implicit, dedicated or "
@@ -121,13 +126,16 @@ def run_command(
 
     A spec with `replan = true` is an arrival stream: the jobs arrive at their arrival_s, the global
     manager allocates and replans at every arrival and end, and the report sets each job's
-    response beside the simulator's (no dedicated runs)."""
+    response beside the simulator's (no dedicated runs).
+
+    `--resync os` runs the same jobs with no coscheduling at all, and `--wait spin` has the ranks
+    spin where they would sleep: together the arms of why coscheduling matters (Zhou & Brent §1)."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from experiments.timeshare_live import LiveSetup
     from experiments.timeshare_report import record_run
-    from experiments.timeshare_run import TimeshareRunner, parse_resync, programs as spec_programs
+    from experiments.timeshare_run import OS_ALONE, OsAlone, TimeshareRunner, parse_variant, programs as spec_programs
     from experiments.timeshare_spec import load_timeshare_spec
     from experiments.timeshare_stream import StreamRun, StreamRunner
     from experiments.timeshare_stream_report import record_stream
@@ -139,9 +147,17 @@ def run_command(
         fail("give --cluster NAME or --host (one of them)")
     with user_errors():
         spec = load_timeshare_spec(spec_file)
-        plan = parse_resync(resync) if resync else ResyncPlan(spec.simulate.resync, spec.simulate.every_rounds)
+        if wait is not None:
+            spec = spec.with_wait(wait)
+        variant = parse_variant(resync) if resync else ResyncPlan(spec.simulate.resync, spec.simulate.every_rounds)
         local = _choice(LocalPolicy, policy, "--policy") or spec.simulate.policy
-        setup = LiveSetup(plan, policy=local.value)
+        if isinstance(variant, OsAlone):
+            _os_alone_fits(spec.simulate.replan, policy, drift)
+            setup: LiveSetup | OsAlone = variant
+            label = OS_ALONE
+        else:
+            setup = LiveSetup(variant, policy=local.value)
+            label = variant.kind.value + (f"{variant.every_rounds}" if variant.kind.value == "loose" else "")
         drift_ppm = {w: d * 1e6 for w, d in spec.simulate.drift.items()} if drift else {}
         backend = _backend(cluster, spec.workstations, drift_ppm)
         if spec.simulate.replan:
@@ -149,8 +165,8 @@ def run_command(
         else:
             runner = TimeshareRunner(spec, spec_programs(spec, phase_ref_s), backend, setup, dedicated=dedicated,
                                      owners=spec.live_owners())
-    label = plan.kind.value + (f"{plan.every_rounds}" if plan.kind.value == "loose" else "")
-    out_dir = out or Path("experiments/results/zhou-brent") / (f"{spec.name}-{label}" + (f"-{policy}" if policy else ""))
+    out_dir = out or Path("experiments/results/zhou-brent") / (f"{spec.name}-{label}" + (f"-{policy}" if policy else "")
+                                                               + (f"-{wait.strip().lower()}" if wait else ""))
     console = Console()
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console) as bar:
@@ -234,6 +250,16 @@ def _backend(cluster: str | None, workstations: tuple[str, ...], drift_ppm: dict
     if unknown:
         raise ValueError(f"workstations: {unknown[0]} is not in cluster {c.name} (it has {', '.join(c.workstations)})")
     return ClusterBackend(c, drift_ppm=drift_ppm)
+
+
+def _os_alone_fits(replan: bool, policy: str | None, drift: bool) -> None:
+    """`--resync os` starts no managers: refuse, in one line, what only managers could do."""
+    if replan:
+        raise ValueError("resync: os starts no managers, and a stream run (replan) needs them to admit its jobs")
+    if policy is not None:
+        raise ValueError("policy: a local policy is kept by the managers, and --resync os starts none")
+    if drift:
+        raise ValueError("drift: it runs the managers' clocks off, and --resync os starts none")
 
 
 def _choice(enum, value: str | None, option: str):
