@@ -26,7 +26,7 @@ def stream_spec(replan: bool = True) -> TimeshareSpec:
     return TimeshareSpec.model_validate({
         "name": "stream", "workstations": ["ws1", "ws2", "ws3"], "round_s": ROUND_S,
         "allocation": {"gamma": 1.0, "short_beta": 0.5, "short_t1_s": 2.0},
-        "job": [{"id": "L", "demand_ref_s": 12.0}, {"id": "S", "demand_ref_s": 1.0, "arrival_s": 1.5}],
+        "job": [{"id": "L", "demand_ref_s": 20.0}, {"id": "S", "demand_ref_s": 1.0, "arrival_s": 1.5}],
         "simulate": {"replan": replan, "resync": "loose", "owners": {"ws3": 1}},
         "owner": {"think_s": 0.3, "demand_s": 0.05}})
 

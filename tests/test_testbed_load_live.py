@@ -155,7 +155,8 @@ def test_slowdown_rounds_meter_the_dedicated_speed_beside_the_loaded_guests(load
     assert len(spans) == 6  # two loaded workstations in each of three rounds
     assert {(s.ws, s.role.name) for s in spans} == {(ws, r.name) for ws in loaded.workstations for r in ROLES[1:]}
     for s in spans:
-        assert s.reference > 0.5
+        # a sanity floor, not a speed: 2M iterations took 0.41-0.8 s a guest on machines of this kind
+        assert s.reference > 0.2
         # owners at D/Z = 0.5 take about 60% of the cap: slower than dedicated by far
         assert s.seconds > 1.3 * s.role.guests * s.reference
         assert 0.2 < s.owner_u < 0.95
