@@ -123,7 +123,7 @@ def profile_keys(config: ExperimentConfig, spec: ClusterSpec, hosts: list[str]) 
     # so the keys of profiles taken on raw caps are unchanged).
     cpus = [f"speed {spec.speed(h)}" if spec.speed(h) is not None else spec.cpu(h) for h in hosts[:max(prof.procs)]]
     image = image_ref().image
-    return {name: profile_key(cls, prof, cpus, image) for name, cls in config.classes.items()}
+    return {name: profile_key(cls, prof, cpus, image, spec.defaults.host_idle) for name, cls in config.classes.items()}
 
 
 def class_model(profile: dict, demand: float, pmax: int | None) -> SevcikModel:

@@ -27,6 +27,7 @@ from pathlib import Path
 from testbed import backends, state
 from testbed.backends import CpuCap
 from testbed.governor import Governor, Target
+from testbed.idle_hold import IdleHold
 from testbed.meter import (KERNEL_ORDER, QUOTAS_CSV, SAMPLES_CSV, QuotaRow, Smoother, append_quotas,
                            append_samples, measure)
 from testbed.spec import ClusterSpec, cfs_period_us
@@ -83,9 +84,17 @@ class Keeper:
     cores: list[int]
 
     def run(self) -> None:
-        d = state.cluster_dir(self.name)
         st = state.ClusterState.load(self.name)
         backend = backends.get(st.backend)  # only its fast cap write is used: no engine round trip
+        # Only this machine's cores are held out of their halt: another host's (Swarm, SSH) are its own.
+        local = not hasattr(backend, "meter_stream")
+        with IdleHold(st.cluster_spec.defaults.host_idle if local else "remote") as idle:
+            print(f"keeper: host cores idle: {idle.status}", file=sys.stderr, flush=True)
+            self._govern(st, backend, idle)
+
+    def _govern(self, st: state.ClusterState, backend: backends.Backend, idle: IdleHold) -> None:
+        """Meter, govern and record, a tick at a time, until the cluster's state folder goes."""
+        d = state.cluster_dir(self.name)
         spec = st.cluster_spec
         gov = Governor(targets(spec))
         smoother = Smoother()
@@ -131,7 +140,8 @@ class Keeper:
             append_quotas(d / QUOTAS_CSV, rows)
             _write_json(d / NOW_FILE, {"t": now, "pid": os.getpid(), "quotas": written,
                                        "governed": {ws: stp.quota for ws, stp in steps.items()},
-                                       "factors": {str(c): smoother.factor(c, now, spec.kernel) for c in self.cores}})
+                                       "factors": {str(c): smoother.factor(c, now, spec.kernel) for c in self.cores},
+                                       "idle": idle.status})
             tick += 1
             time.sleep(max(0.0, TICK_S - (time.monotonic() - t_start)))
 
@@ -176,7 +186,7 @@ def status(name: str) -> dict[str, object]:
         now = {}
     t = now.get("t")
     return {"alive": pid(name) is not None, "age_s": None if t is None else round(time.time() - float(t), 2),
-            "quotas": now.get("quotas", {}), "factors": now.get("factors", {})}
+            "quotas": now.get("quotas", {}), "factors": now.get("factors", {}), "idle": now.get("idle")}
 
 
 def stop(name: str, timeout: float = 3.0) -> bool:

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ByteSize, ConfigDict, Field, field_validator, model_validator
 
 from testbed.config_loader import load_toml, validate
+from testbed.idle_hold import HostIdle
 from testbed.units import RateError, format_rate, parse_rate
 
 HOSTNAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
@@ -78,6 +79,12 @@ class Defaults(_Strict):
     speed_kernel: Literal["mean", "multiply", "matvec"] = Field(
         "mean", description="the reference kernel speeds are held for: one kernel, or the mean of both")
     memory: ByteSize = Field(ByteSize(DEFAULT_MEMORY), description="memory of a workstation (RAM, no swap), bytes or '512MiB'")
+    # An idle core of this host (a KVM guest) halts at once, and a rank waking from a polite wait
+    # then waits for its vCPU: CG alone in the cluster ran 7-13% slower than among other jobs
+    # (testbed/idle_hold.py, benchmarks/bench_idle_cores.py). "poll" holds PM QoS latency 0 while
+    # the cluster is up, so idle cores poll and a job's speed no longer depends on the others.
+    host_idle: HostIdle = Field("poll", description="how the controller host's cores idle while the cluster is up: "
+                                                    "poll (held by the speed keeper) or halt (the kernel's default)")
 
     _egress = field_validator("egress", mode="before")(lambda v: _rate(v))
 

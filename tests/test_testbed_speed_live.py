@@ -39,6 +39,10 @@ def test_keeper_governs_quotas_capmode_scales_and_death_is_recorded(docker_engin
         now = keeper.status(c.name)
         for ws in c.workstations:
             assert cgroup_cores(c, ws) == pytest.approx(now["quotas"][ws], rel=0.02, abs=2e-3)
+        # the keeper holds this host's idle cores polling (testbed/idle_hold.py): the kernel's latency limit is 0
+        assert now["idle"] == "poll (PM QoS latency 0 held)", (d / keeper.LOG_FILE).read_text()[-2000:]
+        with open("/dev/cpu_dma_latency", "rb") as qos:
+            assert int.from_bytes(qos.read(4), "little", signed=True) == 0
         rows = [r for r in read_quotas(d / QUOTAS_CSV) if r.factor is not None]
         # the quota follows the factor: quota x factor stays on the speed after the first steps
         settled = [r for r in rows if r.t > rows[0].t + 4.0 and not r.stale]  # ~90% of the start-up step
