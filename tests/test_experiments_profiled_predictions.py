@@ -15,7 +15,8 @@ import pandas as pd
 import pytest
 
 from experiments.config import ConfigError, from_dict
-from experiments.models.resize import ResizeFit, ResizeSample, busiest_fraction, moved_fraction
+from experiments.models.resize import (ResizeFit, ResizeSample, busiest_fraction, busiest_received_fraction,
+                                      moved_fraction)
 from experiments.predict import ClassModel, predict
 from experiments.profiles import ResizeScript, resize_sizes
 from experiments.records import StreamJob
@@ -51,6 +52,33 @@ def test_resize_fit_recovers_a_fixed_part_a_grow_part_and_the_bytes_over_the_lin
     assert fit.cost((0, 1, 2, 3), (0, 1)) == pytest.approx(1.9)
     assert fit.cost((0,), (0, 1)) == pytest.approx(2.6)
     assert ResizeFit.from_dict(fit.to_dict()) == fit
+
+
+def test_busiest_received_fraction_is_the_largest_share_one_workstation_takes_in():
+    # 4 -> 2: 1 takes in rows 1/2..1 from 2 and 3; 0 takes in 1/4..1/2 from 1
+    assert busiest_received_fraction((0, 1, 2, 3), (0, 1)) == pytest.approx(0.5)
+    # 8 -> 4 on the profile's sets: each survivor takes in at most a quarter
+    assert busiest_received_fraction(tuple(range(8)), (0, 1, 2, 3)) == pytest.approx(0.25)
+    assert busiest_received_fraction((0, 1), (0, 1)) == 0.0
+
+
+def test_resize_fit_finds_a_receive_cost_when_shrinks_onto_few_take_longer():
+    # the profile's pairs: 8 <-> 4 and 4 <-> 2, each twice; a receiver takes in at 400 Mbit/s
+    data, link, recv, fixed = 50_000_000, 100_000_000, 400_000_000, 0.1
+    pairs = [(tuple(range(8)), (0, 1, 2, 3)), ((0, 1, 2, 3), tuple(range(8))),
+             ((0, 1, 2, 3), (0, 1)), ((0, 1), (0, 1, 2, 3))] * 2
+    samples = [ResizeSample(o, n, fixed + 8 * data * busiest_fraction(o, n) / link
+                            + 8 * data * busiest_received_fraction(o, n) / recv,
+                            round(data * moved_fraction(o, n))) for o, n in pairs]
+    fit = ResizeFit.fit(samples, link)
+    assert fit.recv_bit_s == pytest.approx(recv, rel=1e-6) and fit.fixed_s == pytest.approx(fixed, abs=1e-6)
+    # a shrink onto one workstation it never profiled: 2 s over the link, then 25 MB in at 400 Mbit/s
+    assert fit.cost((3, 5), (5,)) == pytest.approx(0.1 + 2.0 + 0.5)
+    assert ResizeFit.from_dict(fit.to_dict()) == fit
+    # times that do not grow with the receiver's bytes leave the term out
+    flat = [ResizeSample(s.old, s.new, fixed + 8 * data * busiest_fraction(s.old, s.new) / link, s.bytes_moved)
+            for s in samples]
+    assert ResizeFit.fit(flat, link).recv_bit_s is None
 
 
 def test_resize_fit_keeps_a_per_p_part_only_when_the_data_show_one():
