@@ -55,7 +55,9 @@ class TableRefused(LiveTimeshareError):
 @dataclass(frozen=True, slots=True)
 class LiveSetup:
     resync: ResyncPlan
-    lead_s: float = 0.3             # round 0 begins this long after the tables go out: every manager has its table by then
+    # round 0 begins this long after the tables go out: every manager has its table by then. 0.3 s was
+    # too short for three managers on 0.2-core workstations (28 Nov 2026): each send measures the clock offset first
+    lead_s: float = 1.0
     checkin_timeout_s: float = 30.0
     timeline_poll_s: float = 1.0
     watchdog_poll_s: float = 0.5
@@ -228,9 +230,12 @@ class LiveGlobalManager:
         """Send every table with one common round 0; start the resyncs and the watchdog. Returns round 0's time."""
         if self._anchor_s is not None:
             raise LiveTimeshareError("start: already started")
-        anchor_s = self.clock() + self.setup.lead_s
-        if self._send_tables(self.tables, anchor_s):  # a manager that got its table after round 0: out of step
-            raise LiveTimeshareError(f"lead_s: the tables took longer than {self.setup.lead_s:g} s to send; raise it")
+        sent_s = self.clock()
+        anchor_s = sent_s + self.setup.lead_s
+        late = self._send_tables(self.tables, anchor_s)
+        if late:  # a manager that got its table after round 0: out of step
+            raise LiveTimeshareError(f"lead_s: the tables took {self.clock() - sent_s:.2f} s to send, over the "
+                                     f"{self.setup.lead_s:g} s lead ({', '.join(late)} late); raise LiveSetup.lead_s")
         self._anchor_s = anchor_s
         self._epochs.append(TableEpoch(anchor_s, dict(self.tables)))
         self._watchdog = Watchdog(dict(self.clients), self.setup.watchdog_poll_s, self.setup.missed_polls)
