@@ -89,3 +89,19 @@ def read_rows(run_dir: Path) -> RunRows:
     if len(got["run"]) != 1:
         raise RunFilesError(f"{run_dir / 'run.csv'}: expected one row, got {len(got['run'])}")
     return RunRows(got["run"][0], *(tuple(got[a]) for a in list(FILES)[1:]))
+
+
+def write_failure(out_dir: Path, job: str, output: str, dedicated: list[dict[str, object]]) -> list[Path]:
+    """What a failed run leaves: the failed job's whole output, and the dedicated runs it had made
+    (each job's T_d, minutes of work) as JSON, so neither is lost with the run."""
+    import json
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    log = out_dir / f"failed-{job}.log"
+    log.write_text(output if output.endswith("\n") else output + "\n")
+    written = [log]
+    if dedicated:
+        path = out_dir / "dedicated-partial.json"
+        path.write_text(json.dumps(dedicated, indent=1, default=str) + "\n")
+        written.append(path)
+    return written

@@ -21,6 +21,7 @@ With `OsAlone` in place of the LiveSetup, steps 2 and 4 are left out: no cosched
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -41,6 +42,29 @@ Progress = Callable[[str, int, int], None]
 
 class TimeshareRunError(RuntimeError):
     """A run that cannot go on: one line naming the job, workstation or field."""
+
+
+class JobFailed(TimeshareRunError):
+    """A job's ranks ended badly. `output` is all they wrote, for the run's folder: the line in the
+    message is the cause where one can be found, and Open MPI's abort notice ends the output."""
+
+    def __init__(self, job: str, code: object, output: str) -> None:
+        super().__init__(f"job {job}: exit code {code}: {failure_cause(output)}")
+        self.job, self.output = job, output
+
+
+# A Python exception's last line ("ValueError: ..."), then Open MPI naming a rank that died.
+_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Cancelled|Interrupt|Exit)\b")
+_DEAD_RANK = re.compile(r"exited on signal|was killed")
+
+
+def failure_cause(output: str) -> str:
+    """The most telling line of a failed job's output: its last exception line, else the last
+    line naming a dead rank, else its last three lines (Open MPI's abort notice ends the output,
+    and the cause is above it)."""
+    lines = [ln.strip() for ln in output.strip().splitlines() if ln.strip()]
+    causes = [ln for ln in lines if _EXCEPTION.match(ln)] or [ln for ln in lines if _DEAD_RANK.search(ln)]
+    return causes[-1] if causes else " | ".join(lines[-3:])
 
 
 def quiet(_stage: str, _done: int, _total: int) -> None:
@@ -194,8 +218,8 @@ def finish_job(handle: Handle, job: str, hosts: Sequence[str], launched_s: float
     done = handle.wait(timeout_s)
     code = getattr(done, "exit_code", None)
     if code != 0:
-        tail = (getattr(done, "stderr", "") or "").strip().splitlines()[-3:]
-        raise TimeshareRunError(f"job {job}: exit code {code}: {' | '.join(tail)}")
+        raise JobFailed(job, code, "\n".join(filter(None, (getattr(done, "stdout", "") or "",
+                                                            getattr(done, "stderr", "") or ""))))
     result = result_of(getattr(done, "stdout", ""), job)
     return JobRun(job, tuple(hosts), launched_s, float(result.get("done_at", time.time())), result)
 
@@ -323,6 +347,11 @@ class TimeshareRunner:
                                         f"after {self.job_timeout_s:g} s")
             time.sleep(0.1)
         return shared
+
+    @property
+    def dedicated_runs(self) -> dict[tuple[str, int], JobRun]:
+        """The dedicated runs made so far: kept by the caller when a later step fails."""
+        return dict(self._dedicated_runs)
 
     def _program(self, job: str) -> JobProgram:
         return next(p for p in self.programs if p.job == job)

@@ -378,3 +378,28 @@ def test_a_result_line_cut_in_two_is_joined_and_one_that_stays_broken_is_one_lin
         result_of(whole[:30] + "\n", "A")
     with pytest.raises(TimeshareRunError, match=r"^job B: no NOWLAB_RESULT line"):
         result_of("nothing here\n", "B")
+
+
+def test_a_failed_job_names_its_cause_not_open_mpis_notice_and_keeps_its_output(tmp_path):
+    import json
+
+    from experiments.timeshare_files import write_failure
+    from experiments.timeshare_run import JobFailed, failure_cause
+    notice = ("--------------------------------------------------------------------------\n"
+              "MPI_ABORT was invoked on rank 1 in communicator MPI_COMM_WORLD\nwith errorcode 1.\n"
+              "You may or may not see output from other processes, depending on\n"
+              "exactly when Open MPI kills them.\n"
+              "--------------------------------------------------------------------------\n")
+    traceback = ('Traceback (most recent call last):\n  File "cg.py", line 3, in <module>\n'
+                 "workloads.polite.Cancelled: the host cancelled the job\n")
+    assert failure_cause(traceback + notice) == "workloads.polite.Cancelled: the host cancelled the job"
+    killed = "mpiexec noticed that process rank 2 with PID 0 on node ws3 exited on signal 9 (Killed).\n"
+    assert failure_cause(notice + killed) == killed.strip()
+    assert failure_cause("a\nb\nc\nd\n") == "b | c | d"  # nothing telling: the tail, as before
+    exc = JobFailed("CGA", 1, traceback + notice)
+    assert str(exc) == "job CGA: exit code 1: workloads.polite.Cancelled: the host cancelled the job"
+    kept = write_failure(tmp_path / "run", "CGA", exc.output, [{"job": "CGA", "p": 1, "compute_s": 220.0}])
+    assert [k.name for k in kept] == ["failed-CGA.log", "dedicated-partial.json"]
+    assert kept[0].read_text() == traceback + notice
+    assert json.loads(kept[1].read_text()) == [{"job": "CGA", "p": 1, "compute_s": 220.0}]
+    assert [k.name for k in write_failure(tmp_path / "other", "B", "x", [])] == ["failed-B.log"]

@@ -133,9 +133,11 @@ def run_command(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from experiments.timeshare_files import write_failure
     from experiments.timeshare_live import LiveSetup
     from experiments.timeshare_report import record_run
-    from experiments.timeshare_run import OS_ALONE, OsAlone, TimeshareRunner, parse_variant, programs as spec_programs
+    from experiments.timeshare_run import (OS_ALONE, JobFailed, OsAlone, TimeshareRunError, TimeshareRunner, parse_variant,
+                                           programs as spec_programs)
     from experiments.timeshare_spec import load_timeshare_spec
     from experiments.timeshare_stream import StreamRun, StreamRunner
     from experiments.timeshare_stream_report import record_stream
@@ -179,7 +181,15 @@ def run_command(
 
         runner.progress = progress
         with user_errors():
-            run = runner.run()
+            try:
+                run = runner.run()
+            except JobFailed as exc:
+                dedicated = ([{"job": job, "p": p, "hosts": list(r.hosts), "launched_s": r.launched_s,
+                               "done_s": r.done_s, "compute_s": r.result.get("compute_s")}
+                              for (job, p), r in runner.dedicated_runs.items()]
+                             if isinstance(runner, TimeshareRunner) else [])
+                kept = write_failure(out_dir, exc.job, exc.output, dedicated)
+                raise TimeshareRunError(f"{exc} (kept: {', '.join(str(k) for k in kept)})") from None
     with user_errors():
         written = (record_stream(run, spec, out_dir, meter_dir=cluster_dir(cluster) if cluster else None)
                    if isinstance(run, StreamRun) else record_run(run, out_dir))
