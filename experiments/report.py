@@ -89,9 +89,9 @@ def analyse(results: Path) -> Analysis:
         summarize(normalised(paired_predictions(jobs, preds), measured=False), warmup), sync_predicted))
     cmp = with_bands(compare(measured, predicted, config.get("policies", ())), cells, bands,
                      {**DEFAULT_TARGETS, **(config.get("targets") or {})})
-    resumed = cells[cells.resumed].groupby(["policy", "rate"]).size().rename("resumed")
-    cmp = cmp.merge(resumed.reset_index(), on=["policy", "rate"], how="left")
-    cmp["resumed"] = cmp.resumed.fillna(0).astype(int)
+    # Looked up, not merged: before any job is stored `cmp` is empty and its rate column untyped.
+    resumed = cells[cells.resumed].groupby(["policy", "rate"]).size()
+    cmp["resumed"] = [int(resumed.get((p, float(r)), 0)) for p, r in zip(cmp.policy, cmp.rate)]
     rates = arrivals.get("rates") or sorted(set(cmp.rate))
     claims = claims_table(config.get("claims", config.get("claim", [])), measured, predicted, rates)
     return Analysis(Path(results), config, cells, jobs, preds, cmp, claims, calibration, profiles,

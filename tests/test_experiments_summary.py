@@ -11,7 +11,7 @@ import pytest
 from experiments.records import JobOutcome, StreamJob
 from experiments.report import analyse, render_markdown, report_blocks
 from experiments.store import ResultsStore
-from experiments.summary import Figure, SummaryError, load_config, summary_tables, write_summary
+from experiments.summary import Figure, SummaryError, figure_from_store, load_config, summary_tables, write_summary
 from workloads.records import ResizeRecord
 
 RATES = [0.1, 0.2]
@@ -119,6 +119,22 @@ def test_write_summary_from_stores(tmp_path: Path):
     assert "fig5 26% at 0.1/s vs fig4 20% at 0.1/s" in text and "- fig5 vs fig4, \"Fig. 5 above Fig. 4\": maximum 25%" in text
 
 
+def test_summary_while_a_figure_is_starting(tmp_path: Path):
+    """A store whose run has begun (still profiling: no cell, no job yet) reads as not run, as a
+    missing store does, instead of failing the page for every other figure."""
+    _store(tmp_path / "fig4.sqlite", fold_wait=4.0, held=0.5)
+    config = {"name": "fig5", "title": "fig5", "policies": ["RA", "FOLDING"],
+              "arrivals": {"rates": RATES, "jobs": 3, "warmup": 0, "replications": 1}, "claim": [CLAIM]}
+    ResultsStore.create(tmp_path / "fig5.sqlite", config, "").close()
+    assert analyse(tmp_path / "fig5.sqlite").compared.empty
+    cfg = tmp_path / "summary.toml"
+    cfg.write_text('title = "t"\n[figures]\nfig4 = { config = "x.toml", results = "fig4.sqlite" }\n'
+                   'fig5 = { config = "x.toml", results = "fig5.sqlite" }\n')
+    _, csv = write_summary(cfg, tmp_path / "out")
+    got = {(r.figure, r.verdict) for r in pd.read_csv(csv).fillna("").itertuples(index=False)}
+    assert got == {("fig4", "yes"), ("fig5", "not run")}
+
+
 def test_shipped_summary_config(tmp_path: Path):
     """The Padhye & Dowdy summary names every figure from 3 to 11 and its cross-figure claims name
     figures it lists; with no store yet, each figure is a 'not run' row."""
@@ -144,7 +160,8 @@ def test_nowlab_summary_command(tmp_path: Path):
     page = (tmp_path / "out" / "summary.md").read_text()
     config = load_config(shipped)
     for name, fig in config.figures.items():  # a figure is judged once its store is committed, else "not run"
-        run = (shipped.parent / fig.results).exists()
+        store = shipped.parent / fig.results
+        run = store.exists() and figure_from_store(store.resolve()).run  # a run still profiling: not yet
         rows = [line for line in page.splitlines() if line.startswith(f"| {name} | ")]
         assert rows and any("| not run |" in r for r in rows) != run, (name, run, rows[:1])
     bad = tmp_path / "bad.toml"
