@@ -76,6 +76,17 @@ class LocalHandle:
             self.process.terminate()
 
 
+#: Variables a job takes only from its launcher's `env`, never from the caller's shell: each names
+#: a run's own manager or secret, so one left in a shell (or set by an enclosing run) would make
+#: the ranks of a dedicated run, or of the OS-alone arm, check in with a manager that is not theirs.
+RUN_SCOPED_ENV = ("NOWLAB_TIMESHARE", "NOWLAB_CONTROL_SECRET")
+
+
+def inherited_env() -> dict[str, str]:
+    """This process's environment without the run-scoped variables."""
+    return {k: v for k, v in os.environ.items() if k not in RUN_SCOPED_ENV}
+
+
 @dataclass
 class LocalLauncher:
     """Host Open MPI, one process per logical host, all on this machine.
@@ -98,7 +109,7 @@ class LocalLauncher:
         cmd = [self.mpiexec, "--allow-run-as-root", "--oversubscribe", "-n", str(len(hosts)),
                "--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", "lo",
                "--mca", "oob_tcp_if_include", "lo", *argv]
-        full_env = {**os.environ, "PYTHONPATH": str(self.repo_root), **(env or {})}
+        full_env = {**inherited_env(), "PYTHONPATH": str(self.repo_root), **(env or {})}
         proc = subprocess.Popen(cmd, cwd=self.repo_root, env=full_env, text=True, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         return LocalHandle(proc)

@@ -1,0 +1,43 @@
+"""A host launch takes a run's own variables (its manager, its secret) from the launcher's `env`
+only: left in the caller's shell, NOWLAB_TIMESHARE would make a dedicated or OS-alone run's ranks
+check in with some other run's manager."""
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from workloads import launch
+from workloads.launch import LocalLauncher
+
+
+class Captured(Exception):
+    pass
+
+
+def launched_env(monkeypatch: pytest.MonkeyPatch, env: dict[str, str] | None) -> dict[str, str]:
+    seen: dict[str, str] = {}
+
+    def popen(cmd, **kw):
+        seen.update(kw["env"])
+        raise Captured
+
+    monkeypatch.setattr(subprocess, "Popen", popen)
+    with pytest.raises(Captured):
+        LocalLauncher().mpirun_popen(["ws1"], ["python3", "-c", "pass"], env=env)
+    return seen
+
+
+def test_run_scoped_variables_are_not_inherited(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("NOWLAB_TIMESHARE", "ws1=127.0.0.1:9")
+    monkeypatch.setenv("NOWLAB_CONTROL_SECRET", "00" * 32)
+    monkeypatch.setenv("NOWLAB_TEST_KEEP", "kept")
+    env = launched_env(monkeypatch, None)
+    assert not set(launch.RUN_SCOPED_ENV) & set(env)
+    assert env["NOWLAB_TEST_KEEP"] == "kept" and env["PYTHONPATH"]
+
+
+def test_run_scoped_variables_given_by_the_run_are_passed(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("NOWLAB_TIMESHARE", "ws1=127.0.0.1:9")
+    env = launched_env(monkeypatch, {"NOWLAB_TIMESHARE": "ws1=127.0.0.1:7717"})
+    assert env["NOWLAB_TIMESHARE"] == "ws1=127.0.0.1:7717"
