@@ -58,11 +58,12 @@ class CrossClaim(BaseModel):
 
 
 class FigureRef(BaseModel):
-    """Where a figure's experiment config and its results store are."""
+    """Where a figure's experiment config and its results store are, and why its cells miss."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     config: Path
     results: Path
+    misses: str = ""  # the cause of its cells' prediction misses, as its README found it (written, not computed)
 
 
 class SummaryConfig(BaseModel):
@@ -91,7 +92,8 @@ def load_config(path: str | Path) -> SummaryConfig:
     def absolute(p: Path) -> Path:
         return p if p.is_absolute() else (path.parent / p).resolve()
 
-    figures = {k: FigureRef(config=absolute(v.config), results=absolute(v.results)) for k, v in config.figures.items()}
+    figures = {k: v.model_copy(update={"config": absolute(v.config), "results": absolute(v.results)})
+               for k, v in config.figures.items()}
     return config.model_copy(update={"figures": figures})
 
 
@@ -144,10 +146,11 @@ def prediction_errors(fig: Figure, policies: Sequence[str], rates: Sequence[floa
     return "; ".join(parts)
 
 
-def summary_tables(figures: Mapping[str, Figure | None], cross: Sequence[Mapping[str, Any]]
-                   ) -> tuple[pd.DataFrame, pd.DataFrame]:
+def summary_tables(figures: Mapping[str, Figure | None], cross: Sequence[Mapping[str, Any]],
+                   misses: Mapping[str, str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(claims, cells): one row per claim of every figure then per cross-figure claim; one row per
-    figure with its cells and how many miss each prediction target. A figure given as None is not run."""
+    figure with its cells, how many miss each prediction target and, from `misses`, why. A figure
+    given as None is not run."""
     rows, cells = [], []
     for name, fig in figures.items():
         if fig is None:
@@ -165,7 +168,7 @@ def summary_tables(figures: Mapping[str, Figure | None], cross: Sequence[Mapping
                          "paper": c.get("paper_value", ""), "ours": m.ours, "verdict": m.verdict,
                          "outside the 95% interval": m.interval, "predicted": p.ours or p.verdict,
                          "prediction errors": prediction_errors(fig, policies, c.get("rates") or fig.rates)})
-        cells.append(_cells_row(name, fig))
+        cells.append({**_cells_row(name, fig), "why cells miss": (misses or {}).get(name, "")})
     present = {k: f for k, f in figures.items() if f is not None and f.run}
     for c in cross:
         m = judge_across(c, {k: f.measured for k, f in present.items()}, {k: f.rates for k, f in present.items()})
@@ -178,7 +181,7 @@ def summary_tables(figures: Mapping[str, Figure | None], cross: Sequence[Mapping
                      "prediction errors": errs or "no cells"})
     claims = pd.DataFrame(rows, columns=COLUMNS).astype(object).fillna("")
     per_figure = pd.DataFrame(cells, columns=["figure", "cells", "response misses", "execution misses",
-                                              "worst response error", "worst execution error"])
+                                              "worst response error", "worst execution error", "why cells miss"])
     return claims, per_figure.astype(object).fillna("")
 
 
@@ -218,7 +221,8 @@ def render(config: SummaryConfig, claims: pd.DataFrame, cells: pd.DataFrame) -> 
             ("Ours: the measured figure in the claim's terms (gaps relative to the second policy unless the "
              "claim says absolute). Outside the 95% interval: whether every margin the verdict rests on is "
              "farther from its threshold than its replication half-width. Prediction errors: "
-             "(predicted - measured) / measured of the cells the claim uses.")]
+             "(predicted - measured) / measured of the cells the claim uses. Why cells miss: the cause each "
+             "figure's README found for its misses (its folder has the evidence).")]
     return "\n\n".join(out) + "\n"
 
 
@@ -230,7 +234,8 @@ def write_summary(config_path: str | Path, out_dir: str | Path) -> tuple[Path, P
     figures = {name: figure_from_store(ref.results) if ref.results.is_file()
                else Figure(load_experiment(ref.config).dump(), pd.DataFrame(), pd.DataFrame(), pd.DataFrame())
                for name, ref in config.figures.items()}
-    claims, cells = summary_tables(figures, [c.model_dump() for c in config.claims])
+    claims, cells = summary_tables(figures, [c.model_dump() for c in config.claims],
+                                   {name: ref.misses for name, ref in config.figures.items()})
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     md, csv = out / "summary.md", out / "summary.csv"

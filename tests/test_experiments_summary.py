@@ -42,7 +42,7 @@ def test_summary_tables_on_hand_made_figures():
               "larger": "fig5", "smaller": "fig4"},
              {"text": "fig4's gain above fig5's", "metric": "response", "lower": "FOLDING", "than": "RA",
               "larger": "fig4", "smaller": "fig5"}]
-    claims, per_fig = summary_tables(figs, cross)
+    claims, per_fig = summary_tables(figs, cross, {"fig4": "RA's p = 8 point profiled 7% fast"})
     rows = {(r.figure, r.claim): r for r in claims.itertuples(index=False)}
     r4 = rows["fig4", "Folding below RA"]
     assert (r4.paper, r4.ours, r4.verdict) == ("17%", "largest gap 15% at 0.2/s", "yes")
@@ -54,6 +54,8 @@ def test_summary_tables_on_hand_made_figures():
     assert rows["fig4 vs fig5", "fig4's gain above fig5's"].verdict == "no"
     fig4 = per_fig.set_index("figure").loc["fig4"]
     assert (fig4["cells"], fig4["response misses"], fig4["worst response error"]) == (4, 1, "15% (RA at 0.2/s)")
+    assert fig4["why cells miss"] == "RA's p = 8 point profiled 7% fast"
+    assert per_fig.set_index("figure").loc["fig5", "why cells miss"] == ""
 
 
 def test_summary_config_names_its_figures(tmp_path: Path):
@@ -100,7 +102,8 @@ def test_write_summary_from_stores(tmp_path: Path):
     assert "| RA | 0.1/s | n/a |" in page  # RA never resized: no delay, not zero
     cfg = tmp_path / "summary.toml"
     fig9 = Path(__file__).resolve().parent.parent / "experiments" / "configs" / "fig9-multiclass-20-80.toml"
-    cfg.write_text('title = "Hand-made"\n[figures]\nfig4 = { config = "x.toml", results = "fig4.sqlite" }\n'
+    cfg.write_text('title = "Hand-made"\n[figures]\nfig4 = { config = "x.toml", results = "fig4.sqlite", '
+                   'misses = "the resizes ran long" }\n'
                    'fig5 = { config = "x.toml", results = "fig5.sqlite" }\n'
                    f'fig9 = {{ config = "{fig9}", results = "none.sqlite" }}\n'
                    '[[claim]]\ntext = "Fig. 5 above Fig. 4"\nquote = "maximum 25%"\npaper_value = "25% vs 17%"\n'
@@ -116,6 +119,7 @@ def test_write_summary_from_stores(tmp_path: Path):
                    ("fig5 vs fig4", "Fig. 5 above Fig. 4"): "yes"}
     assert "9% (maximum)" in set(table.paper)  # the paper's number even before the run
     text = md.read_text()
+    assert "| the resizes ran long |" in text  # the figure's written cause, in its row of the targets table
     assert "fig5 26% at 0.1/s vs fig4 20% at 0.1/s" in text and "- fig5 vs fig4, \"Fig. 5 above Fig. 4\": maximum 25%" in text
 
 
