@@ -19,7 +19,7 @@ from testbed import backends, cluster_secret, keeper, meter, pool, shaping, stat
 from testbed.backends import Backend, CpuCap
 from testbed.backends.base import SampleSource
 from testbed.parallel import parallel
-from testbed.placement import CORE_LIMIT, place
+from testbed.placement import CORE_LIMIT, place, place_on_readings
 from testbed.remote_exec import Control, ExecResult, RemoteProcess, SshControl
 from testbed.spec import ClusterSpec, SpecError
 from testbed.sshkeys import KEY_NAME, make_keypair
@@ -97,9 +97,11 @@ class Cluster:
         if isinstance(be, backends.HostPlacing):  # several hosts: the backend places on its hosts' cores
             placement = be.place(spec)  # refuses before starting, naming the host
         else:
-            factors = (meter.quick_factors(host_cores, kernel=spec.kernel)
-                       if any(spec.speed(n) is not None for n in spec.names) else None)
-            placement = place(spec, host_cores, be.pinned_load(), factors)  # refuses before starting
+            if any(spec.speed(n) is not None for n in spec.names):  # refuses before starting, after re-reading
+                placement = place_on_readings(spec, host_cores, be.pinned_load(),
+                                              lambda: meter.quick_factors(host_cores, kernel=spec.kernel))
+            else:
+                placement = place(spec, host_cores, be.pinned_load())  # refuses before starting
         spec = placement.resolve(spec)  # speed workstations get their caps in cores
         try:
             key_dir = state.cluster_dir(spec.name) / "ssh"

@@ -141,3 +141,28 @@ def test_speeds_held_for_one_kernel_read_that_kernels_factor_alone() -> None:
     assert r.nominal_cpu("a") == pytest.approx(0.1 / 0.85, rel=1e-3)
     with pytest.raises(ValueError, match="speed_kernel"):
         spec({"name": "a", "speed": 0.1}, defaults={"speed_kernel": "fft"})
+
+
+def test_a_speed_refusal_reads_the_cores_again_and_keeps_each_best() -> None:
+    """One low reading (the host lost a second of CPU) does not refuse a spec that fits the
+    core's usual speed; a core that reads low every time is still refused, naming it."""
+    from testbed.placement import SpeedRefused, place_on_readings
+
+    s = spec({"name": "a", "speed": 0.8}, {"name": "b", "speed": 0.8})
+    readings = iter([{0: 1.0, 1: 2.0}, {0: 2.0, 1: 1.1}])  # each core slow once, never both fast at once
+    calls = []
+
+    def read() -> dict[int, float]:
+        calls.append(1)
+        return next(readings)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        p = place_on_readings(s, [0, 1], {}, read)
+    assert len(calls) == 2 and p.factor == {"a": 2.0, "b": 2.0}  # the best of each core
+    with pytest.raises(SpeedRefused, match=r"^workstation \w: speed 0.800 reference cores asked"):
+        place_on_readings(s, [0, 1], {}, lambda: {0: 1.0, 1: 1.0}, readings=3)
+    calls.clear()
+    with pytest.raises(SpecError, match="no CPU cores") as exc:  # not a speed refusal: read once, refused at once
+        place_on_readings(s, [], {}, lambda: calls.append(1) or {})
+    assert not isinstance(exc.value, SpeedRefused) and len(calls) == 1
