@@ -91,15 +91,13 @@ def place_on_readings(spec: ClusterSpec, cores: list[int], taken: dict[int, floa
     later: five refusals in four minutes before one cluster came up. A core's best reading is
     what it can give; the governor then holds the speed live and the meter records what each job
     got, so a slow spell after placement shows in the results, not in a refusal."""
-    factors: dict[int, float] = {}
-    for attempt in range(max(1, readings)):
-        factors = {c: max(f, factors.get(c, 0.0)) for c, f in read().items()}
+    factors = read()
+    for _ in range(readings - 1):
         try:
             return place(spec, cores, taken, factors)
         except SpeedRefused:
-            if attempt + 1 >= readings:
-                raise
-    raise AssertionError("unreachable")
+            factors = {c: max(f, factors.get(c, 0.0)) for c, f in read().items()}
+    return place(spec, cores, taken, factors)  # the last reading's refusal stands
 
 
 def _place_speeds(spec: ClusterSpec, cores: list[int], taken: dict[int, float], factors: dict[int, float],

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, Sequence
 
+from workloads import channel_auth, timeshare_checkin
+
 
 #: How a launcher says, in a failed job's output, that a member passed its workstation's
 #: memory: the line reads "out of memory on wsN" (the executor takes it as the job's error).
@@ -79,7 +81,7 @@ class LocalHandle:
 #: Variables a job takes only from its launcher's `env`, never from the caller's shell: each names
 #: a run's own manager or secret, so one left in a shell (or set by an enclosing run) would make
 #: the ranks of a dedicated run, or of the OS-alone arm, check in with a manager that is not theirs.
-RUN_SCOPED_ENV = ("NOWLAB_TIMESHARE", "NOWLAB_CONTROL_SECRET")
+RUN_SCOPED_ENV = (timeshare_checkin.ENV, channel_auth.SECRET_ENV)
 
 
 def inherited_env() -> dict[str, str]:
