@@ -50,3 +50,17 @@ def test_a_failing_job_is_reported_and_the_others_still_run():
     assert check_timeline(result) == [] and check_physical(result) == []
     assert check_actions(result) == [] and replay(result, arrivals) == []
     assert result.to_dataframe().status.tolist() == ["failed", "done"]
+
+
+def test_an_exited_launch_keeps_neither_its_process_nor_its_channel():
+    """A cell keeps its launches to its end; each held its pipes, queues and lines (~40 KB, the soak's growth)."""
+    arrivals = [Arrival(i, SHORT, t) for i, t in enumerate([0.0, 0.3, 0.6])]
+    ex = LiveExecutor(arrivals, "EQUI", LocalLauncher(), HOSTS, "127.0.0.1", run_timeout_s=120,
+                      connect_timeout_s=60, job_timeout_s=60)
+    result = ex.run()
+    assert audit(result, arrivals) == []
+    launches = [launch for job in ex.jobs for launch in job.launches]
+    assert len(launches) > len(arrivals)  # EQUI relaunched some
+    assert all(launch.handle is None and launch.conn is None for launch in launches)
+    assert all(launch.exit_code == 0 for launch in launches)
+    assert ex.server._arrivals == {}  # no finished job's queue of hellos kept

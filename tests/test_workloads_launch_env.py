@@ -41,3 +41,14 @@ def test_run_scoped_variables_given_by_the_run_are_passed(monkeypatch: pytest.Mo
     monkeypatch.setenv("NOWLAB_TIMESHARE", "ws1=127.0.0.1:9")
     env = launched_env(monkeypatch, {"NOWLAB_TIMESHARE": "ws1=127.0.0.1:7717"})
     assert env["NOWLAB_TIMESHARE"] == "ws1=127.0.0.1:7717"
+
+
+@pytest.mark.host_mpi
+def test_each_host_mpiexec_has_its_own_session_directory_removed_once_it_exited():
+    """Under one shared base, an exiting mpiexec's clean-up removed the directory of one starting
+    ("orte_session_dir failed", once in 40 quick launch sets)."""
+    handles = [LocalLauncher().mpirun_popen(["ws1", "ws2"], ["true"]) for _ in range(2)]
+    bases = [h.session_base for h in handles]
+    assert bases[0] != bases[1] and all(b is not None and b.is_dir() for b in bases)
+    assert all(h.wait(60).exit_code == 0 for h in handles)
+    assert not any(b.exists() for b in bases)

@@ -139,6 +139,11 @@ class ControlServer:
         with self._lock:
             return self._arrivals.setdefault(job, queue.Queue())
 
+    def forget(self, job: str) -> None:
+        """`job` will launch no more: drop its queue of hellos (a long run would keep one per job)."""
+        with self._lock:
+            self._arrivals.pop(job, None)
+
     def connection(self, job: str, timeout_s: float) -> JobConnection:
         """Wait for the next launch of `job` to say hello."""
         try:

@@ -8,7 +8,9 @@ host names still select the per-host checkpoint directories.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
+import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +48,7 @@ class LocalHandle:
     process: subprocess.Popen
     _out: list[str] = field(default_factory=list)
     _err: list[str] = field(default_factory=list)
+    session_base: Path | None = None  # the mpiexec's own Open MPI session directory base, removed once it exited
 
     def __post_init__(self) -> None:
         self._threads = [threading.Thread(target=self._pump, args=(self.process.stdout, self._out), daemon=True),
@@ -68,6 +71,8 @@ class LocalHandle:
             raise TimeoutError(f"local mpiexec still running after {timeout} s") from exc
         for t in self._threads:
             t.join(timeout=5)
+        if self.session_base is not None:
+            shutil.rmtree(self.session_base, ignore_errors=True)
         return LocalResult(code, "".join(self._out), "".join(self._err))
 
     def output(self) -> str:
@@ -108,10 +113,18 @@ class LocalLauncher:
         argv = list(argv)
         if argv and argv[0] == "python3":
             argv[0] = self.python
+        # Each mpiexec gets its own session directory base: under the shared /tmp one, an exiting
+        # mpiexec's clean-up removed the directory another was starting in ("orte_session_dir
+        # failed", 1 launch set in 40 here when launches follow each other within milliseconds).
+        base = Path(tempfile.mkdtemp(prefix="nowlab-ompi-"))
         cmd = [self.mpiexec, "--allow-run-as-root", "--oversubscribe", "-n", str(len(hosts)),
                "--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", "lo",
-               "--mca", "oob_tcp_if_include", "lo", *argv]
+               "--mca", "oob_tcp_if_include", "lo", "--mca", "orte_tmpdir_base", str(base), *argv]
         full_env = {**inherited_env(), "PYTHONPATH": str(self.repo_root), **(env or {})}
-        proc = subprocess.Popen(cmd, cwd=self.repo_root, env=full_env, text=True, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        return LocalHandle(proc)
+        try:
+            proc = subprocess.Popen(cmd, cwd=self.repo_root, env=full_env, text=True, stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        except Exception:  # not started: nothing else would remove it
+            shutil.rmtree(base, ignore_errors=True)
+            raise
+        return LocalHandle(proc, session_base=base)

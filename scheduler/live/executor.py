@@ -318,6 +318,9 @@ class LiveExecutor:
             self._finish(job, t)
         elif job.status is Status.FINISHED and not clean and not job.failed:
             job.error = f"mpiexec exited {ev.exit_code} after done: {ev.output.strip()[-300:]}"
+        launch.release()
+        if job.status is Status.FINISHED and job.current is launch:
+            self.server.forget(job.key)
         self._launch_waiting()
 
     def _finish(self, job: _Job, t: float) -> None:
