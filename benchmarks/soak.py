@@ -13,6 +13,7 @@ warms up does not.
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -49,6 +50,24 @@ def sample(pid: int, cluster: str) -> dict[str, float]:
             "networks": count("network", "ls")}
 
 
+def cells_done(store: Path) -> int:
+    """Cells the run has finished so far (0 before its store exists): marks where each cell ends."""
+    if not store.exists():
+        return 0
+    try:
+        with sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=1.0) as db:
+            return int(db.execute("SELECT count(*) FROM cells WHERE status = 'done'").fetchone()[0])
+    except sqlite3.Error:  # not created yet, or busy: the next sample reads it
+        return -1
+
+
+def per_cell_peaks(frame: pd.DataFrame) -> list[tuple[int, float]]:
+    """(cell, the runner's peak resident MiB while it ran), in order: a second cell that starts
+    above the first's peak keeps something of it; growth that ends with its cell does not."""
+    known = frame[frame.cells_done >= 0]
+    return [(int(k) + 1, float(g.rss_mib.max())) for k, g in known.groupby("cells_done")]
+
+
 def slope_per_hour(t_s: np.ndarray, y: np.ndarray) -> float:
     """Least-squares slope over the second half of the samples, per hour (0 with too few)."""
     half = t_s >= t_s[-1] / 2
@@ -65,9 +84,15 @@ def plot(frame: pd.DataFrame, path: Path, title: str) -> Path:
 
     fig, axes = plt.subplots(len(SERIES), 1, figsize=(8, 1.6 * len(SERIES)), sharex=True)
     t = frame.t_s.to_numpy()
+    ends = []
+    if "cells_done" in frame:  # a dotted line where each cell ended
+        done = frame.cells_done.to_numpy()
+        ends = [t[i] for i in range(1, len(done)) if done[i] > max(done[:i].max(), 0)]
     for ax, k in zip(axes, SERIES):
         y = frame[k].to_numpy(dtype=float)
         ax.plot(t / 60, y, linewidth=1)
+        for end in ends:
+            ax.axvline(end / 60, color="grey", linestyle=":", linewidth=1)
         ax.set_ylabel(k)
         half = t >= t[-1] / 2
         if half.sum() >= 3:
@@ -108,7 +133,7 @@ def main() -> int:
     console.log(f"soak: runner pid {proc.pid}, results {out}, log {log}")
     while proc.poll() is None:
         try:
-            rows.append({"t_s": time.monotonic() - t0, **sample(proc.pid, cluster)})
+            rows.append({"t_s": time.monotonic() - t0, **sample(proc.pid, cluster), "cells_done": cells_done(out)})
         except (OSError, KeyError, subprocess.SubprocessError):
             pass  # the runner ended between the poll and the read
         if args.csv and rows:  # as it goes: a soak stopped early keeps what it sampled
@@ -131,6 +156,9 @@ def main() -> int:
         y = frame[k].to_numpy(dtype=float)
         table.add_row(k, f"{y[0]:.0f}", f"{y[-1]:.0f}", f"{y.max():.0f}", f"{slope_per_hour(t, y):+.1f}")
     console.print(table)
+    if "cells_done" in frame and frame.cells_done.max() >= 1:
+        console.print("the runner's peak resident memory in each cell: "
+                      + ", ".join(f"cell {c}: {peak:.0f} MiB" for c, peak in per_cell_peaks(frame)))
     if args.png:
         plot(frame, args.png, f"soak: {args.config.name}, runner exit {proc.returncode}")
     return 0 if proc.returncode == 0 else 1
