@@ -16,6 +16,8 @@ from typing import Callable, Protocol, Sequence
 
 import paramiko
 
+from testbed import ssh_command
+
 
 @dataclass(frozen=True)
 class ExecResult:
@@ -118,15 +120,17 @@ class SshControl:
     def run(self, argv: Sequence[str], *, env: dict[str, str] | None = None,
             timeout: float | None = None) -> ExecResult:
         prefix = ["env", *[f"{k}={v}" for k, v in (env or {}).items()]] if env else []
-        _stdin, stdout, stderr = self._connect().exec_command(shlex.join(with_timeout([*prefix, *argv], timeout)))
+        command = shlex.join(with_timeout([*prefix, *argv], timeout))
+        chan, stdout, stderr = ssh_command.exec_command(self._connect(), command)
         out, err = stdout.read().decode(errors="replace"), stderr.read().decode(errors="replace")
-        return ExecResult(stdout.channel.recv_exit_status(), out, err)
+        return ExecResult(chan.recv_exit_status(), out, err)
 
     def detach(self, argv: Sequence[str], *, env: dict[str, str] | None = None) -> None:
         """Start a daemon in its own session (`setsid -f`: no hang-up when the channel closes)."""
         prefix = ["env", *[f"{k}={v}" for k, v in (env or {}).items()]] if env else []
-        _stdin, stdout, _stderr = self._connect().exec_command(shlex.join(["setsid", "-f", *prefix, *argv]))
-        stdout.channel.recv_exit_status()  # setsid -f returns as soon as the daemon is forked
+        command = shlex.join(["setsid", "-f", *prefix, *argv])
+        chan, _stdout, _stderr = ssh_command.exec_command(self._connect(), command)
+        chan.recv_exit_status()  # setsid -f returns as soon as the daemon is forked
 
     def start(self, argv: Sequence[str], *, env: dict[str, str] | None = None) -> RemoteProcess:
         return run_on_thread(argv, lambda: self.run(argv, env=env))

@@ -292,13 +292,15 @@ def test_systemd_mode_sets_the_slice_properties():
     assert hostagent.systemd_scope_argv("s.slice", ["sleep", "1"])[-3:] == ["--", "sleep", "1"]
 
 
-def workstation_folder(tmp_path: Path) -> Path:
-    """A host folder as `up` leaves it, uncapped, pinned to a core this process may use."""
-    folder = tmp_path / "lab"
+def workstation_folder(tmp_path: Path, cluster: str = "lab") -> Path:
+    """A host folder as `up` leaves it, uncapped, pinned to a core this process may use.
+    Tests that may run at once (pytest-xdist) give their own `cluster`: the processes each
+    marks, and the teardown kills, are found by that name on the whole machine."""
+    folder = tmp_path / cluster
     folder.mkdir()
     (folder / "hostagent.py").write_bytes(AGENT.read_bytes())
     core = sorted(os.sched_getaffinity(0))[-1]
-    hostagent.save(ws(core=core, key_comment="nowlab-lab"), folder)
+    hostagent.save(ws(cluster=cluster, core=core, key_comment="nowlab-lab"), folder)
     return folder
 
 
@@ -316,7 +318,7 @@ def test_join_marks_pins_and_sets_the_paths(tmp_path):
 
 
 def test_teardown_kills_marked_processes_strips_the_key_and_removes_the_folder(tmp_path, monkeypatch):
-    folder = workstation_folder(tmp_path)
+    folder = workstation_folder(tmp_path, "lab-teardown")
     home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True)
     (home / ".ssh" / "authorized_keys").write_text("ssh-rsa AAAA me\nssh-ed25519 BBBB nowlab-lab\n")

@@ -20,6 +20,7 @@ from typing import Sequence
 
 import paramiko
 
+from testbed import ssh_command
 from testbed.backends.base import BackendError
 
 CONNECT_TIMEOUT_S = 10.0
@@ -89,12 +90,9 @@ class HostLink:
     def run_command(self, command: str, *, stdin: bytes | None = None, timeout: float | None = None
                     ) -> tuple[int, str, str]:
         try:
-            i, o, e = self.client().exec_command(command, timeout=timeout)
-            if stdin is not None:
-                i.write(stdin)
-            i.channel.shutdown_write()
+            chan, o, e = ssh_command.exec_command(self.client(), command, timeout=timeout, stdin=stdin)
             out, err = o.read().decode(errors="replace"), e.read().decode(errors="replace")
-            return o.channel.recv_exit_status(), out, err
+            return chan.recv_exit_status(), out, err
         except (paramiko.SSHException, OSError, EOFError) as exc:
             raise BackendError(f"{self.access.where()}: {type(exc).__name__}: {exc}") from exc
 
