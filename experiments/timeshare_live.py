@@ -58,7 +58,9 @@ class LiveSetup:
     # round 0 begins this long after the tables go out: every manager has its table by then. 0.3 s was
     # too short for three managers on 0.2-core workstations (28 Nov 2026): each send measures the clock offset first
     lead_s: float = 1.0
-    checkin_timeout_s: float = 30.0
+    # every rank checks in once it has started; cold starts of three CG jobs on 0.2-core workstations
+    # took over 30 s once in CI, with the host loaded by the test run's other pass
+    checkin_timeout_s: float = 60.0
     timeline_poll_s: float = 1.0
     watchdog_poll_s: float = 0.5
     missed_polls: int = 2
