@@ -1,5 +1,5 @@
 """A command over SSH makes no paramiko stdin file: its finalizer can deadlock the transport
-thread (paramiko#2685), which hung an SSH backend test once in two runs of eight."""
+thread (paramiko#2685), which hung the SSH backend's live test in 2 of 7 runs."""
 from __future__ import annotations
 
 import io
