@@ -97,16 +97,33 @@ def discover(cluster: "Cluster", hosts: Sequence[str], slots: int = DEFAULT_SLOT
         time.sleep(0.2)
 
 
-def ensure(cluster: "Cluster", slots: int = DEFAULT_SLOTS, timeout_s: float = 90.0) -> list[PoolRank]:
-    """The running world's ranks; a new world on the running workstations if it is missing or incomplete."""
+#: A world's start, per workstation at 0.1 core: its ranks start Python, numpy and MPI under the
+#: caps and one mpiexec reaches every workstation. 32 workstations at 0.053 core answered after
+#: 124 s (benchmarks/probes/pool_start.py, 28 Nov 2026), where a fixed 96 s gave up on them.
+START_S_PER_WS_AT_TENTH = 2.5
+START_BASE_S = 90.0
+
+
+def start_allowance_s(cluster: "Cluster", hosts: Sequence[str]) -> float:
+    """Seconds of a world's start beyond its fixed part, for these workstations' count and smallest cap."""
+    smallest = min((cluster.spec.cpu(ws) for ws in hosts), default=0.1)
+    return START_S_PER_WS_AT_TENTH * len(hosts) * 0.1 / max(smallest, 0.01)
+
+
+def ensure(cluster: "Cluster", slots: int = DEFAULT_SLOTS, timeout_s: float | None = None) -> list[PoolRank]:
+    """The running world's ranks; a new world on the running workstations if it is missing or incomplete.
+    `timeout_s`: how long a new world may take (default: 90 s plus `start_allowance_s`)."""
     hosts = alive(cluster)
     try:
         return discover(cluster, hosts, slots, timeout_s=0.0)
     except TimeoutError:
         pass
+    allowance = start_allowance_s(cluster, hosts)
+    if timeout_s is None:
+        timeout_s = START_BASE_S + allowance
     if running(cluster, hosts):  # a world still starting (from `up`) answers soon; one that lost a rank never will
         try:
-            return discover(cluster, hosts, slots, timeout_s=min(30.0, timeout_s))
+            return discover(cluster, hosts, slots, timeout_s=min(max(30.0, allowance), timeout_s))
         except TimeoutError:
             pass
     stop(cluster, hosts)
@@ -120,7 +137,7 @@ def pool_launcher(cluster: "Cluster", slots: int = DEFAULT_SLOTS) -> PoolLaunche
         hosts = alive(cluster)
         stop(cluster, hosts)
         start(cluster, hosts, slots)
-        return discover(cluster, hosts, slots, timeout_s=90.0)
+        return discover(cluster, hosts, slots, timeout_s=START_BASE_S + start_allowance_s(cluster, hosts))
 
     return PoolLauncher(ensure(cluster, slots), secret=cluster.secret, renew=renew, fallback=cluster,
                         oom_kills=cluster.oom_kills, connect=cluster.connect)
