@@ -110,6 +110,9 @@ class SwarmControl(DockerControl):
             return super().run(argv, env=env, timeout=timeout)
 
 
+READ_ATTEMPTS = 3  # a cgroup read whose exec came back empty is asked again, up to this many times
+
+
 class SwarmBackend:
     """Standalone containers on a Swarm's hosts. Made with a spec to bring a cluster up;
     without one it serves clusters already up (their hosts are in the registry)."""
@@ -564,9 +567,15 @@ class SwarmBackend:
             self._held.discard(machine)
 
     def _read(self, machine: str, command_contains: str | None = None) -> dict:
-        res = self.control(machine).run(readings.reader_argv(command_contains), timeout=30)
-        if not res.ok:
-            raise BackendError(f"{machine}: reading its cgroup failed ({res.exit_code}): {res.stderr.strip()[-200:]}")
+        # An exec that exits 0 with no output at all lost its output in the engine (seen once in
+        # CI with the host loaded, 28 Nov 2026): the read changes nothing, so it is asked again.
+        for attempt in range(READ_ATTEMPTS):
+            res = self.control(machine).run(readings.reader_argv(command_contains), timeout=30)
+            if not res.ok:
+                raise BackendError(f"{machine}: reading its cgroup failed ({res.exit_code}): "
+                                   f"{res.stderr.strip()[-200:]}")
+            if res.stdout.strip() or attempt == READ_ATTEMPTS - 1:
+                break
         try:
             return readings.parse(res.stdout)
         except ValueError as exc:
