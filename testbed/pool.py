@@ -110,9 +110,14 @@ def start_allowance_s(cluster: "Cluster", hosts: Sequence[str]) -> float:
     return START_S_PER_WS_AT_TENTH * len(hosts) * 0.1 / max(smallest, 0.01)
 
 
+def start_timeout_s(cluster: "Cluster", hosts: Sequence[str]) -> float:
+    """How long a new world on `hosts` may take to answer."""
+    return START_BASE_S + start_allowance_s(cluster, hosts)
+
+
 def ensure(cluster: "Cluster", slots: int = DEFAULT_SLOTS, timeout_s: float | None = None) -> list[PoolRank]:
     """The running world's ranks; a new world on the running workstations if it is missing or incomplete.
-    `timeout_s`: how long a new world may take (default: 90 s plus `start_allowance_s`)."""
+    `timeout_s`: how long a new world may take (default: `start_timeout_s`)."""
     hosts = alive(cluster)
     try:
         return discover(cluster, hosts, slots, timeout_s=0.0)
@@ -120,7 +125,7 @@ def ensure(cluster: "Cluster", slots: int = DEFAULT_SLOTS, timeout_s: float | No
         pass
     allowance = start_allowance_s(cluster, hosts)
     if timeout_s is None:
-        timeout_s = START_BASE_S + allowance
+        timeout_s = start_timeout_s(cluster, hosts)
     if running(cluster, hosts):  # a world still starting (from `up`) answers soon; one that lost a rank never will
         try:
             return discover(cluster, hosts, slots, timeout_s=min(max(30.0, allowance), timeout_s))
@@ -137,7 +142,7 @@ def pool_launcher(cluster: "Cluster", slots: int = DEFAULT_SLOTS) -> PoolLaunche
         hosts = alive(cluster)
         stop(cluster, hosts)
         start(cluster, hosts, slots)
-        return discover(cluster, hosts, slots, timeout_s=START_BASE_S + start_allowance_s(cluster, hosts))
+        return discover(cluster, hosts, slots, timeout_s=start_timeout_s(cluster, hosts))
 
     return PoolLauncher(ensure(cluster, slots), secret=cluster.secret, renew=renew, fallback=cluster,
                         oom_kills=cluster.oom_kills, connect=cluster.connect)

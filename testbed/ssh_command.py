@@ -5,8 +5,9 @@ and closing it takes the channel's lock (`shutdown_write`). When the garbage col
 that finalizer on the transport's thread while the thread holds the lock (handling the
 channel's close), the thread waits on itself and every later command on the connection
 hangs: paramiko#2685 (open; paramiko 5.1 here). It hung the SSH backend's live test in 2
-of 7 runs (in `put_tree` where the stack was taken). Here the command's stdin is written and closed on the channel
-itself, and only its stdout and stderr files are made (their close takes no lock).
+of 7 runs (in `put_tree` where the stack was taken). Here the command's stdin is written and
+closed on the channel itself, and only its stdout and stderr files are made (their close
+takes no lock).
 """
 from __future__ import annotations
 
