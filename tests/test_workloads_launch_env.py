@@ -3,6 +3,7 @@ only: left in the caller's shell, NOWLAB_TIMESHARE would make a dedicated or OS-
 check in with some other run's manager."""
 from __future__ import annotations
 
+import gc
 import subprocess
 
 import pytest
@@ -52,3 +53,14 @@ def test_each_host_mpiexec_has_its_own_session_directory_removed_once_it_exited(
     assert bases[0] != bases[1] and all(b is not None and b.is_dir() for b in bases)
     assert all(h.wait(60).exit_code == 0 for h in handles)
     assert not any(b.exists() for b in bases)
+
+
+@pytest.mark.host_mpi
+def test_a_handle_dropped_unwaited_still_removes_its_session_directory():
+    """Two session directories were left per CI run by handles that were terminated, never waited."""
+    handle = LocalLauncher().mpirun_popen(["ws1"], ["true"])
+    base, process = handle.session_base, handle.process
+    process.wait(60)
+    del handle
+    gc.collect()
+    assert base is not None and not base.exists()

@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, Sequence
@@ -55,6 +56,8 @@ class LocalHandle:
                          threading.Thread(target=self._pump, args=(self.process.stderr, self._err), daemon=True)]
         for t in self._threads:
             t.start()
+        if self.session_base is not None:  # a handle dropped unwaited (or alive at exit) still removes it
+            weakref.finalize(self, _remove_session_base, self.process, self.session_base)
 
     @staticmethod
     def _pump(stream, sink: list[str]) -> None:
@@ -81,6 +84,15 @@ class LocalHandle:
     def terminate(self) -> None:
         if self.process.poll() is None:
             self.process.terminate()
+
+
+def _remove_session_base(process: subprocess.Popen, base: Path) -> None:
+    """Remove an mpiexec's session base once it has exited; never from under a running one."""
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        return
+    shutil.rmtree(base, ignore_errors=True)
 
 
 #: Variables a job takes only from its launcher's `env`, never from the caller's shell: each names
