@@ -30,6 +30,7 @@ from typing import Callable, Iterator
 
 
 from experiments import arrivals, delivered, owner_schedules, steps, swf
+from experiments.census import Census
 from experiments.config import ExperimentConfig
 from experiments.models import loop
 from experiments.profiles import cached, measure, profile_key
@@ -236,9 +237,14 @@ class Runner:
 
     def run_cells(self, todo: list[tuple[str, float, int]]) -> None:
         """Each cell in turn on the prepared cluster (hosts, calibration and profiles set)."""
+        census = Census.from_env()  # opt-in: what the runner holds after each cell (issue 19)
+        if census is not None:
+            census.take("prepared")
         for n, (policy, rate, rep) in enumerate(todo):
             self.update("cells", n, len(todo))
             self._cell(policy, rate, rep)
+            if census is not None:
+                census.take(f"{policy} {rate} rep {rep}")
         self.update("cells", len(todo), len(todo))
 
     def _cell_id(self, policy: str, rate: float, rep: int) -> int | None:

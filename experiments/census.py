@@ -1,0 +1,61 @@
+"""What the runner holds after each cell, for finding what a cell leaves behind (issue 19).
+
+Opt-in: with NOWLAB_CENSUS=DIR set, the runner appends one JSON line per finished cell to
+DIR/census.jsonl: its resident memory, the live Python objects counted by type, and, when
+tracemalloc is tracing (PYTHONTRACEMALLOC=1), the traced growth by source line since the
+previous cell. Comparing two cells' lines says whether memory that stays is Python objects
+(and which) or the allocator's (RSS up, objects flat).
+"""
+from __future__ import annotations
+
+import gc
+import json
+import os
+import time
+import tracemalloc
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ENV = "NOWLAB_CENSUS"
+TOP = 25  # object types and source lines kept per line
+
+
+def rss_mib() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+@dataclass
+class Census:
+    out: Path
+    _last: Counter = field(default_factory=Counter)
+    _snap: tracemalloc.Snapshot | None = None
+
+    @classmethod
+    def from_env(cls) -> "Census | None":
+        d = os.environ.get(ENV)
+        if not d:
+            return None
+        Path(d).mkdir(parents=True, exist_ok=True)
+        return cls(Path(d) / "census.jsonl")
+
+    def take(self, label: str) -> None:
+        gc.collect()
+        counts = Counter(type(o).__name__ for o in gc.get_objects())
+        grown = sorted(((counts[k] - self._last.get(k, 0), k) for k in counts), reverse=True)[:TOP]
+        line: dict = {"label": label, "t": time.time(), "rss_mib": round(rss_mib(), 2),
+                      "objects": sum(counts.values()),
+                      "grown": {k: [counts[k], d] for d, k in grown if d > 0}}
+        if tracemalloc.is_tracing():
+            snap = tracemalloc.take_snapshot()
+            line["traced_mib"] = round(tracemalloc.get_traced_memory()[0] / 2**20, 2)
+            if self._snap is not None:
+                diff = snap.compare_to(self._snap, "lineno")[:TOP]
+                line["by_line"] = [[str(s.traceback[0]), round(s.size_diff / 1024, 1), s.count_diff] for s in diff]
+            self._snap = snap
+        self._last = counts
+        with self.out.open("a") as f:
+            f.write(json.dumps(line) + "\n")
