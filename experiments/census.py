@@ -4,10 +4,13 @@ Opt-in: with NOWLAB_CENSUS=DIR set, the runner appends one JSON line per finishe
 DIR/census.jsonl: its resident memory, the live Python objects counted by type, and, when
 tracemalloc is tracing (PYTHONTRACEMALLOC=1), the traced growth by source line since the
 previous cell. Comparing two cells' lines says whether memory that stays is Python objects
-(and which) or the allocator's (RSS up, objects flat).
+(and which) or the allocator's (RSS up, objects flat). It then asks glibc to return its free
+memory (`malloc_trim`) and records the RSS after: what drops was freed memory the heaps kept.
 """
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import gc
 import json
 import os
@@ -26,6 +29,17 @@ def rss_mib() -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def malloc_trim() -> bool:
+    """Ask glibc to return the free memory of its heaps to the system (False: not glibc)."""
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return False
+    try:
+        return bool(ctypes.CDLL(name).malloc_trim(0))
+    except (OSError, AttributeError):  # another libc: no malloc_trim
+        return False
 
 
 @dataclass
@@ -57,5 +71,7 @@ class Census:
                 line["by_line"] = [[str(s.traceback[0]), round(s.size_diff / 1024, 1), s.count_diff] for s in diff]
             self._snap = snap
         self._last = counts
+        malloc_trim()
+        line["rss_after_trim_mib"] = round(rss_mib(), 2)
         with self.out.open("a") as f:
             f.write(json.dumps(line) + "\n")

@@ -20,7 +20,7 @@ def test_a_census_counts_what_was_kept_between_two_cells(tmp_path, monkeypatch):
     finally:
         tracemalloc.stop()
     first, second = (json.loads(line) for line in (tmp_path / "c" / "census.jsonl").read_text().splitlines())
-    assert first["label"] == "first" and second["rss_mib"] > 0
+    assert first["label"] == "first" and second["rss_mib"] > 0 and second["rss_after_trim_mib"] > 0
     assert second["grown"]["Kept"] == [500, 500]
     assert "by_line" in second and "by_line" not in first  # growth by line needs a previous snapshot
     assert any("test_experiments_census.py" in where for where, _kib, _n in second["by_line"])

@@ -5,7 +5,7 @@
 Runs one stream of short malleable jobs under a policy on the host's own Open MPI
 (workloads.launch.LocalLauncher: real mpiexec, real control channel, no containers), and
 samples this process's resident memory and Python's live objects by type from a side thread.
-Prints RSS at each tenth of the jobs and the object types whose counts grew most from the
+Prints RSS at each tenth of the jobs (and at the end before and after malloc_trim) and the object types whose counts grew most from the
 first tenth to the end: a type that grows with the jobs names what is kept.
 """
 from __future__ import annotations
@@ -20,6 +20,7 @@ import tracemalloc
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from experiments.census import malloc_trim  # noqa: E402
 from scheduler.live import Arrival, LiveExecutor, job_class  # noqa: E402
 from workloads.launch import LocalLauncher  # noqa: E402
 
@@ -86,6 +87,9 @@ def main() -> None:
     for d, k in grown:
         print(f"  {k:40s} {first[k]:7d} -> {last[k]:7d}  (+{d})")
     print(f"results still held: {len(result.states)} job states, {len(result.timeline)} timeline events")
+    before = rss_mib()
+    malloc_trim()
+    print(f"RSS {before:.1f} MiB, {rss_mib():.1f} MiB after malloc_trim (what glibc's heaps kept of freed memory)")
 
 
 if __name__ == "__main__":
