@@ -5,8 +5,7 @@
     # bring up t-cost-N for each size, measure up and the ops, take it down, fit and extrapolate:
     nice -n 19 .venv/bin/python benchmarks/bench_controller_cost.py --up 8,16,32
 
-Written for the lead's live measurement (not run by its author: it needs Docker). Each
-operation reports wall seconds, the controller's CPU seconds (this process and the
+Each operation reports wall seconds, the controller's CPU seconds (this process and the
 children it waited for, e.g. nsenter), the container engine's CPU seconds (dockerd,
 containerd, its shims and runc, read from /proc: what a `docker exec` really costs), and
 the most threads this process held. With several sizes it fits each figure to the model
@@ -53,9 +52,9 @@ class Cost:
     peak_threads: int
 
 
-def engine_cpu_s(proc: Path = Path("/proc")) -> float:
-    """CPU seconds of the container engine's processes, their reaped children included (runc)."""
-    total = 0
+def engine_cpu_by_pid(proc: Path = Path("/proc")) -> dict[int, float]:
+    """CPU seconds of each container engine process, its reaped children included (runc)."""
+    out: dict[int, float] = {}
     for stat in proc.glob("[0-9]*/stat"):
         try:
             text = stat.read_text()
@@ -64,8 +63,16 @@ def engine_cpu_s(proc: Path = Path("/proc")) -> float:
         comm = text[text.index("(") + 1:text.rindex(")")]
         if comm in ENGINE_PROCESSES:
             fields = text[text.rindex(")") + 2:].split()
-            total += sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
-    return total / CLOCK_TICKS
+            out[int(stat.parent.name)] = sum(int(x) for x in fields[11:15]) / CLOCK_TICKS  # utime stime cutime cstime
+    return out
+
+
+def engine_cpu_since(before: dict[int, float]) -> float:
+    """The engine's CPU seconds since `before`, over the processes alive now. A shim that
+    exited meanwhile (a previous cluster's, still going down) takes its seconds with it: a
+    sum over all processes went negative then (-22.7 s once). So this undercounts by what
+    processes that exited spent in the span, and never goes below 0."""
+    return sum(cpu - before.get(pid, 0.0) for pid, cpu in engine_cpu_by_pid().items())
 
 
 def controller_cpu_s() -> float:
@@ -86,14 +93,14 @@ def measured(op: str, n: int, out: list[Cost]) -> Iterator[None]:
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
-    cpu0, eng0, t0 = controller_cpu_s(), engine_cpu_s(), time.perf_counter()
+    cpu0, eng0, t0 = controller_cpu_s(), engine_cpu_by_pid(), time.perf_counter()
     try:
         yield
     finally:
         wall = time.perf_counter() - t0
         stop.set()
         sampler.join()
-        out.append(Cost(op, n, wall, controller_cpu_s() - cpu0, engine_cpu_s() - eng0, peak - 1))
+        out.append(Cost(op, n, wall, controller_cpu_s() - cpu0, engine_cpu_since(eng0), peak - 1))
 
 
 def spec_of(n: int) -> testbed.ClusterSpec:

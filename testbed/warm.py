@@ -21,6 +21,7 @@ import time
 from typing import TYPE_CHECKING, Sequence
 
 from testbed import pool
+from testbed.parallel import parallel
 
 if TYPE_CHECKING:
     from testbed.cluster import Cluster
@@ -34,6 +35,7 @@ MPI_FAST_ARGS = ["--mca", "plm_rsh_args", f"-o ControlPath={MUX_PATH} -o Control
                  "--mca", "plm_rsh_no_tree_spawn", "1"]
 # 16 workstations: 120 masters, a few seconds of `up`; 32 would be 496, 256 would be 32,640
 MASTERS_UP_TO = 16
+MASTER_WORKERS = 4  # engine calls opening masters at once (warm)
 ZYGOTE_SOCKET = "/tmp/nowlab-zygote.sock"
 ZYGOTE_ARGV = ["chrt", "--idle", "0", "python3", "-m", "workloads.zygote", "--socket", ZYGOTE_SOCKET]
 CLIENT_ARGV = ["python3", "-S", "-m", "workloads.zygote_client"]
@@ -55,12 +57,19 @@ def through_zygote(argv: Sequence[str]) -> list[str]:
 
 
 def warm(cluster: "Cluster") -> None:
-    """Open the ssh masters and start the zygotes in the background; returns at once."""
-    for src, dst in master_pairs(cluster.workstations):
+    """Open the ssh masters and start the zygotes in the background; returns once each is asked.
+    The asking is one engine call each (n(n-1)/2 + n): in series they took ~100 s of `up` at 16
+    workstations (benchmarks/bench_controller_cost.py), so they go on threads: the zygotes all
+    at once, the masters MASTER_WORKERS at a time, so that a workstation's sshd (at its small
+    cap, with MaxStartups' default of 10 handshakes before it drops some) is not asked for
+    many logins at once."""
+    def master(pair: tuple[str, str]) -> None:
+        src, dst = pair
         cluster.control(src).detach(["ssh", "-M", "-N", "-f", "-o", "ControlPersist=yes",
                                      "-o", f"ControlPath={MUX_PATH}", dst])
-    for ws in cluster.workstations:
-        cluster.control(ws).detach(ZYGOTE_ARGV)
+
+    parallel(master, master_pairs(cluster.workstations), workers=MASTER_WORKERS)
+    parallel(lambda ws: cluster.control(ws).detach(ZYGOTE_ARGV), cluster.workstations)
     pool.start(cluster)  # the resident MPI world jobs launch on (cluster.job_launcher)
 
 
@@ -79,7 +88,8 @@ def wait_warm(cluster: "Cluster", timeout: float = 60.0) -> float:
     t0 = time.monotonic()
     pending = list(cluster.workstations)
     while pending:
-        pending = [ws for ws in pending if not is_warm(cluster, ws)]
+        warm_now = parallel(lambda ws: is_warm(cluster, ws), pending)  # each asks its masters in turn
+        pending = [ws for ws, ok in zip(pending, warm_now) if not ok]
         if pending and time.monotonic() - t0 > timeout:
             raise TimeoutError(f"{', '.join(pending)}: not warm after {timeout:.0f} s")
         if pending:
