@@ -63,6 +63,7 @@ def main() -> None:
     ap.add_argument("--procs", default="1,4,8,16", help="run on the first p workstations, for each p")
     ap.add_argument("--reps", type=int, default=6)
     ap.add_argument("--seed", type=int, default=7, help="the fixed load's draw")
+    ap.add_argument("--no-load", action="store_true", help="only the runs with no load")
     ap.add_argument("--csv", type=Path, default=None, help="every run, one row each")
     ap.add_argument("--png", type=Path, default=None, help="each case's runs against their median")
     ap.add_argument("--replot", type=Path, default=None, help="no runs: the table and --png from this CSV")
@@ -86,7 +87,7 @@ def main() -> None:
         load = draw_load(hosts, c.spec.link_rate, np.random.default_rng(a.seed))
         console.print(f"fixed load (seed {a.seed}): {load.describe()}")
         launcher = c.job_launcher()  # the resident world starts before any load
-        blocks: list[tuple[str, LoadDraw]] = [("none", NO_LOAD), ("fixed", load)]
+        blocks: list[tuple[str, LoadDraw]] = [("none", NO_LOAD)] + ([] if a.no_load else [("fixed", load)])
         with Progress(console=console) as bar:
             task = bar.add_task("runs", total=a.reps * len(blocks) * len(procs))
             for rep in range(a.reps):

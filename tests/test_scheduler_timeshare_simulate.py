@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from scheduler.model import DemandModel, Job, SevcikModel
@@ -143,6 +143,8 @@ def test_a_table_naming_an_unknown_job_is_one_line():
         Clock(drift=-2.0)
 
 
+@example(shapes=[({"ws1"}, 0.25, 1.0, 0.0), ({"ws3"}, 0.05078125, 5.0, 0.0)], policy=LocalPolicy.DEDICATED,
+         resync=ResyncPlan(Resync.LOOSE, 3), drifts=[0.0, 0.0, 0.001953125])  # a fast clock set back
 @settings(max_examples=25, deadline=None)
 @given(st.lists(st.tuples(st.sets(st.sampled_from(("ws1", "ws2", "ws3")), min_size=1),
                           st.floats(0.05, 0.3), st.floats(1.0, 20.0), st.floats(0.0, 30.0)), min_size=1, max_size=4),
@@ -171,9 +173,13 @@ def test_timelines_tile_time_and_jobs_get_their_work_and_no_more_than_their_shar
             held_s = sum(min(s.t1_s, record.finish_s) - max(s.t0_s, record.arrival_s)
                          for s in result.timelines[w] if s.process == share.job and s.t1_s > record.arrival_s)
             assert held_s >= record.dedicated_s - 1e-6  # no owners: it ran the whole of its work
-        # it cannot go faster than its share of the rounds (clocks up to 0.2 % fast give a little more)
-        rounds = math.ceil((record.finish_s - record.arrival_s) * 1.002 / 2.0) + 1
-        assert record.dedicated_s <= rounds * share.beta * 2.0 + 1e-6
+        # it cannot go faster than its share of the rounds. Clocks up to 0.2% fast give a little
+        # more: more rounds fit, and a resync that sets a fast clock back makes its workstation
+        # live again what it had run ahead, up to 0.2% of the time, all of it in the job's slot
+        # when the slot straddles the resync (hypothesis found a slot of 0.1016 s getting 0.1131)
+        elapsed = record.finish_s - record.arrival_s
+        rounds = math.ceil(elapsed * 1.002 / 2.0) + 1
+        assert record.dedicated_s <= rounds * share.beta * 2.0 + 0.002 * elapsed + 1e-6
 
 
 def test_an_owner_ready_part_of_the_time_takes_its_mean_share():
