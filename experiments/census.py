@@ -6,6 +6,7 @@ tracemalloc is tracing (PYTHONTRACEMALLOC=1), the traced growth by source line s
 previous cell. Comparing two cells' lines says whether memory that stays is Python objects
 (and which) or the allocator's (RSS up, objects flat). It then asks glibc to return its free
 memory (`malloc_trim`) and records the RSS after: what drops was freed memory the heaps kept.
+pymalloc's own arenas are counted too (`pymalloc_stats`).
 """
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ import ctypes.util
 import gc
 import json
 import os
+import re
+import sys
+import tempfile
 import time
 import tracemalloc
 from collections import Counter
@@ -42,6 +46,35 @@ def malloc_trim() -> bool:
         return False
 
 
+def pymalloc_stats() -> dict[str, int]:
+    """pymalloc's arenas (1 MiB each) and the bytes in their live blocks, from
+    sys._debugmallocstats (CPython writes it to the C stderr, so fd 2 is borrowed meanwhile).
+    Arenas that stay while their live bytes do not: objects that outlive a cell scattered
+    over arenas that cannot be returned (fragmentation, not a leak). Empty if unavailable,
+    as under tracemalloc, whose hooks hide pymalloc from it."""
+    if not hasattr(sys, "_debugmallocstats"):
+        return {}
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile(mode="w+") as tmp:
+        try:
+            os.dup2(tmp.fileno(), 2)
+            sys._debugmallocstats()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        tmp.seek(0)
+        text = tmp.read()
+    keys = {"arenas allocated current": "arenas", "bytes in allocated blocks": "allocated_bytes",
+            "bytes in available blocks": "available_bytes"}
+    out = {}
+    for label, key in keys.items():
+        m = re.search(rf"# {label}\s*=\s*([\d,]+)", text)
+        if m:
+            out[key] = int(m.group(1).replace(",", ""))
+    return out
+
+
 @dataclass
 class Census:
     out: Path
@@ -61,7 +94,7 @@ class Census:
         counts = Counter(type(o).__name__ for o in gc.get_objects())
         grown = sorted(((counts[k] - self._last.get(k, 0), k) for k in counts), reverse=True)[:TOP]
         line: dict = {"label": label, "t": time.time(), "rss_mib": round(rss_mib(), 2),
-                      "objects": sum(counts.values()),
+                      "objects": sum(counts.values()), "pymalloc": pymalloc_stats(),
                       "grown": {k: [counts[k], d] for d, k in grown if d > 0}}
         if tracemalloc.is_tracing():
             snap = tracemalloc.take_snapshot()

@@ -1,7 +1,7 @@
 import json
 import tracemalloc
 
-from experiments.census import ENV, Census
+from experiments.census import ENV, Census, pymalloc_stats
 
 
 class Kept:  # a type of its own, so its count is this test's alone
@@ -29,3 +29,8 @@ def test_a_census_counts_what_was_kept_between_two_cells(tmp_path, monkeypatch):
 def test_no_census_without_the_variable(monkeypatch):
     monkeypatch.delenv(ENV, raising=False)
     assert Census.from_env() is None
+
+
+def test_pymalloc_arenas_are_counted_when_pymalloc_is_the_allocator():
+    stats = pymalloc_stats()  # under tracemalloc's hooks CPython prints none: then it is {}
+    assert tracemalloc.is_tracing() or (stats["arenas"] >= 1 and stats["allocated_bytes"] > 0)
