@@ -8,8 +8,8 @@ higher-numbered one (the coordinator is a job's lowest-numbered host, and
 Open MPI is told not to tree-spawn, so no other pair is used), and one
 `workloads.zygote` per workstation. Both are optional: ssh falls back to a
 fresh connection and the zygote client to a cold `python3 -m` when they are missing.
-The masters are n(n-1)/2 ssh sessions held open (opened by one `workloads.ssh_masters`
-process per workstation), the first thing to break as clusters grow (docs/scale.md, "The first bottleneck"): above
+The masters are n(n-1)/2 `docker exec`s in series and as many ssh sessions held open, the
+first thing to break as clusters grow (docs/scale.md, "The first bottleneck"): above
 MASTERS_UP_TO workstations none is opened, and `mpirun_popen` ssh's afresh. Malleable jobs
 do not use them at any size: they launch on the resident world.
 It also starts the cluster's resident MPI world (testbed/pool.py), where malleable jobs
@@ -35,10 +35,10 @@ MPI_FAST_ARGS = ["--mca", "plm_rsh_args", f"-o ControlPath={MUX_PATH} -o Control
                  "--mca", "plm_rsh_no_tree_spawn", "1"]
 # 16 workstations: 120 masters, a few seconds of `up`; 32 would be 496, 256 would be 32,640
 MASTERS_UP_TO = 16
+MASTER_WORKERS = 4  # engine calls opening masters at once (warm)
 ZYGOTE_SOCKET = "/tmp/nowlab-zygote.sock"
 ZYGOTE_ARGV = ["chrt", "--idle", "0", "python3", "-m", "workloads.zygote", "--socket", ZYGOTE_SOCKET]
 CLIENT_ARGV = ["python3", "-S", "-m", "workloads.zygote_client"]
-MASTERS_ARGV = ["python3", "-S", "-m", "workloads.ssh_masters"]
 
 
 def master_pairs(workstations: Sequence[str]) -> list[tuple[str, str]]:
@@ -56,22 +56,19 @@ def through_zygote(argv: Sequence[str]) -> list[str]:
     return argv
 
 
-def later_hosts(workstations: Sequence[str]) -> dict[str, list[str]]:
-    """Each workstation's master destinations (master_pairs grouped by source), in order."""
-    out: dict[str, list[str]] = {}
-    for src, dst in master_pairs(workstations):
-        out.setdefault(src, []).append(dst)
-    return out
-
-
 def warm(cluster: "Cluster") -> None:
     """Open the ssh masters and start the zygotes in the background; returns once each is asked.
-    One engine call per workstation for its masters (workloads.ssh_masters opens them in turn
-    there), not one per pair: 120 calls in series took ~100 s of `up` at 16 workstations
-    (benchmarks/bench_controller_cost.py)."""
-    later = later_hosts(cluster.workstations)
-    parallel(lambda src: cluster.control(src).detach([*MASTERS_ARGV, "open", "--path", MUX_PATH, *later[src]]),
-             list(later))
+    The asking is one engine call each (n(n-1)/2 + n): in series they took ~100 s of `up` at 16
+    workstations (benchmarks/bench_controller_cost.py), so they go on threads: the zygotes all
+    at once, the masters MASTER_WORKERS at a time, so that a workstation's sshd (at its small
+    cap, with MaxStartups' default of 10 handshakes before it drops some) is not asked for
+    many logins at once."""
+    def master(pair: tuple[str, str]) -> None:
+        src, dst = pair
+        cluster.control(src).detach(["ssh", "-M", "-N", "-f", "-o", "ControlPersist=yes",
+                                     "-o", f"ControlPath={MUX_PATH}", dst])
+
+    parallel(master, master_pairs(cluster.workstations), workers=MASTER_WORKERS)
     parallel(lambda ws: cluster.control(ws).detach(ZYGOTE_ARGV), cluster.workstations)
     pool.start(cluster)  # the resident MPI world jobs launch on (cluster.job_launcher)
 
@@ -79,11 +76,11 @@ def warm(cluster: "Cluster") -> None:
 def is_warm(cluster: "Cluster", ws: str) -> bool:
     """This workstation's zygote listens and its masters to higher-numbered hosts (if any are
     opened) are up."""
-    later = later_hosts(cluster.workstations).get(ws, [])
+    later = [dst for src, dst in master_pairs(cluster.workstations) if src == ws]
     ctl = cluster.control(ws)
     if not ctl.run(["test", "-S", ZYGOTE_SOCKET]).ok:
         return False
-    return not later or ctl.run([*MASTERS_ARGV, "check", "--path", MUX_PATH, *later]).ok
+    return all(ctl.run(["ssh", "-o", f"ControlPath={MUX_PATH}", "-O", "check", dst]).ok for dst in later)
 
 
 def wait_warm(cluster: "Cluster", timeout: float = 60.0) -> float:

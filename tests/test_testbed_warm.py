@@ -17,9 +17,3 @@ def test_python_modules_go_through_the_zygote_client_and_other_programs_do_not()
         *CLIENT_ARGV, "-m", "workloads.cg", "--n", "5"]
     assert through_zygote(["true"]) == ["true"]
     assert through_zygote(["python3", "script.py"]) == ["python3", "script.py"]
-
-
-def test_each_workstation_is_asked_once_for_all_its_masters():
-    from testbed.warm import later_hosts
-    assert later_hosts(["ws1", "ws2", "ws3"]) == {"ws1": ["ws2", "ws3"], "ws2": ["ws3"]}
-    assert later_hosts([f"ws{i}" for i in range(1, 18)]) == {}  # above MASTERS_UP_TO: none
