@@ -21,7 +21,6 @@ median exactly, so the least any model fitted to these runs can have.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -42,15 +41,20 @@ from experiments.studies.sanjay_vadhiyar.load_draws import NO_LOAD, LoadDraw, dr
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def with_ratio(runs: pd.DataFrame) -> pd.DataFrame:
+    """The finished runs, each with its time over its own case's (load, p) median."""
+    done = runs[runs.status == "done"]
+    return done.assign(ratio=done.compute_s / done.groupby(["load", "procs"]).compute_s.transform("median"))
+
+
 def floor_rows(runs: pd.DataFrame) -> list[dict]:
     """Per (load, p): runs, median, CV and mean absolute deviation from the median (%)."""
     rows = []
-    for (load, p), g in runs[runs.status == "done"].groupby(["load", "procs"], sort=True):
+    for (load, p), g in with_ratio(runs).groupby(["load", "procs"], sort=True):
         t = g.compute_s.to_numpy(dtype=float)
-        med = float(np.median(t))
-        rows.append({"load": load, "procs": int(p), "runs": len(t), "median_s": med,
+        rows.append({"load": load, "procs": int(p), "runs": len(t), "median_s": float(np.median(t)),
                      "cv_pct": 100 * float(np.std(t, ddof=1) / np.mean(t)) if len(t) > 1 else float("nan"),
-                     "mad_pct": 100 * float(np.mean(np.abs(t - med)) / med), "min_s": float(t.min()), "max_s": float(t.max())})
+                     "mad_pct": 100 * float((g.ratio - 1).abs().mean()), "min_s": float(t.min()), "max_s": float(t.max())})
     return rows
 
 
@@ -119,11 +123,9 @@ def report(runs: pd.DataFrame, title: str) -> None:
     table(title, ["load", "p", "runs", "median s", "range s", "CV %", "mean |t - median| %"],
           [[f["load"], str(f["procs"]), str(f["runs"]), f"{f['median_s']:.2f}",
             f"{f['min_s']:.2f}-{f['max_s']:.2f}", f"{f['cv_pct']:.1f}", f"{f['mad_pct']:.1f}"] for f in floors])
-    done = runs[runs.status == "done"]
-    dev = [abs(t - statistics.median(g.compute_s)) / statistics.median(g.compute_s)
-           for _, g in done.groupby(["load", "procs"]) for t in g.compute_s]
+    dev = (with_ratio(runs).ratio - 1).abs()
     console.print(f"over all {len(dev)} runs: mean absolute deviation from their case's median "
-                  f"{100 * float(np.mean(dev)):.1f}% (the floor under a model's mean absolute error)")
+                  f"{100 * float(dev.mean()):.1f}% (the floor under a model's mean absolute error)")
 
 
 def plot(runs: pd.DataFrame, path: Path) -> None:
@@ -131,12 +133,12 @@ def plot(runs: pd.DataFrame, path: Path) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    done = runs[runs.status == "done"]
+    done = with_ratio(runs)
     cases = sorted(done.groupby(["load", "procs"]).groups)
     fig, ax = plt.subplots(figsize=(7, 3.5))
     for i, (load, p) in enumerate(cases):
-        t = done[(done.load == load) & (done.procs == p)].compute_s.to_numpy(dtype=float)
-        ax.scatter(np.full(len(t), i), t / np.median(t), color="C0" if load == "none" else "C1", alpha=0.7)
+        ratio = done[(done.load == load) & (done.procs == p)].ratio
+        ax.scatter(np.full(len(ratio), i), ratio, color="C0" if load == "none" else "C1", alpha=0.7)
     ax.axhspan(0.9, 1.1, color="0.9", zorder=0, label="within 10% of the median")
     ax.axhline(1.0, color="0.4", lw=0.8)
     ax.set_xticks(range(len(cases)), [f"{load}\np={p}" for load, p in cases])
@@ -146,6 +148,7 @@ def plot(runs: pd.DataFrame, path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
 
 if __name__ == "__main__":
     main()

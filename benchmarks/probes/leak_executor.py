@@ -20,18 +20,11 @@ import tracemalloc
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from experiments.census import malloc_trim  # noqa: E402
+from experiments.census import malloc_trim, rss_mib  # noqa: E402
 from scheduler.live import Arrival, LiveExecutor, job_class  # noqa: E402
 from workloads.launch import LocalLauncher  # noqa: E402
 
 HOSTS = ["ws1", "ws2", "ws3", "ws4"]
-
-
-def rss_mib() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmRSS in /proc/self/status")
 
 
 def census() -> collections.Counter[str]:
