@@ -26,3 +26,25 @@ def table(title: str, columns: list[str], rows: list[list[str]]) -> None:
     for row in rows:
         t.add_row(*row)
     console.print(t)
+
+
+def cpu_self_s() -> float:
+    """CPU seconds this process (every thread) has used so far."""
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def containers_cpu_s(client, names: list[str]) -> float:
+    """CPU seconds the named containers have used so far, from their cgroups on this machine (v1 or v2)."""
+    total = 0.0
+    for name in names:
+        cid = client.api.inspect_container(name)["Id"]
+        v1 = Path(f"/sys/fs/cgroup/cpuacct/docker/{cid}/cpuacct.usage")
+        if v1.exists():
+            total += int(v1.read_text()) / 1e9
+        else:
+            stat = Path(f"/sys/fs/cgroup/system.slice/docker-{cid}.scope/cpu.stat").read_text()
+            total += int(stat.split("usage_usec")[1].split()[0]) / 1e6
+    return total

@@ -16,13 +16,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import statistics
 import time
-from pathlib import Path
 
 import docker
-from _common import table
+from _common import containers_cpu_s, cpu_self_s, table
 
 from testbed.backends.swarm import dind
 from testbed.backends.swarm.backend import SwarmBackend
@@ -31,23 +29,8 @@ from testbed.load.monitor import OWNER_MARK, TC_READ_ARGV, Monitor
 from testbed.spec import from_dict
 
 
-def cpu_self_s() -> float:
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
-
-
 def nodes_cpu_s(client: docker.DockerClient, nodes: list[dind.Node]) -> float:
-    """CPU seconds the node containers used so far, from their cgroups on this machine (v1 or v2)."""
-    total = 0.0
-    for n in nodes:
-        cid = client.api.inspect_container(f"nowlab-dind-{n.name}")["Id"]
-        v1 = Path(f"/sys/fs/cgroup/cpuacct/docker/{cid}/cpuacct.usage")
-        if v1.exists():
-            total += int(v1.read_text()) / 1e9
-        else:
-            stat = Path(f"/sys/fs/cgroup/system.slice/docker-{cid}.scope/cpu.stat").read_text()
-            total += int(stat.split("usage_usec")[1].split()[0]) / 1e6
-    return total
+    return containers_cpu_s(client, [f"nowlab-dind-{n.name}" for n in nodes])
 
 
 def main() -> None:

@@ -26,7 +26,7 @@ import pytest
 from testbed import backends, shaping
 from testbed.backends import Backend, BackendError
 from testbed.governor import HEADROOM_LOW
-from testbed.backends.ssh import fit, hostagent, registry
+from testbed.backends.ssh import fit, hostagent, registry, sampling
 from testbed.backends.ssh.backend import SshBackend, covering_network, route_dev, same_folder, split_machine
 from testbed.backends.ssh.control import command_argv
 from testbed.backends.ssh.discovery import HostInfo, parse_probe
@@ -315,6 +315,36 @@ def test_join_marks_pins_and_sets_the_paths(tmp_path):
     assert mark == "lab" and path == f"{folder}:/x" and first == f"{folder}/bin"
     assert agent == f"python3 {folder}/hostagent.py join -- orted"
     assert cores == [hostagent.load(folder).core]
+
+
+def test_the_sampling_agent_writes_a_line_per_interval_and_ends_with_its_workstation(tmp_path):
+    """The monitor's three reads as one long-lived process (hostagent sample), parsed by the
+    controller's side; it ends by itself once the workstation's record is gone."""
+    folder = workstation_folder(tmp_path, "lab-sample")
+    core = hostagent.load(folder).core
+    tc = [sys.executable, "-c", "print('class htb 1:1 root rate 5Mbit ceil 5Mbit')"]  # stands in for tc's output
+    agent = subprocess.Popen([sys.executable, str(folder / "hostagent.py"), "sample", "0.1", "owner.py", "--", *tc],
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        lines = [agent.stdout.readline() for _ in range(3)]
+        (folder / hostagent.STATE).unlink()
+        assert agent.wait(timeout=10) == 0
+    finally:
+        agent.kill()
+    got = [sampling.parse_line(line)["ws1"] for line in lines]
+    assert [g.limits.quota_us for g in got] == [hostagent.UNCAPPED_QUOTA] * 3  # uncapped: the kernel's "no limit"
+    assert all(g.limits.cpuset == str(core) for g in got)
+    assert all(g.procs_ns == 0 for g in got) and got[0].t < got[1].t < got[2].t
+    stamp, _, text = got[0].tc.partition("\n")
+    assert float(stamp) >= got[0].t and "rate 5Mbit" in text
+    assert sampling.parse_line("Traceback (most recent call last):") == {}
+    assert sampling.parse_line('{"t": 1, "ws": {}, "error": "OSError: gone"}') == {}
+    argv = sampling.sampler_argv(HostFolder("/srv/nl"), "lab", "ens3", interval_s=1.0, mark="agents/owner.py",
+                                 tc_argv=["tc", "-s", "class", "show", "dev", "eth0"])
+    assert argv[:2] == ["env", "NOWLAB_SSH_CLUSTER=lab"] and argv[-7:] == [
+        "--", "tc", "-s", "class", "show", "dev", "ens3"]
+    with pytest.raises(ValueError, match="interval_s"):
+        sampling.sampler_argv(HostFolder("/srv/nl"), "lab", "ens3", interval_s=0, mark="m", tc_argv=[])
 
 
 def test_teardown_kills_marked_processes_strips_the_key_and_removes_the_folder(tmp_path, monkeypatch):

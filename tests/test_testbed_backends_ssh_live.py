@@ -1,15 +1,11 @@
 """The SSH backend against three machines that run nothing but sshd, python3, numpy, mpi4py
 and Open MPI (issue 18, item 3).
 
-The machines are containers of the workstation image, started with the Docker SDK only to
-stand in for real hosts; from then on the test reaches them only over SSH: the backend
-under test does, and so do the checks (`admin`: a plain paramiko login with the machines'
-own key, as a lab's administrator would have). The three differ as lab hosts do:
-  a  root with cgroup rights and NET_ADMIN: capped and shaped (not a privileged container:
-     this machine's root lacks CAP_SYS_RESOURCE, so `--privileged` cannot start; it gets every
-     other capability, no seccomp or AppArmor profile, and the host's cgroupfs read-write);
-  b  root with NET_ADMIN, no cgroup rights: shaped, reported uncapped;
-  c  root with neither: unshaped and uncapped, and still a working MPI host.
+The machines (testbed/backends/ssh/lab_machines.py) are containers of the workstation image,
+started with the Docker SDK only to stand in for real hosts; from then on the test reaches
+them only over SSH: the backend under test does, and so do the checks (`admin`: a plain
+paramiko login with the machines' own key, as a lab's administrator would have). They differ
+as lab hosts do: a is capped and shaped, b shaped and uncapped, c neither.
 Nested caps on one machine say nothing about timing: this checks function only.
 
 Here: the faults, each one line naming the host and leaving nothing; and a working cluster
@@ -22,7 +18,6 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
@@ -31,90 +26,26 @@ import pytest
 from testbed import backends, state
 from testbed.backends import BackendError
 from testbed.backends.ssh import registry
-from testbed.backends.ssh.link import HostAccess, HostLink
+from testbed.backends.ssh.lab_machines import ROLES, Machines, lab_machines
 from testbed.cluster import Cluster
 from testbed.load import owners
+from testbed.load.monitor import Monitor
 from testbed.spec import ClusterSpec, OwnerLoad, SpecError, from_dict
-from testbed.sshkeys import KEY_NAME, make_keypair
+from testbed.sshkeys import make_keypair
 
 pytestmark = pytest.mark.integration
 
-TEST_LABEL = "nowlab.test"
-TEST_VALUE = "ssh-backend-machines"
 NAME = "ssh-live"
-ROLES = {  # host name -> (cgroup rights, cap_add)
-    "a": (True, ["ALL"]),
-    "b": (False, ["NET_ADMIN"]),
-    "c": (False, []),
-}
-CGROUP_RIGHTS = dict(  # what "a" gets besides its capabilities (see the module docstring)
-    cap_drop=["SYS_RESOURCE"], security_opt=["seccomp=unconfined", "apparmor=unconfined"])
-
-
-@dataclass(frozen=True)
-class Machines:
-    addresses: dict[str, str]  # host name -> IP on the bridge
-    admin_key: Path  # the key the machines' root accepts (the entrypoint installs it)
-
-    def access(self, host: str, **changes: object) -> HostAccess:
-        base = dict(name=host, address=self.addresses[host], user="root", port=22, identity=str(self.admin_key))
-        base.update(changes)
-        return HostAccess(**base)  # type: ignore[arg-type]
 
 
 @pytest.fixture(scope="module")
 def machines(docker_engine: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Machines]:
-    import docker
-
-    from testbed.image import ensure_image
-
-    client = docker.from_env()
-    image = ensure_image(client, log=lambda _m: None)
-    keys = tmp_path_factory.mktemp("admin-key")
-    admin_key = make_keypair(keys, "lab-admin")
-    made = []
-    # machines a killed run left behind would make every create a 409 Conflict
-    for ctr in client.containers.list(all=True, filters={"label": f"{TEST_LABEL}={TEST_VALUE}"}):
-        ctr.remove(force=True)
-    try:
-        for host, (cgroup_rights, caps) in ROLES.items():
-            volumes = {str(admin_key): {"bind": f"/run/secrets/{KEY_NAME}", "mode": "ro"},
-                       f"{admin_key}.pub": {"bind": f"/run/secrets/{KEY_NAME}.pub", "mode": "ro"}}
-            extra: dict = {}
-            if cgroup_rights:
-                volumes["/sys/fs/cgroup"] = {"bind": "/sys/fs/cgroup", "mode": "rw"}
-                extra = CGROUP_RIGHTS
-            made.append(client.containers.run(
-                image, detach=True, name=f"nowlab-sshtest-{host}", hostname=f"lab-{host}", cap_add=caps,
-                labels={TEST_LABEL: TEST_VALUE}, init=True, volumes=volumes, **extra))
-        addresses = {}
-        for host, ctr in zip(ROLES, made):
-            ctr.reload()
-            addresses[host] = ctr.attrs["NetworkSettings"]["IPAddress"]
-        m = Machines(addresses, admin_key)
-        for host in ROLES:  # sshd is up when an admin login works
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    HostLink(m.access(host)).client().close()
-                    break
-                except BackendError:
-                    if time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.5)
+    with lab_machines(tmp_path_factory.mktemp("admin-key")) as m:
         yield m
-    finally:
-        for ctr in client.containers.list(all=True, filters={"label": f"{TEST_LABEL}={TEST_VALUE}"}):
-            ctr.remove(force=True)
 
 
 def admin(m: Machines, host: str, argv: list[str]) -> tuple[int, str, str]:
-    """A command on a machine as its administrator: over SSH, never through Docker."""
-    link = HostLink(m.access(host))
-    try:
-        return link.run(argv)
-    finally:
-        link.close()
+    return m.admin(host, argv)
 
 
 def spec_of(m: Machines, name: str = NAME, changes: dict[str, dict[str, object]] | None = None) -> ClusterSpec:
@@ -230,6 +161,22 @@ def test_three_workstations_capped_shaped_running_mpi_and_removed(machines: Mach
         while c.processes_cpu_ns("ws2", "owner.py") == 0 and time.monotonic() < deadline:
             time.sleep(0.5)
         assert c.processes_cpu_ns("ws2", "owner.py") > 0
+
+        # the monitor reads every workstation from one sampling agent per host (one ssh channel
+        # each), not three ssh commands per workstation per sample; the owner's CPU shows there
+        mon = Monitor(c, interval=0.5).start()
+        try:
+            deadline = time.monotonic() + 30
+            while mon.reads["sampled"] < 9 and time.monotonic() < deadline:
+                time.sleep(0.25)
+            cpu, links = mon.frames()
+        finally:
+            mon.stop()
+        assert mon.reads["sampled"] >= 9, (mon.reads, mon._stream.errors if mon._stream else None)
+        assert set(cpu.workstation) == {"ws1", "ws2", "ws3"} and not mon.read_errors, mon.read_errors
+        assert cpu[cpu.workstation == "ws1"].cap_cores.iloc[-1] == pytest.approx(0.3)
+        assert cpu[cpu.workstation == "ws2"].owner_cores.max() > 0
+        assert set(links.src) >= {"ws1", "ws2"}  # the shaped hosts' counters, read on the hosts
         owners.stop(c, ["ws2"])
         assert admin(machines, "b", ["test", "-e", f"{FOLDER}/run/nowlab-owner.pid"])[0] != 0
 

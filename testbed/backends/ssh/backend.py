@@ -28,7 +28,7 @@ from testbed import shaping, state
 from testbed.backends.base import BackendError, CpuCap, CpuLimits, Progress, Provisioned
 from testbed.backends.ownership import owner_tag, tag_alive
 from testbed.backends.meter_stream import MeterStream
-from testbed.backends.ssh import fit, hostagent, registry
+from testbed.backends.ssh import fit, hostagent, registry, sampling
 from testbed.backends.ssh.control import SshHostControl
 from testbed.backends.ssh.discovery import HostInfo, discover
 from testbed.backends.ssh.layout import (HostFolder, Peer, authorized_line, folder_of, ssh_config, ssh_wrapper,
@@ -421,6 +421,19 @@ class SshBackend:
         rec, access, link, folder = self._where(machine)
         code, out, err = link.run(translate(argv, folder, rec.devs.get(access.name, shaping.DEV)), timeout=timeout)
         return ExecResult(code, out, err)
+
+    def sample_stream(self, machines: dict[str, str], *, mark: str, tc_argv: Sequence[str],
+                      interval_s: float) -> sampling.SshSampleStream:
+        """The monitor's readings of `machines` (workstation -> machine id) from one agent per
+        host on one ssh channel each (sampling.py), instead of three ssh commands per
+        workstation per sample."""
+        def starter(machine: str) -> tuple[paramiko.SSHClient, list[str]]:
+            rec, access, link, folder = self._where(machine)
+            argv = sampling.sampler_argv(folder, split_machine(machine)[0], rec.devs.get(access.name, shaping.DEV),
+                                         interval_s=interval_s, mark=mark, tc_argv=tc_argv)
+            return link.client(), argv
+
+        return sampling.SshSampleStream(list(machines.values()), starter, stale_s=max(3.0, 3 * interval_s))
 
     def shape(self, machine: str, commands: Sequence[Sequence[str]]) -> None:
         rec, access, link, _folder = self._where(machine)

@@ -2,7 +2,8 @@
 
 Standard library only: `up` copies this file to the host's nowlab folder and the backend
 runs it there as `python3 hostagent.py OP ...` over ssh (one round trip per operation; the
-answer is one JSON line). It is one file because it is copied as one. The same module is imported by the tests, which run its code
+answer is one JSON line), except `sample`, which stays and writes the monitor a line per
+interval. It is one file because it is copied as one. The same module is imported by the tests, which run its code
 against a folder laid out like cgroupfs: the files written are the real ones, only the
 root differs.
 
@@ -467,6 +468,49 @@ def teardown(w: Workstation, folder: Path, tmp: Path = Path("/tmp")) -> dict[str
 
 
 # -- the command line the backend calls -----------------------------------------------------------
+def read_tc(tc_argv: list[str], timeout_s: float) -> str:
+    """`stamp\\ntc output`, stamped midway as the monitor's own read is ("" if it failed)."""
+    t0 = time.time()
+    try:
+        res = subprocess.run(tc_argv, capture_output=True, text=True, timeout=timeout_s)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return f"{(t0 + time.time()) / 2:.6f}\n{res.stdout}" if res.returncode == 0 else ""
+
+
+def sample_line(w: Workstation, contains: str, tc_argv: list[str], timeout_s: float = 5.0,
+                proc: Path = PROC) -> dict:
+    """The monitor's three reads of this workstation at once: {"t", "ws": {name: {"t", "limits",
+    "procs_ns", "tc"}}} (testbed/backends/ssh/sampling.py parses it)."""
+    t = time.time()
+    got = {"t": t, "limits": limits(w), "procs_ns": processes_cpu_ns(w, contains, proc),
+           "tc": read_tc(tc_argv, timeout_s) if tc_argv else ""}
+    return {"t": time.time(), "ws": {w.name: got}}
+
+
+def sample(w: Workstation, folder: Path, interval_s: float, contains: str, tc_argv: list[str]) -> int:
+    """One line per interval until the controller closes the channel (a write fails) or the
+    workstation is torn down (its record is gone). One process for the cluster's life instead
+    of a python3 start per read: two per workstation per second cost the workstation ~0.1
+    core of the very CPU the monitor measures. It runs outside the workstation's cgroup."""
+    nxt = time.monotonic()
+    while (folder / STATE).exists():
+        try:
+            line = sample_line(w, contains, tc_argv, timeout_s=max(1.0, 2 * interval_s))
+        except (OSError, ValueError) as exc:  # a cgroup going away under us: say so, go on
+            line = {"t": time.time(), "ws": {}, "error": f"{type(exc).__name__}: {exc}"}
+        try:
+            sys.stdout.write(json.dumps(line, separators=(",", ":")) + "\n")
+            sys.stdout.flush()
+        except BrokenPipeError:
+            return 0
+        nxt += interval_s
+        time.sleep(max(0.0, nxt - time.monotonic()))
+        if time.monotonic() - nxt > interval_s:  # fell behind (the host was busy): no burst to catch up
+            nxt = time.monotonic()
+    return 0
+
+
 def load(folder: Path) -> Workstation:
     return Workstation(**json.loads((folder / STATE).read_text()))
 
@@ -507,6 +551,9 @@ def main(args: list[str]) -> int:
         out = usage_ns(w)
     elif op == "procs-cpu":
         out = processes_cpu_ns(w, rest[0])
+    elif op == "sample":  # INTERVAL_S MARK_TEXT [-- TC ARGV...]
+        interval, contains, tc = float(rest[0]), rest[1], rest[3:] if rest[2:3] == ["--"] else []
+        return sample(w, folder, interval, contains, tc)
     elif op == "oom":
         out = oom_kills(w)
     elif op == "hold":

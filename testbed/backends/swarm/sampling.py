@@ -22,9 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shlex
-import threading
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import docker
 import docker.errors
@@ -32,7 +30,7 @@ import docker.errors
 from testbed.backends.base import Sampled
 from testbed.backends.docker import engine
 from testbed.backends.swarm import readings
-from testbed.backends.follow import HostThreads
+from testbed.backends.sample_lines import LineSampleStream
 
 ROLE_LABEL = engine.ROLE_LABEL
 ROLE = "sampler"
@@ -107,48 +105,16 @@ def parse_line(line: str) -> dict[str, Sampled]:
     return out
 
 
-class SampleStream:
-    """Every host's sampler, followed in one thread per host; `latest()` holds the newest readings.
-
-    A reading older than `stale_s` (by the controller's clock, at its arrival) is dropped:
-    the monitor then reads that workstation itself. A thread whose stream ended (a host
-    gone, the sampler stopped) is started again at the next `latest()`, at most once per
-    RETRY_S, starting the sampler again if it had stopped."""
-
-    RETRY_S = 5.0
+class SampleStream(LineSampleStream):
+    """Every host's sampler container, its stdout followed through the host's engine
+    (sample_lines.py); a host whose stream ended is asked again, which starts its sampler
+    again if it had stopped."""
 
     def __init__(self, samplers: dict[str, Callable[[], tuple[docker.DockerClient, str]]], stale_s: float) -> None:
         self.samplers = samplers  # host -> () -> (its engine client, the sampler's id), starting it if needed
-        self.stale_s = stale_s
-        self._latest: dict[str, tuple[float, Sampled]] = {}  # ws -> (arrived, monotonic; readings)
-        self._lock = threading.Lock()
-        self._threads = HostThreads(samplers, self._follow, "nowlab-sampler", self.RETRY_S)
-        self._stop = threading.Event()
-        self.errors: list[str] = []  # why a host's stream ended, newest last (kept short)
+        super().__init__(samplers, self._attach, parse_line, stale_s,
+                         (docker.errors.DockerException, OSError, RuntimeError))
 
-    def _follow(self, host: str) -> None:
-        buf = b""
-        try:
-            client, cid = self.samplers[host]()
-            for chunk in client.api.attach(cid, stream=True, stdout=True, stderr=False, logs=False):
-                if self._stop.is_set():
-                    return
-                buf += chunk
-                *lines, buf = buf.split(b"\n")
-                for line in lines:
-                    got = parse_line(line.decode(errors="replace"))
-                    now = time.monotonic()
-                    with self._lock:
-                        for ws, s in got.items():
-                            self._latest[ws] = (now, s)
-        except (docker.errors.DockerException, OSError, RuntimeError) as exc:
-            self.errors = [*self.errors[-9:], f"{host}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"]
-
-    def latest(self) -> dict[str, Sampled]:
-        self._threads.ensure()
-        now = time.monotonic()
-        with self._lock:
-            return {ws: s for ws, (arrived, s) in self._latest.items() if now - arrived <= self.stale_s}
-
-    def close(self) -> None:
-        self._stop.set()
+    def _attach(self, host: str) -> Iterator[bytes]:
+        client, cid = self.samplers[host]()
+        yield from client.api.attach(cid, stream=True, stdout=True, stderr=False, logs=False)
