@@ -227,6 +227,10 @@ class Cluster:
     def start(self, ws: str, argv: Sequence[str], *, env: dict[str, str] | None = None) -> RemoteProcess:
         return self.control(ws).start(argv, env=env)
 
+    def detach(self, ws: str, argv: Sequence[str]) -> None:
+        """Start a daemon in `ws` and return at once: nothing on this side waits for it or reads it."""
+        self.control(ws).detach(argv)
+
     def wait_listening(self, ws: str, port: int, timeout: float = 5.0) -> None:
         """Wait until a TCP server on `ws` listens on `port` (a server started in the background)."""
         deadline = time.monotonic() + timeout

@@ -16,6 +16,7 @@ Runs on the host: standard library only.
 from __future__ import annotations
 
 import itertools
+import selectors
 import socket
 import threading
 import time
@@ -107,12 +108,7 @@ class PoolHandle:
         """Handshakes, `run` lines, then each member's report; closes and calls on_exit at the end."""
         rests = self._handshake(secret, handshake_timeout_s)
         if rests is not None and self._send_run_lines():
-            readers = [threading.Thread(target=self._read, args=(i, rest), daemon=True,
-                                        name=f"nowlab-pool-{self.members[i].host}") for i, rest in enumerate(rests)]
-            for t in readers:
-                t.start()
-            for t in readers:
-                t.join()
+            self._read_reports(rests)
         for sock in self.socks:
             sock.close()
         self._done.set()
@@ -155,24 +151,58 @@ class PoolHandle:
                     self.stderr[i] = f"{self.members[i].host}: pool handshake failed: {exc}\n"
             return None
 
-    def _read(self, i: int, rest: bytes) -> None:
-        lines = pool_wire.Lines(self.socks[i], rest)
-        code, out, err = LOST, "", f"{self.members[i].host}: the pool rank closed without an exit\n"
-        try:
-            while True:
-                message = lines.read()
-                if message is None:
-                    break
-                if message["type"] == "started":
-                    self.started_at[i] = time.time()
-                elif message["type"] == "exit":
-                    code, out, err = int(message["code"]), message.get("stdout", ""), message.get("stderr", "")
-                    break
-                elif message["type"] == "error":
-                    code, err = 1, f"{self.members[i].host}: {message.get('error')}\n"
-                    break
-        except (OSError, pool_wire.WireError) as exc:
-            err = f"{self.members[i].host}: {exc}\n"
+    def _read_reports(self, rests: list[bytes]) -> None:
+        """Every member's messages until each has reported its exit or gone, read in this one
+        thread through a selector over the members' connections: one thread per job rather than
+        one per member, which at 1,024 workstations was a thousand threads more (docs/scale.md)."""
+        pending = list(rests)  # each member's bytes not yet a whole line (what came with its `ok` first)
+
+        def take(i: int, chunk: bytes) -> bool:
+            """Feed member i's bytes; True once it is finished (reported, or its connection failed)."""
+            *lines, pending[i] = (pending[i] + chunk).split(b"\n")
+            try:
+                for line in lines:
+                    got = self._on_message(i, pool_wire.decode(line))
+                    if got is not None:
+                        self._finish(i, *got)
+                        return True
+                if len(pending[i]) > pool_wire.MAX_LINE_BYTES:
+                    raise pool_wire.WireError("line: longer than 4 MiB")
+            except pool_wire.WireError as exc:
+                self._finish(i, LOST, "", f"{self.members[i].host}: {exc}\n")
+                return True
+            return False
+
+        with selectors.DefaultSelector() as sel:
+            for i, sock in enumerate(self.socks):
+                if not take(i, b""):
+                    sel.register(sock, selectors.EVENT_READ, i)
+            while sel.get_map():
+                for key, _events in sel.select():
+                    i = key.data
+                    try:
+                        chunk = self.socks[i].recv(65536)
+                    except OSError as exc:
+                        self._finish(i, LOST, "", f"{self.members[i].host}: {exc}\n")
+                        sel.unregister(key.fileobj)
+                        continue
+                    if not chunk:  # closed without an exit: its rank (and world) died
+                        self._finish(i, LOST, "", f"{self.members[i].host}: the pool rank closed without an exit\n")
+                        sel.unregister(key.fileobj)
+                    elif take(i, chunk):
+                        sel.unregister(key.fileobj)
+
+    def _on_message(self, i: int, message: dict[str, Any]) -> tuple[int, str, str] | None:
+        """Member i's message: its (code, stdout, stderr) if it ends the member, else None."""
+        if message["type"] == "started":
+            self.started_at[i] = time.time()
+        elif message["type"] == "exit":
+            return int(message["code"]), message.get("stdout", ""), message.get("stderr", "")
+        elif message["type"] == "error":
+            return 1, "", f"{self.members[i].host}: {message.get('error')}\n"
+        return None
+
+    def _finish(self, i: int, code: int, out: str, err: str) -> None:
         if code not in (0, CANCELLED) and self.out_of_memory(i, err):
             sep = "" if not err or err.endswith("\n") else "\n"
             err = f"{err}{sep}{OUT_OF_MEMORY}{self.members[i].host}\n"  # last: the executor keeps the tail

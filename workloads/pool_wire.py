@@ -65,10 +65,16 @@ class Lines:
             if len(self._pending) > MAX_LINE_BYTES:
                 raise WireError("line: longer than 4 MiB")
         line, self._pending = self._pending.split(b"\n", 1)
-        try:
-            message = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise WireError(f"line: not JSON: {line[:80]!r}") from exc
-        if not isinstance(message, dict) or message.get("type") not in TYPES:
-            raise WireError(f"type: not a pool message: {line[:80]!r}")
-        return message
+        return decode(line)
+
+
+def decode(line: bytes) -> dict[str, Any]:
+    """One line (without its newline) as a pool message; WireError if it is not one."""
+    try:
+        message = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise WireError(f"line: not JSON: {line[:80]!r}") from exc
+    if not isinstance(message, dict) or message.get("type") not in TYPES:
+        raise WireError(f"type: not a pool message: {line[:80]!r}")
+    return message
+

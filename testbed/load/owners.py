@@ -21,7 +21,7 @@ class Workstations(Protocol):
     def workstations(self) -> list[str]: ...
     @property
     def spec(self) -> ClusterSpec: ...
-    def start(self, ws: str, argv: Sequence[str]) -> Any: ...
+    def detach(self, ws: str, argv: Sequence[str]) -> None: ...
     def exec(self, ws: str, argv: Sequence[str]) -> Any: ...
 
 AGENT = "/opt/nowlab/agents/owner.py"
@@ -41,7 +41,9 @@ def start(c: Workstations, owners: dict[str, OwnerLoad], seed: int = 0) -> None:
             continue
         index = c.workstations.index(ws)
         # nominal: a governed workstation's cap moves, its demand is counted at the cap that gives its speed
-        c.start(ws, owner_argv(spec, c.spec.nominal_cpu(ws), seed * 7919 + index))
+        # detached, as the zygotes are: no stream and no controller thread held for the daemon's
+        # life (one per workstation at 1,024 workstations; docs/scale.md); its pid file says it runs
+        c.detach(ws, owner_argv(spec, c.spec.nominal_cpu(ws), seed * 7919 + index))
     for ws, spec in owners.items():
         if spec.n:
             _wait_for(c, ws)
