@@ -39,6 +39,7 @@ import contextlib
 import ipaddress
 import threading
 import time
+import warnings
 from dataclasses import asdict
 from pathlib import Path
 from typing import Iterator, Sequence
@@ -53,7 +54,7 @@ from testbed.backends.docker import engine
 from testbed.backends.docker.control import DockerControl
 from testbed.backends.meter_stream import MeterStream
 from testbed.backends.ownership import owner_tag
-from testbed.backends.swarm import gateway, membership, metering, overlay, readings, registry, sampling
+from testbed.backends.swarm import gateway, host_kernel, membership, metering, overlay, readings, registry, sampling
 from testbed.backends.swarm.hosts import SwarmHost, from_nodes, hosts_of, machine_id, split_machine
 from testbed.image import CONTAINERS_DIR, ensure_image
 from testbed.parallel import parallel
@@ -276,6 +277,7 @@ class SwarmBackend:
         local = engine.client()  # the image is built here (mmdebstrap needs this machine's apt)
         image = ensure_image(local, log=lambda msg: progress(msg, 0, 1))
         membership.distribute(local, clients, image, log=lambda msg: progress(msg, 0, 1))
+        self._check_neighbours(spec, host_of, {h.name: c for h, c in clients.items()}, image)
 
         owned_by = engine.owner_labels(state.home())
         mtu = overlay.overlay_mtu(min(self._underlay_mtu(c) for c in clients.values()))
@@ -419,6 +421,22 @@ class SwarmBackend:
                 key = state.cluster_dir(cluster) / "ssh" / KEY_NAME
                 self._tunnels[cluster] = gateway.Tunnel(gateway.GatewayAddress(**rec.gateway), key)
             return self._tunnels[cluster].connect
+
+    @staticmethod
+    def _check_neighbours(spec: ClusterSpec, host_of: dict[str, str], clients: dict[str, docker.DockerClient],
+                          image: str) -> None:
+        """Warn, naming the host, where the cluster may fill the kernel's neighbour table
+        (overlay.neighbour_entries); hosts are asked only when some host may need more than
+        half the kernel's default, so small clusters pay nothing."""
+        on = {h: sum(1 for ws in spec.names if host_of[ws] == h) for h in clients}
+        need = {h: overlay.neighbour_entries(k, len(spec.names)) for h, k in on.items()}
+        if max(need.values(), default=0) <= overlay.NEIGH_CHECK_ABOVE:
+            return
+        hosts = sorted(need)
+        limits = dict(zip(hosts, parallel(lambda h: host_kernel.read_sysctl(clients[h], image, overlay.NEIGH_SYSCTL),
+                                          hosts)))
+        for line in overlay.neighbour_warnings(need, limits):
+            warnings.warn(line, stacklevel=2)
 
     @staticmethod
     def _underlay_mtu(c: docker.DockerClient) -> int:

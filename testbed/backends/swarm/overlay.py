@@ -14,7 +14,8 @@ That is not enough by itself: Debian's Open MPI 4.1 picks the `cm` PML over libf
 docker_gwbridge: `MPI_Init` completed and the first message never arrived. So the overlay
 also pins `pml = ob1`, the PML whose TCP BTL the subnet above governs (measured: the hello
 across two nodes hung with cm and ran at once with ob1; docs/multi-host.md). On one host the
-image keeps cm, which has only eth0 to choose. Pure: no Docker here.
+image keeps cm, which has only eth0 to choose. The neighbour table a large cluster fills is
+estimated here too (`neighbour_entries`), for `up` to check each host's limit. Pure: no Docker here.
 """
 from __future__ import annotations
 
@@ -92,3 +93,37 @@ def route_source(address: str, port: int) -> str:
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         s.connect((address, port))
         return str(s.getsockname()[0])
+
+
+# The kernel's neighbour (ARP) table is one per host, shared by every network namespace on it,
+# and its hard limit is this sysctl (1,024 by default); past it new entries are refused and
+# packets to unresolved peers are dropped ("neighbour table overflow" in the kernel log).
+NEIGH_SYSCTL = "net.ipv4.neigh.default.gc_thresh3"
+NEIGH_DEFAULT = 1024
+# Below this many entries needed even the default limit leaves room: no host is asked.
+NEIGH_CHECK_ABOVE = NEIGH_DEFAULT // 2
+
+
+def neighbour_entries(on_host: int, total: int) -> int:
+    """Neighbour entries a host may hold for a cluster of `total` workstations, `on_host` of them
+    its own: each of its workstations may resolve every other one (one MPI job across them all),
+    and the overlay's namespace holds one static entry per workstation on another host."""
+    if not 0 <= on_host <= total:
+        raise ValueError(f"on_host: {on_host} is not between 0 and the cluster's {total} workstations")
+    return on_host * (total - 1) + (total - on_host)
+
+
+def neighbour_warnings(need: dict[str, int], limit: dict[str, int | None]) -> list[str]:
+    """One line per host whose neighbour table may overflow, naming the host, the entries the
+    cluster may need, the limit in force and the fix; a limit that could not be read is said so
+    when the need passes the default."""
+    out = []
+    for host, n in sorted(need.items()):
+        have = limit.get(host)
+        if have is None and n > NEIGH_DEFAULT:
+            out.append(f"host {host}: may need {n} neighbour entries and its limit ({NEIGH_SYSCTL}) could not "
+                       f"be read; the default is {NEIGH_DEFAULT}")
+        elif have is not None and n > have:
+            out.append(f"host {host}: may need {n} neighbour entries, above its limit of {have} "
+                       f"({NEIGH_SYSCTL}); raise it there: sysctl -w {NEIGH_SYSCTL}={2 * n}")
+    return out
