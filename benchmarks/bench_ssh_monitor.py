@@ -15,19 +15,16 @@ their python3 starts; from each machine container's cgroup) over the same span.
 from __future__ import annotations
 
 import argparse
-import json
-import statistics
 import tempfile
-import time
 from pathlib import Path
 
 import docker
-from _common import containers_cpu_s, cpu_self_s, table
+from _common import containers_cpu_s
+from _monitor_arms import both_arms, print_table
 
 from testbed import backends
 from testbed.backends.ssh.lab_machines import ROLES, lab_machines
 from testbed.cluster import Cluster
-from testbed.load.monitor import OWNER_MARK, TC_READ_ARGV, Monitor
 from testbed.spec import from_dict
 
 
@@ -38,7 +35,6 @@ def main() -> None:
     args = parser.parse_args()
     local = docker.from_env()
     names = [f"nowlab-sshtest-{h}" for h in ROLES]
-    rows: dict[str, list[dict]] = {"ssh commands": [], "agents": []}
     with tempfile.TemporaryDirectory() as keys, lab_machines(Path(keys)) as m:
         hosts = [{"name": h, "address": m.addresses[h], "identity": str(m.admin_key), "cores": [i % 2]}
                  for i, h in enumerate(ROLES)]
@@ -46,37 +42,12 @@ def main() -> None:
                           "workstation": [{"name": f"ws{i + 1}"} for i in range(len(ROLES))]})
         c = Cluster.create(spec, backend=backends.get("ssh", spec), ready_timeout=120)
         try:
-            def measure(arm: str, mon: Monitor) -> None:
-                for i in range(args.samples):  # one read a second, as the monitor does
-                    n0 = containers_cpu_s(local, names)
-                    w0, c0 = time.monotonic(), cpu_self_s()
-                    mon._read()
-                    wall = time.monotonic() - w0
-                    time.sleep(max(0.0, 1.0 - wall))
-                    row = {"bench": "ssh_monitor", "arm": arm, "read": i, "wall_s": wall,
-                           "controller_cpu_s": cpu_self_s() - c0,
-                           "machines_cpu_s": containers_cpu_s(local, names) - n0, "span_s": time.monotonic() - w0}
-                    rows[arm].append(row)
-                    print(json.dumps(row), flush=True)
-
-            measure("ssh commands", Monitor(c))
-            sampled = Monitor(c)
-            sampled._stream = c.sample_stream(OWNER_MARK, TC_READ_ARGV, 1.0)
-            deadline = time.monotonic() + 60
-            while len(sampled._stream.latest()) < len(c.workstations) and time.monotonic() < deadline:
-                time.sleep(0.5)  # the agents start
-            measure("agents", sampled)
-            direct = sampled.reads["direct"]
-            sampled._stream.close()
-            assert direct == 0, f"{direct} readings fell back to ssh commands: {sampled._stream.errors}"
+            rows = both_arms("ssh_monitor", c, args.samples, lambda: containers_cpu_s(local, names),
+                             ("ssh commands", "agents"))
         finally:
             c.down()
-    table(f"a monitor read of {len(ROLES)} workstations on the SSH backend, {args.samples} reads each way",
-          ["readings by", "wall per read, median s", "controller CPU per read, median s",
-           "machines' CPU per second, median s"],
-          [[arm, f"{statistics.median(r['wall_s'] for r in rs):.3f}",
-            f"{statistics.median(r['controller_cpu_s'] for r in rs):.3f}",
-            f"{statistics.median(r['machines_cpu_s'] / r['span_s'] for r in rs):.3f}"] for arm, rs in rows.items()])
+    print_table(f"a monitor read of {len(ROLES)} workstations on the SSH backend, {args.samples} reads each way",
+                "machines", rows)
 
 
 if __name__ == "__main__":

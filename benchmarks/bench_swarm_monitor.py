@@ -15,17 +15,14 @@ nodes on one machine say in general; these are costs, which they do show.
 from __future__ import annotations
 
 import argparse
-import json
-import statistics
-import time
 
 import docker
-from _common import containers_cpu_s, cpu_self_s, table
+from _common import containers_cpu_s
+from _monitor_arms import both_arms, print_table
 
 from testbed.backends.swarm import dind
 from testbed.backends.swarm.backend import SwarmBackend
 from testbed.cluster import Cluster
-from testbed.load.monitor import OWNER_MARK, TC_READ_ARGV, Monitor
 from testbed.spec import from_dict
 
 
@@ -48,41 +45,14 @@ def main() -> None:
                           "host": [{"name": n.name, "address": n.address, "docker": n.url} for n in nodes]})
         c = Cluster.create(spec, backend=SwarmBackend(spec), ready_timeout=300)
         try:
-            rows: dict[str, list[dict]] = {"execs": [], "samplers": []}
-
-            def measure(arm: str, mon: Monitor) -> None:
-                for i in range(args.samples):  # one read a second, as the monitor does
-                    n0 = nodes_cpu_s(local, nodes)
-                    w0, c0 = time.monotonic(), cpu_self_s()
-                    mon._read()
-                    wall = time.monotonic() - w0
-                    time.sleep(max(0.0, 1.0 - wall))
-                    row = {"bench": "swarm_monitor", "arm": arm, "read": i, "wall_s": wall,
-                           "controller_cpu_s": cpu_self_s() - c0, "nodes_cpu_s": nodes_cpu_s(local, nodes) - n0,
-                           "span_s": time.monotonic() - w0}
-                    rows[arm].append(row)
-                    print(json.dumps(row), flush=True)
-
-            measure("execs", Monitor(c))  # first, before any sampler runs on the nodes
-            sampled = Monitor(c)
-            sampled._stream = c.sample_stream(OWNER_MARK, TC_READ_ARGV, 1.0)
-            deadline = time.monotonic() + 60
-            while len(sampled._stream.latest()) < len(c.workstations) and time.monotonic() < deadline:
-                time.sleep(0.5)  # the samplers start
-            measure("samplers", sampled)
-            assert sampled.reads["sampled"] > 0, sampled.reads
-            sampled._stream.close()
+            rows = both_arms("swarm_monitor", c, args.samples, lambda: nodes_cpu_s(local, nodes),
+                             ("execs", "samplers"))
         finally:
             c.down()
     finally:
         dind.down()
-    n = len(spec.names)
-    table(f"a monitor read of {n} workstations on 3 Docker-in-Docker nodes, {args.samples} reads each way",
-          ["readings by", "wall per read, median s", "controller CPU per read, median s",
-           "nodes' CPU per second, median s"],
-          [[arm, f"{statistics.median(r['wall_s'] for r in rs):.3f}",
-            f"{statistics.median(r['controller_cpu_s'] for r in rs):.3f}",
-            f"{statistics.median(r['nodes_cpu_s'] / r['span_s'] for r in rs):.3f}"] for arm, rs in rows.items()])
+    print_table(f"a monitor read of {len(spec.names)} workstations on 3 Docker-in-Docker nodes, {args.samples} reads "
+                f"each way", "nodes", rows)
 
 
 if __name__ == "__main__":
