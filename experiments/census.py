@@ -108,3 +108,32 @@ class Census:
         line["rss_after_trim_mib"] = round(rss_mib(), 2)
         with self.out.open("a") as f:
             f.write(json.dumps(line) + "\n")
+
+
+def table(path: Path) -> str:
+    """The census lines as a Markdown table, one row a cell: RSS before and after `malloc_trim`,
+    live objects, pymalloc's arenas and their live bytes, each with its change from the row above."""
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    out = ["| after | RSS (MiB) | after malloc_trim (MiB) | live objects | pymalloc arenas | bytes in live blocks (MiB) |",
+           "|---|---|---|---|---|---|"]
+    prev: dict | None = None
+
+    def cell(now: float, before: float | None, fmt: str) -> str:
+        return f"{now:{fmt}}" + ("" if before is None else f" ({now - before:+{fmt}})")
+
+    for r in rows:
+        pm, ppm = r.get("pymalloc") or {}, (prev or {}).get("pymalloc") or {}
+        arenas = (cell(pm["arenas"], ppm.get("arenas"), "d") if "arenas" in pm else "-")
+        live = (cell(pm["allocated_bytes"] / 2**20, ppm["allocated_bytes"] / 2**20 if "allocated_bytes" in ppm
+                     else None, ".1f") if "allocated_bytes" in pm else "-")
+        out.append(f"| {r['label']} | {cell(r['rss_mib'], prev and prev['rss_mib'], '.1f')} | "
+                   f"{cell(r['rss_after_trim_mib'], prev and prev['rss_after_trim_mib'], '.1f')} | "
+                   f"{cell(r['objects'], prev and prev['objects'], ',')} | {arenas} | {live} |")
+        prev = r
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: python -m experiments.census DIR/census.jsonl   (prints the cells' table)")
+    print(table(Path(sys.argv[1])))

@@ -34,3 +34,21 @@ def test_no_census_without_the_variable(monkeypatch):
 def test_pymalloc_arenas_are_counted_when_pymalloc_is_the_allocator():
     stats = pymalloc_stats()  # under tracemalloc's hooks CPython prints none: then it is {}
     assert tracemalloc.is_tracing() or (stats["arenas"] >= 1 and stats["allocated_bytes"] > 0)
+
+
+def test_the_cells_table_gives_each_row_and_its_change_from_the_one_above(tmp_path):
+    import json
+
+    from experiments.census import table
+
+    lines = [{"label": "prepared", "rss_mib": 200.0, "rss_after_trim_mib": 199.0, "objects": 1000,
+              "pymalloc": {"arenas": 70, "allocated_bytes": 70 << 20}},
+             {"label": "EQUI 0.1 rep 0", "rss_mib": 203.5, "rss_after_trim_mib": 200.0, "objects": 990,
+              "pymalloc": {"arenas": 72, "allocated_bytes": 71 << 20}},
+             {"label": "traced", "rss_mib": 210.0, "rss_after_trim_mib": 209.0, "objects": 995, "pymalloc": {}}]
+    f = tmp_path / "census.jsonl"
+    f.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    rows = table(f).splitlines()
+    assert rows[2] == "| prepared | 200.0 | 199.0 | 1,000 | 70 | 70.0 |"
+    assert rows[3] == "| EQUI 0.1 rep 0 | 203.5 (+3.5) | 200.0 (+1.0) | 990 (-10) | 72 (+2) | 71.0 (+1.0) |"
+    assert rows[4] == "| traced | 210.0 (+6.5) | 209.0 (+9.0) | 995 (+5) | - | - |"  # no pymalloc counts under tracemalloc
