@@ -80,6 +80,10 @@ def test_cg_resized_through_the_pool_matches_the_unpreempted_run(pool):
     assert (shrink.kind, grow.kind) == ("loser", "winner")
     assert record.result["iterations"] == 60
     assert np.max(np.abs(np.array(record.result["x"]) - x_ref)) < 1e-10
+    # each run reports its ranks' CPU time over its own iterations, the kernel's a part of it
+    cpu = {k: record.result[k] for k in ("cpu_s_mean", "cpu_s_max", "matvec_cpu_s_mean", "matvec_cpu_s_max")}
+    assert 0 < cpu["matvec_cpu_s_mean"] <= cpu["matvec_cpu_s_max"] <= cpu["cpu_s_max"], cpu
+    assert cpu["matvec_cpu_s_mean"] <= cpu["cpu_s_mean"] <= cpu["cpu_s_max"], cpu
 
 
 def test_a_program_that_is_not_a_module_goes_to_the_fallback(pool):

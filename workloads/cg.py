@@ -30,12 +30,29 @@ def fresh_state(n: int, rank: int, size: int, comm: MPI.Comm) -> LocalState:
     return LocalState(arrays, {name: n for name in ARRAYS}, {"iteration": 0, "rho": rho})
 
 
-def iterate(comm: MPI.Comm, state: LocalState, p_full: np.ndarray, counts: list[int], displs: list[int]) -> None:
+class CpuTally:
+    """This rank's CPU seconds in the matrix-vector product (its kernel) and in all, over the
+    iterations of this run: with the wall time they tell a slow host (more CPU per product)
+    from a rank that waited (the same CPU, less of it per second)."""
+
+    def __init__(self) -> None:
+        self.matvec_s = 0.0
+        self._start = time.process_time()
+
+    def total_s(self) -> float:
+        return time.process_time() - self._start
+
+
+def iterate(comm: MPI.Comm, state: LocalState, p_full: np.ndarray, counts: list[int], displs: list[int],
+            tally: CpuTally | None = None) -> None:
     """One CG iteration in place, with the same update order as cgdata.serial_cg."""
     a, x, r, p = (state.arrays[k] for k in ("A", "x", "r", "p"))
     rho = state.scalars["rho"]
     polite.wait(comm.Iallgatherv(p, [p_full, counts, displs, MPI.DOUBLE]))
+    t0 = time.thread_time()
     q = a @ p_full
+    if tally is not None:
+        tally.matvec_s += time.thread_time() - t0
     pq = polite.allreduce_scalar(comm, float(p @ q))
     alpha = rho / pq if pq != 0.0 else 0.0
     x += alpha * p
@@ -46,6 +63,16 @@ def iterate(comm: MPI.Comm, state: LocalState, p_full: np.ndarray, counts: list[
     p += r
     state.scalars["rho"] = rho_new
     state.scalars["iteration"] += 1
+
+
+def cpu_summary(comm: MPI.Comm, tally: CpuTally) -> dict[str, float]:
+    """The ranks' CPU seconds over this run's iterations, mean and max (rank 0 reports them)."""
+    size = comm.Get_size()
+    total, matvec = tally.total_s(), tally.matvec_s
+    return {"cpu_s_mean": polite.allreduce_scalar(comm, total) / size,
+            "cpu_s_max": polite.allreduce_scalar(comm, total, MPI.MAX),
+            "matvec_cpu_s_mean": polite.allreduce_scalar(comm, matvec) / size,
+            "matvec_cpu_s_max": polite.allreduce_scalar(comm, matvec, MPI.MAX)}
 
 
 def gather_vector(comm: MPI.Comm, local: np.ndarray, n: int) -> np.ndarray:
@@ -74,22 +101,24 @@ def main(argv: list[str] | None = None) -> int:
     p_full = np.empty(n, dtype=np.float64)
     b_norm = np.sqrt(polite.allreduce_scalar(comm, float(state.arrays["b"] @ state.arrays["b"])))
     t_iter = time.perf_counter()
+    tally = CpuTally()
     start_iteration = state.scalars["iteration"]
     while state.scalars["iteration"] < args.iterations:
         if args.tol is not None and np.sqrt(state.scalars["rho"]) <= args.tol * b_norm:
             break
-        iterate(comm, state, p_full, counts, displs)
+        iterate(comm, state, p_full, counts, displs, tally)
         if job.safe_point(state):
             runtime.print_released(job)
             job.close()
             return 0
     t_end = time.perf_counter()
+    cpu = cpu_summary(comm, tally)
     x = gather_vector(comm, state.arrays["x"], n)
     result = {"status": "done", "workload": "cg", "n": n, "ranks": comm.Get_size(),
               "iterations": state.scalars["iteration"], "iterations_this_run": state.scalars["iteration"] - start_iteration,
               "residual_norm": float(np.sqrt(state.scalars["rho"])), "b_norm": float(b_norm),
               "setup_s": t_iter - t_start, "compute_s": t_end - t_iter,
-              "x_norm": float(np.linalg.norm(x)), "restore": job.restore_stats}
+              "x_norm": float(np.linalg.norm(x)), "restore": job.restore_stats, **cpu}
     if args.print_x:
         result["x"] = [float(v) for v in x]
     job.finish(result)
