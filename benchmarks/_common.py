@@ -37,14 +37,7 @@ def cpu_self_s() -> float:
 
 
 def containers_cpu_s(client, names: list[str]) -> float:
-    """CPU seconds the named containers have used so far, from their cgroups on this machine (v1 or v2)."""
-    total = 0.0
-    for name in names:
-        cid = client.api.inspect_container(name)["Id"]
-        v1 = Path(f"/sys/fs/cgroup/cpuacct/docker/{cid}/cpuacct.usage")
-        if v1.exists():
-            total += int(v1.read_text()) / 1e9
-        else:
-            stat = Path(f"/sys/fs/cgroup/system.slice/docker-{cid}.scope/cpu.stat").read_text()
-            total += int(stat.split("usage_usec")[1].split()[0]) / 1e6
-    return total
+    """CPU seconds the named containers have used so far, from their cgroups on this machine."""
+    from testbed.backends.docker.cgroups import read_usage_ns
+
+    return sum(read_usage_ns(client.api.inspect_container(name)["Id"]) for name in names) / 1e9

@@ -23,7 +23,7 @@ from _common import containers_cpu_s
 from _monitor_arms import both_arms, print_table
 
 from testbed import backends
-from testbed.backends.ssh.lab_machines import ROLES, lab_machines
+from testbed.backends.ssh.lab_machines import ROLES, container_name, lab_machines
 from testbed.cluster import Cluster
 from testbed.spec import from_dict
 
@@ -34,7 +34,7 @@ def main() -> None:
     parser.add_argument("--cpu", type=float, default=0.2)
     args = parser.parse_args()
     local = docker.from_env()
-    names = [f"nowlab-sshtest-{h}" for h in ROLES]
+    names = [container_name(h) for h in ROLES]
     with tempfile.TemporaryDirectory() as keys, lab_machines(Path(keys)) as m:
         hosts = [{"name": h, "address": m.addresses[h], "identity": str(m.admin_key), "cores": [i % 2]}
                  for i, h in enumerate(ROLES)]

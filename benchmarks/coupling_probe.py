@@ -40,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import table  # noqa: E402
 
 from testbed import state  # noqa: E402
+from testbed.backends.docker.cgroups import cgroup_file  # noqa: E402
 from testbed.cluster import Cluster  # noqa: E402
 from testbed.meter import speed_over  # noqa: E402
 from testbed.spec import load as load_spec  # noqa: E402
@@ -51,14 +52,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def throttling(cid: str) -> tuple[int, int, float]:
-    """(periods, periods throttled, seconds throttled) of a container's CFS quota so far (cgroup v1 or v2)."""
-    for path in (Path(f"/sys/fs/cgroup/cpu/docker/{cid}/cpu.stat"),
-                 Path(f"/sys/fs/cgroup/system.slice/docker-{cid}.scope/cpu.stat")):
-        if path.exists():
-            stat = dict(line.split() for line in path.read_text().splitlines())
-            throttled = int(stat["throttled_time"]) / 1e9 if "throttled_time" in stat else int(stat["throttled_usec"]) / 1e6
-            return int(stat["nr_periods"]), int(stat["nr_throttled"]), throttled
-    raise FileNotFoundError(f"no cpu.stat for container {cid[:12]}")
+    """(periods, periods throttled, seconds throttled) of a container's CFS quota so far."""
+    stat = dict(line.split() for line in cgroup_file(cid, "cpu", "cpu.stat").read_text().splitlines())
+    return int(stat["nr_periods"]), int(stat["nr_throttled"]), int(stat["throttled_time"]) / 1e9
 
 
 def one_run(c: Cluster, hosts: list[str], n: int, iterations: int, loaded_ws: list[str], fraction: float) -> dict:

@@ -77,4 +77,3 @@ def decode(line: bytes) -> dict[str, Any]:
     if not isinstance(message, dict) or message.get("type") not in TYPES:
         raise WireError(f"type: not a pool message: {line[:80]!r}")
     return message
-

@@ -56,6 +56,10 @@ class Machines:
             link.close()
 
 
+def container_name(host: str) -> str:
+    return f"nowlab-sshtest-{host}"
+
+
 def remove(client: docker.DockerClient) -> None:
     for ctr in client.containers.list(all=True, filters={"label": f"{LABEL}={VALUE}"}):
         ctr.remove(force=True)
@@ -79,7 +83,7 @@ def lab_machines(keys: Path, ready_s: float = 60.0) -> Iterator[Machines]:
                 volumes["/sys/fs/cgroup"] = {"bind": "/sys/fs/cgroup", "mode": "rw"}
                 extra = CGROUP_RIGHTS
             made.append(client.containers.run(
-                image, detach=True, name=f"nowlab-sshtest-{host}", hostname=f"lab-{host}", cap_add=caps,
+                image, detach=True, name=container_name(host), hostname=f"lab-{host}", cap_add=caps,
                 labels={LABEL: VALUE}, init=True, volumes=volumes, **extra))
         addresses = {}
         for host, ctr in zip(ROLES, made):
