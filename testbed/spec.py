@@ -399,6 +399,12 @@ def cfs_quota_us(share: float, period_us: int) -> int:
     return max(MIN_QUOTA_US, int(round(share * period_us)))
 
 
+#: The most workstations a spec may name, counts expanded: four times the largest cluster nowlab is
+#: sized for (1,024, docs/scale.md). Checked before expanding, so a stray `count = 1e9` is a
+#: one-line error, not a list that takes the host's memory (the fuzzer found one: 23 GB, OOM-killed).
+MAX_WORKSTATIONS = 4096
+
+
 def _expand(raw: dict[str, Any]) -> dict[str, Any]:
     """`count = n` on a workstation table expands it to name1..nameN (handy for big clusters)."""
     items = raw.get("workstation")
@@ -410,10 +416,16 @@ def _expand(raw: dict[str, Any]) -> dict[str, Any]:
             count = item["count"]
             if not isinstance(count, int) or count < 1:
                 raise SpecError(f"workstation[{i}].count: must be a whole number >= 1, got {count!r}")
+            if len(expanded) + count > MAX_WORKSTATIONS:
+                raise SpecError(f"workstation[{i}].count: {count} makes more than {MAX_WORKSTATIONS} "
+                                f"workstations in all, the most a spec may name")
             base = {k: v for k, v in item.items() if k != "count"}
             expanded.extend({**base, "name": f"{base.get('name', 'ws')}{j}"} for j in range(1, count + 1))
         else:
             expanded.append(item)
+    if len(expanded) > MAX_WORKSTATIONS:
+        raise SpecError(f"workstation: {len(expanded)} workstations, more than the {MAX_WORKSTATIONS} "
+                        f"a spec may name")
     return {**raw, "workstation": expanded}
 
 

@@ -135,3 +135,12 @@ def test_shipped_specs_are_valid():
         governed = any(spec.speed(ws) is not None for ws in spec.names)
         # a governed spec is placed with each core's measured factor: 2.0 is this host's usual
         place(spec, cores=[0, 1], factors={0: 2.0, 1: 2.0} if governed else None)
+
+
+def test_a_count_past_the_limit_is_one_line_before_anything_is_expanded():
+    """Found by the fuzzer: `count = 1000000000` built a list that took 23 GB before validation."""
+    from testbed.spec import MAX_WORKSTATIONS, SpecError
+
+    with pytest.raises(SpecError, match=r"^workstation\[1\]\.count: 1000000000 makes more than 4096 workstations"):
+        from_dict({"workstation": [{"name": "a", "count": 2}, {"name": "ws", "count": 1_000_000_000}]})
+    assert len(from_dict({"workstation": [{"name": "ws", "count": MAX_WORKSTATIONS}]}).workstations) == MAX_WORKSTATIONS
