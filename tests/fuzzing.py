@@ -11,10 +11,12 @@ that are not UTF-8.
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import re
+import resource
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,7 +61,8 @@ def check(target: Target, folder: Path, text: str | bytes) -> str:
     """'valid' or 'error' for the parser's answer to `text`; Traceback for anything else."""
     target.write(folder, text)
     try:
-        target.parse(folder)
+        with memory_ceiling():
+            target.parse(folder)
     except target.error as exc:
         msg = str(exc)
         if not msg or "\n" in msg or "\r" in msg:
@@ -74,6 +77,25 @@ def check(target: Target, folder: Path, text: str | bytes) -> str:
     except Exception as exc:  # noqa: BLE001 - any other exception is what the fuzzing looks for
         raise Traceback(f"{target.name}: {type(exc).__name__}: {exc}") from exc
     return "valid"
+
+
+#: What one parse may add to the process's address space. An input that asks for more (a
+#: `count = 1e9` once took 23 GB and the kernel killed a test worker) fails as a MemoryError,
+#: counted as a traceback, instead of taking the host's memory.
+PARSE_MEMORY_BYTES = 2 << 30
+
+
+@contextlib.contextmanager
+def memory_ceiling(extra: int = PARSE_MEMORY_BYTES) -> Iterator[None]:
+    """RLIMIT_AS at the process's current size plus `extra`, for the block; restored after."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    size = int(Path("/proc/self/statm").read_text().split()[0]) * resource.getpagesize()
+    ceiling = size + extra if hard == resource.RLIM_INFINITY else min(size + extra, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (ceiling, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
 def _names_a_file(target: Target, msg: str) -> bool:

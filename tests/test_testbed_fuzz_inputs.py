@@ -59,3 +59,13 @@ def test_a_rate_that_is_no_number_or_text_is_one_line(tmp_path: Path, value: str
     with pytest.raises(SpecError) as err:
         load(tmp_path / "spec.toml")
     assert str(err.value) == f"spec.toml: defaults.egress: {message}"
+
+
+def test_a_parse_that_asks_for_too_much_memory_is_a_traceback_not_an_oom_kill(tmp_path: Path) -> None:
+    """The ceiling that keeps a fuzzed input from taking the host's memory (tests/fuzzing.py)."""
+    from fuzzing import memory_ceiling
+
+    with pytest.raises(MemoryError):
+        with memory_ceiling(extra=64 << 20):
+            bytearray(512 << 20)
+    assert len(bytearray(512 << 20)) == 512 << 20  # the limit is lifted after the block
