@@ -20,6 +20,7 @@ error there is stored and printed, and the run goes on.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import signal
 import sqlite3
 import threading
@@ -30,7 +31,7 @@ from typing import Callable, Iterator
 
 
 from experiments import arrivals, delivered, owner_schedules, steps, swf
-from experiments.census import Census
+from experiments.census import Census, malloc_trim
 from experiments.config import ExperimentConfig
 from experiments.models import loop
 from experiments.profiles import cached, measure, profile_key
@@ -244,7 +245,10 @@ class Runner:
             self.update("cells", n, len(todo))
             self._cell(policy, rate, rep)
             if census is not None:
-                census.take(f"{policy} {rate} rep {rep}")
+                census.take(f"{policy} {rate} rep {rep}")  # its own collection and trim, measured
+            else:  # what a cell freed goes back to the system, not kept by the heaps for the next
+                gc.collect()
+                malloc_trim()
         self.update("cells", len(todo), len(todo))
 
     def _cell_id(self, policy: str, rate: float, rep: int) -> int | None:
