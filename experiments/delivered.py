@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from testbed.meter import QUOTAS_CSV, SAMPLES_CSV, delivered_speed, read_quotas, read_samples
+from testbed.meter import QUOTAS_CSV, SAMPLES_CSV, delivered_speed, read_window
 
 
 def monotonic_to_epoch(t_monotonic: float) -> float:
@@ -35,11 +35,10 @@ def job_speed(cluster_dir: Path | None, hosts: Iterable[str], t0: float, t1: flo
         return JobSpeed(None, "no meter")
     if not hosts or t1 <= t0:
         return JobSpeed(None, "no span")
-    samples_path, quotas_path = cluster_dir / SAMPLES_CSV, cluster_dir / QUOTAS_CSV
-    if not samples_path.exists() or not quotas_path.exists():
+    if not (cluster_dir / SAMPLES_CSV).exists() or not (cluster_dir / QUOTAS_CSV).exists():
         return JobSpeed(None, "no meter")
-    try:
-        samples, quotas = read_samples(samples_path), read_quotas(quotas_path)
+    try:  # the job's own span (and a margin), not the whole run's series
+        samples, quotas = read_window(cluster_dir, hosts, t0)
     except (OSError, ValueError, KeyError) as exc:
         return JobSpeed(None, f"meter unreadable: {exc}")
     found = [delivered_speed(samples, quotas, h, t0, t1) for h in hosts]

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import bisect
 import csv
+import io
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO, Iterable
 
 from workloads import speed_probe
 
@@ -151,22 +153,67 @@ def append_quotas(path: Path, rows: list[QuotaRow]) -> None:
                      r.scale, int(r.stale)] for r in rows)
 
 
-def read_samples(path: Path) -> list[Sample]:
-    """The meter's series; empty when there is no file (no meter ran)."""
-    if not path.exists():
-        return []
-    with path.open(newline="") as fh:
-        return [Sample(float(r["t"]), int(r["core"]), r["kernel"], float(r["factor"]), float(r.get("cpu_s") or 0))
-                for r in csv.DictReader(fh) if r.get("factor")]
+#: How much earlier than asked a windowed read starts. One keeper appends the rows in time
+#: order, but the cores' samples of a round end a few ms apart; the quotas are rewritten every
+#: tick (about 5 s), so a minute back holds each workstation's quota at the window's start.
+READ_MARGIN_S = 60.0
 
 
-def read_quotas(path: Path) -> list[QuotaRow]:
+def _rows(path: Path, since: float | None) -> list[dict[str, str]]:
+    """The CSV's rows, or with `since` only those from about then on: the start is found by
+    bisecting the file's bytes, so a read costs the window, not the whole run (a two-hour run's
+    meter.csv has 30,000 rows, and the runner reads it for every job that ends)."""
+    with path.open("rb") as fh:
+        header = fh.readline()
+        if since is not None:
+            fh.seek(_offset_before(fh, fh.tell(), since - READ_MARGIN_S))
+        body = fh.read()
+    rows = csv.DictReader(io.StringIO((header + body).decode(errors="replace"), newline=""))
+    return [r for r in rows if since is None or _t(r.get("t")) >= since - READ_MARGIN_S]
+
+
+def _offset_before(fh: BinaryIO, lo: int, since: float) -> int:
+    """A line start at or before the first row with t >= since, in a file of rows in time order
+    (`lo`: the first row's). A line that does not parse ends the search early: the read is longer."""
+    fh.seek(0, io.SEEK_END)
+    hi = fh.tell()
+    while hi - lo > 4096:
+        mid = (lo + hi) // 2
+        fh.seek(mid)
+        fh.readline()  # the rest of a line cut in the middle
+        start = fh.tell()
+        t = _t(fh.readline().split(b",", 1)[0])
+        if t != t:  # the end of the file, or a line that does not parse (NaN)
+            hi = mid
+        elif t < since:
+            lo = start
+        else:
+            hi = mid
+    return lo
+
+
+def _t(text: str | bytes | None) -> float:
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def read_samples(path: Path, since: float | None = None) -> list[Sample]:
+    """The meter's series (from about `since` on, epoch s); empty when there is no file (no meter ran)."""
     if not path.exists():
         return []
-    with path.open(newline="") as fh:
-        return [QuotaRow(float(r["t"]), r["workstation"], int(r["core"]), float(r["quota_cores"]),
-                         float(r["factor"]) if r["factor"] else None, float(r["target"]) if r["target"] else None,
-                         float(r["scale"]), r["stale"] == "1") for r in csv.DictReader(fh)]
+    return [Sample(float(r["t"]), int(r["core"]), r["kernel"], float(r["factor"]), float(r.get("cpu_s") or 0))
+            for r in _rows(path, since) if r.get("factor")]
+
+
+def read_quotas(path: Path, since: float | None = None) -> list[QuotaRow]:
+    """The quotas written (from about `since` on, epoch s); empty when there is no file."""
+    if not path.exists():
+        return []
+    return [QuotaRow(float(r["t"]), r["workstation"], int(r["core"]), float(r["quota_cores"]),
+                     float(r["factor"]) if r["factor"] else None, float(r["target"]) if r["target"] else None,
+                     float(r["scale"]), r["stale"] == "1") for r in _rows(path, since)]
 
 
 # -- delivered speed -----------------------------------------------------------------------
@@ -231,12 +278,21 @@ def delivered_speed(samples: list[Sample], quotas: list[QuotaRow], ws: str, t0: 
     return Delivered(ws, t0, t1, speed / steps, quota_sum / steps, factor_sum / steps, len(inside), "metered")
 
 
+def read_window(cluster_dir: Path, workstations: Iterable[str], t0: float) -> tuple[list[Sample], list[QuotaRow]]:
+    """The samples and quotas a span from `t0` needs: the rows from about then on, and all the
+    quotas when a workstation's last one before `t0` is older (a keeper that writes on change)."""
+    samples = read_samples(cluster_dir / SAMPLES_CSV, since=t0)
+    quotas = read_quotas(cluster_dir / QUOTAS_CSV, since=t0)
+    if not all(any(q.workstation == w and q.t <= t0 for q in quotas) for w in workstations):
+        quotas = read_quotas(cluster_dir / QUOTAS_CSV)
+    return samples, quotas
+
+
 def speed_over(cluster_dir: Path, ws: str, t0: float, t1: float, *, kernel: str | None = None) -> Delivered:
     """`delivered_speed` read from a cluster's state folder (or a copy of it kept with a run)."""
-    return delivered_speed(read_samples(cluster_dir / SAMPLES_CSV), read_quotas(cluster_dir / QUOTAS_CSV),
-                           ws, t0, t1, kernel=kernel)
+    return delivered_speed(*read_window(cluster_dir, [ws], t0), ws, t0, t1, kernel=kernel)
 
 
 def series(cluster_dir: Path, t0: float, t1: float) -> list[Sample]:
     """The meter's samples in [t0, t1], every core: for storing with a run."""
-    return [s for s in read_samples(cluster_dir / SAMPLES_CSV) if t0 <= s.t <= t1]
+    return [s for s in read_samples(cluster_dir / SAMPLES_CSV, since=t0) if t0 <= s.t <= t1]

@@ -33,3 +33,48 @@ def test_relative_speed():
     assert abs(relative(0.18, 0.2) - 0.9) < 1e-12
     assert relative(None, 0.2) is None
     assert relative(0.2, None) is None
+
+
+def long_meter(d, hours: float = 2.0, quota_every_s: float | None = 5.0):
+    """A keeper's CSVs over `hours`: two cores sampled each second, quotas every tick (or once)."""
+    import math
+
+    n = int(hours * 3600)
+    append_samples(d / SAMPLES_CSV, [Sample(1000.0 + i + 0.01 * core, core, "multiply",
+                                            1.0 + 0.3 * math.sin(i / 97 + core)) for i in range(n) for core in (0, 1)])
+    ticks = range(0, n, int(quota_every_s)) if quota_every_s else [0]
+    append_quotas(d / QUOTAS_CSV, [QuotaRow(999.5 + i, ws, core, 0.1 + 0.05 * math.cos(i / 300 + core), None, None,
+                                            1.0, False) for i in ticks for ws, core in (("ws1", 0), ("ws2", 1))])
+
+
+def test_a_windowed_read_is_the_whole_read_cut_at_the_window(tmp_path):
+    """The reader bisects the file for the window's start; it must give exactly the rows a full read would."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from testbed.meter import READ_MARGIN_S, read_quotas, read_samples
+
+    long_meter(tmp_path, hours=0.5)
+    every = read_samples(tmp_path / SAMPLES_CSV)
+    quotas = read_quotas(tmp_path / QUOTAS_CSV)
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.floats(min_value=0.0, max_value=4000.0))
+    def check(since: float) -> None:
+        assert read_samples(tmp_path / SAMPLES_CSV, since=since) == [s for s in every if s.t >= since - READ_MARGIN_S]
+        assert read_quotas(tmp_path / QUOTAS_CSV, since=since) == [q for q in quotas if q.t >= since - READ_MARGIN_S]
+
+    check()
+
+
+def test_a_job_late_in_a_long_run_gets_the_speed_a_full_read_gives(tmp_path):
+    from testbed.meter import delivered_speed, read_quotas, read_samples
+
+    for quota_every_s, d in ((5.0, tmp_path / "ticks"), (None, tmp_path / "once")):  # once: the fallback read
+        d.mkdir()
+        long_meter(d, quota_every_s=quota_every_s)
+        samples, quotas = read_samples(d / SAMPLES_CSV), read_quotas(d / QUOTAS_CSV)
+        t0, t1 = 1000.0 + 6500.0, 1000.0 + 6620.0
+        full = min(delivered_speed(samples, quotas, ws, t0, t1).speed for ws in ("ws1", "ws2"))
+        got = job_speed(d, ["ws1", "ws2"], t0, t1)
+        assert got.status == "metered" and abs(got.speed - full) < 1e-12
