@@ -13,6 +13,7 @@ warms up does not.
 from __future__ import annotations
 
 import argparse
+import os
 import sqlite3
 import subprocess
 import sys
@@ -31,7 +32,10 @@ from experiments import config as experiment_config, runner  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 NOWLAB = str(Path(sys.executable).parent / "nowlab")
 LABEL = "nowlab.cluster"  # testbed.backends.docker.engine.LABEL, the label every cluster object carries
-SERIES = ("fds", "threads", "rss_mib", "containers", "networks")
+SERIES = ("fds", "threads", "rss_mib", "rss_anon_mib", "cpu_s", "containers", "networks")
+# rss_anon_mib: the runner's own heap, without the file pages (shared libraries) the kernel may
+# drop and fault back; cpu_s: its CPU seconds so far (the slope is its CPU per hour). Older CSVs
+# lack both, and --replot draws what a CSV has.
 
 
 def cluster_name(config: Path) -> str:
@@ -45,9 +49,11 @@ def sample(pid: int, cluster: str) -> dict[str, float]:
     mine = ["--filter", f"label={LABEL}={cluster}", "-q"]
     count = lambda *argv: len(subprocess.run(["docker", *argv, *mine], capture_output=True, text=True,  # noqa: E731
                                              timeout=60).stdout.split())
+    ticks = (proc / "stat").read_text().rsplit(")", 1)[1].split()[11:13]  # utime, stime
     return {"fds": len(list((proc / "fd").iterdir())), "threads": int(status["Threads"].strip()),
-            "rss_mib": int(status["VmRSS"].split()[0]) / 1024, "containers": count("ps", "-a"),
-            "networks": count("network", "ls")}
+            "rss_mib": int(status["VmRSS"].split()[0]) / 1024, "rss_anon_mib": int(status["RssAnon"].split()[0]) / 1024,
+            "cpu_s": sum(int(x) for x in ticks) / os.sysconf("SC_CLK_TCK"),
+            "containers": count("ps", "-a"), "networks": count("network", "ls")}
 
 
 def cells_done(store: Path) -> int:
@@ -82,13 +88,14 @@ def plot(frame: pd.DataFrame, path: Path, title: str) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(len(SERIES), 1, figsize=(8, 1.6 * len(SERIES)), sharex=True)
+    series = [k for k in SERIES if k in frame]
+    fig, axes = plt.subplots(len(series), 1, figsize=(8, 1.6 * len(series)), sharex=True)
     t = frame.t_s.to_numpy()
     ends = []
     if "cells_done" in frame:  # a dotted line where each cell ended
         done = frame.cells_done.to_numpy()
         ends = [t[i] for i in range(1, len(done)) if done[i] > max(done[:i].max(), 0)]
-    for ax, k in zip(axes, SERIES):
+    for ax, k in zip(axes, series):
         y = frame[k].to_numpy(dtype=float)
         ax.plot(t / 60, y, linewidth=1)
         for end in ends:
@@ -153,7 +160,7 @@ def main() -> int:
         table.add_column(col)
     t = frame.t_s.to_numpy()
     for k in SERIES:
-        y = frame[k].to_numpy(dtype=float)
+        y = frame[k].to_numpy(dtype=float)  # every series: this run sampled them all
         table.add_row(k, f"{y[0]:.0f}", f"{y[-1]:.0f}", f"{y.max():.0f}", f"{slope_per_hour(t, y):+.1f}")
     console.print(table)
     if "cells_done" in frame and frame.cells_done.max() >= 1:
