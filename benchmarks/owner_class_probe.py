@@ -32,7 +32,7 @@ from testbed import from_dict  # noqa: E402
 from testbed.lifecycle import cluster  # noqa: E402
 from testbed.load import owners  # noqa: E402
 from testbed.load.model import owner_utilization  # noqa: E402
-from testbed.load.validation import ROLES, OwnerSampler, _guest_spans, _metered_round, dedicated_seconds  # noqa: E402
+from testbed.load.validation import ROLES, OwnerSampler, dedicated_seconds, guest_iterations, metered_round  # noqa: E402
 from testbed.spec import OwnerLoad  # noqa: E402
 
 N, D, Z = 2, 0.2, 1.0  # Table 3's owners, the paper's 1 s and 5 s x0.2
@@ -52,14 +52,13 @@ def arm_spec(arm: str) -> dict:
 def run_arm(arm: str, rounds: int, guest_s: float, seed: int, out: list[dict], lock: threading.Lock) -> None:
     with cluster(from_dict(arm_spec(arm))) as c:
         hosts = c.workstations
-        probe = statistics.median(t1 - t0 for t0, t1 in _guest_spans(c, {ws: 1 for ws in hosts}, 2_000_000).values())
-        iterations = int(2_000_000 * guest_s / probe)
+        iterations = guest_iterations(c, guest_s)
         for r in range(rounds):
             loaded, meter = (hosts[r % 2], hosts[1 - r % 2])
             owners.start(c, {loaded: OwnerLoad(n=N, z=Z, d=D)}, seed + r)
             try:
                 with OwnerSampler(c, hosts) as sampler:
-                    spans, meters = _metered_round(c, {loaded: LOADED, meter: DEDICATED}, iterations)
+                    spans, meters = metered_round(c, {loaded: LOADED, meter: DEDICATED}, iterations)
             finally:
                 owners.stop(c, [loaded])
             t0, t1 = spans[loaded]

@@ -25,6 +25,7 @@ from testbed import from_dict  # noqa: E402
 from testbed.cluster import GUEST_PREFIX  # noqa: E402
 from testbed.lifecycle import cluster  # noqa: E402
 from testbed.load import owners  # noqa: E402
+from testbed.load.model import owners_at_cpu  # noqa: E402
 from testbed.spec import OwnerLoad  # noqa: E402
 
 N, D, Z = 2, 0.2, 1.0
@@ -55,11 +56,7 @@ for _ in range(n):
 def predicted_wait(n: int, d: float, z: float) -> float:
     """Mean time a random arrival waits for the owners on the CPU (M/M/1//N, FCFS among owners,
     priority over the guest): sum over k busy owners of p_k · k · D (memoryless service)."""
-    from math import factorial
-    rho = d / z
-    weights = [factorial(n) / factorial(n - k) * rho ** k for k in range(n + 1)]
-    total = sum(weights)
-    return sum(w / total * k * d for k, w in enumerate(weights))
+    return sum(p * k * d for k, p in enumerate(owners_at_cpu(n, z, d)))
 
 
 def main() -> int:

@@ -18,15 +18,21 @@ def _check(n: int, z: float, d: float) -> None:
         raise ValueError(f"d: the CPU demand must be > 0, got {d}")
 
 
-def p0(n: int, z: float, d: float) -> float:
-    """Probability that no owner process is at the CPU: [sum_k rho^k N!/(N-k)!]^-1."""
+def owners_at_cpu(n: int, z: float, d: float) -> list[float]:
+    """p_k, k = 0..N: the probability that k owner processes are at the CPU,
+    proportional to rho^k N!/(N-k)!."""
     _check(n, z, d)
     rho = d / z
-    total, term = 1.0, 1.0
+    terms = [1.0]
     for k in range(1, int(n) + 1):
-        term *= rho * (n - k + 1)  # rho^k N!/(N-k)!, built up term by term
-        total += term
-    return 1.0 / total
+        terms.append(terms[-1] * rho * (n - k + 1))  # rho^k N!/(N-k)!, built up term by term
+    total = sum(terms)
+    return [t / total for t in terms]
+
+
+def p0(n: int, z: float, d: float) -> float:
+    """Probability that no owner process is at the CPU: [sum_k rho^k N!/(N-k)!]^-1."""
+    return owners_at_cpu(n, z, d)[0]
 
 
 def owner_utilization(n: int, z: float, d: float) -> float:

@@ -164,7 +164,7 @@ def _stamps(out: str) -> list[tuple[int, float]]:
     return [(int(a), float(b)) for a, b in (line.split() for line in out.splitlines() if line.strip())]
 
 
-def _guest_spans(c: Cluster, guests: dict[str, int], iterations: int) -> dict[str, tuple[float, float]]:
+def guest_spans(c: Cluster, guests: dict[str, int], iterations: int) -> dict[str, tuple[float, float]]:
     """Per workstation, the first guest's start and the last one's end (wall clock)."""
     procs = [(ws, c.start(ws, _guest_argv(iterations))) for ws, k in guests.items() for _ in range(k)]
     stamps: dict[str, list[float]] = {}
@@ -174,7 +174,7 @@ def _guest_spans(c: Cluster, guests: dict[str, int], iterations: int) -> dict[st
     return {ws: (min(v), max(v)) for ws, v in stamps.items()}
 
 
-def _metered_round(c: Cluster, roles: dict[str, Role], iterations: int
+def metered_round(c: Cluster, roles: dict[str, Role], iterations: int
                    ) -> tuple[dict[str, tuple[float, float]], dict[str, list[tuple[int, float]]]]:
     """The loaded workstations' guest spans, and the progress stamps of a speed meter (an
     endless dedicated guest) on every dedicated workstation, running the whole time."""
@@ -185,11 +185,18 @@ def _metered_round(c: Cluster, roles: dict[str, Role], iterations: int
             raise RuntimeError("the dedicated speed meters did not start within 60 s")
         time.sleep(0.1)
     try:
-        spans = _guest_spans(c, {ws: r.guests for ws, r in roles.items() if r.owners}, iterations)
+        spans = guest_spans(c, {ws: r.guests for ws, r in roles.items() if r.owners}, iterations)
     finally:
         for ws in meters:
             c.exec(ws, ["pkill", "-f", REFERENCE])
     return spans, {ws: _stamps(p.wait(timeout=60).stdout) for ws, p in meters.items()}
+
+
+def guest_iterations(c: Cluster, seconds: float, probe: int = 2_000_000) -> int:
+    """The guest's iterations for about `seconds` on a dedicated workstation of `c`, from one
+    probe run on each at once (their median)."""
+    took = statistics.median(t1 - t0 for t0, t1 in guest_spans(c, {ws: 1 for ws in c.workstations}, probe).values())
+    return int(probe * seconds / took)
 
 
 def dedicated_seconds(stamps: list[tuple[int, float]], iterations: int, t0: float, t1: float) -> float:
@@ -220,7 +227,7 @@ def slowdown_spans(c: Cluster, iterations: int, load: OwnerLoad, seed: int) -> l
         owners.start(c, {ws: load for ws in loaded}, seed + r)
         try:
             with OwnerSampler(c, hosts) as sampler:
-                got, meters = _metered_round(c, roles, iterations)
+                got, meters = metered_round(c, roles, iterations)
         finally:
             owners.stop(c, loaded)
         for ws, (t0, t1) in got.items():
@@ -238,9 +245,7 @@ def slowdown(c: Cluster, seconds: float, seed: int) -> tuple[list[Row], list[Spa
     beside it; shown as times at the median dedicated t. The last rows take the owners'
     U_ow as measured over each span instead of the formula's: they test the priority
     mechanism alone, without the spread of the owners' random cycles."""
-    hosts = c.workstations
-    probe = statistics.median(t1 - t0 for t0, t1 in _guest_spans(c, {ws: 1 for ws in hosts}, 2_000_000).values())
-    iterations = int(2_000_000 * seconds / probe)
+    iterations = guest_iterations(c, seconds)
     n, rho = 2, 0.2
     load = OwnerLoad(n=n, z=Z, d=rho * Z)
     spans = slowdown_spans(c, iterations, load, seed + 1)
