@@ -104,3 +104,42 @@ def test_every_task_of_every_rep_is_written_beside_its_prediction(tmp_path):
     assert [(g["rep"], g["task"], g["done_s"], g["predicted_finish_s"], g["predicted_guests"]) for g in got] == [
         ("0", "T1", "7.500", "6.800", "1"), ("0", "T2", "15.200", "13.600", "1"),
         ("1", "T1", "7.500", "6.800", "1"), ("1", "T2", "15.200", "13.600", "1")]
+
+
+def test_owner_shares_are_taken_of_the_nominal_cap_and_of_the_quota_the_governor_wrote(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from experiments.studies.menasce_rao.owner_use import OwnerUse
+    from experiments.studies.menasce_rao.tables import owner_shares
+    from testbed import meter, state
+
+    monkeypatch.setenv("NOWLAB_HOME", str(tmp_path))
+    folder = state.cluster_dir("mr")
+    folder.mkdir(parents=True)
+    # the governor wrote 0.2 cores to sp20a for the whole span, 0.25 then 0.15 (half each) to sp20b
+    meter.append_quotas(folder / meter.QUOTAS_CSV, [
+        meter.QuotaRow(900.0, "sp20a", 0, 0.2, 1.3, 0.265, 1.0, False),
+        meter.QuotaRow(900.0, "sp20b", 1, 0.25, 1.1, 0.265, 1.0, False),
+        meter.QuotaRow(1050.0, "sp20b", 1, 0.15, 1.8, 0.265, 1.0, False)])
+    # nominal cap 0.13 core (the factor at placement): 3.9 s of owner CPU in 30 s is U = 1.0 of it
+    uses = [OwnerUse("sp20a", 1.8, 30.0, 0.13), OwnerUse("sp20a", 1.2, 30.0, 0.13), OwnerUse("sp20b", 1.5, 30.0, 0.13)]
+    nominal, of_quota = owner_shares(SimpleNamespace(name="mr"), uses, 1000.0, 1100.0)
+    assert nominal == pytest.approx((1.8 + 1.2 + 1.5) / 3 / 30 / 0.13)
+    assert of_quota == {"sp20a": pytest.approx((1.8 + 1.2) / 2 / 30 / 0.2), "sp20b": pytest.approx(1.5 / 30 / 0.2)}
+    # a workstation with no quota record leaves the share of the quota unknown, not guessed
+    assert owner_shares(SimpleNamespace(name="mr"), [OwnerUse("lx1", 1.0, 30.0, 0.05)], 1000.0, 1100.0)[1] is None
+
+
+def test_the_report_gives_the_owners_measured_use_and_the_prediction_at_it(tmp_path):
+    owned = RowResult(Row(3, "SPARC20", 2), ("sp20a", "sp20b"), (30.0, 32.0, 31.0), 23.0, 24.0, 0.3, None, 27.0,
+                      owner_u_nominal=0.41, owner_u_quota=0.38, tgs_owner_u_s=29.76)
+    assert owned.owner_u_error == pytest.approx(-0.04)
+    md = write([owned], tmp_path, "cmd").read_text()
+    assert "| SPARC20 | 2 | 0.324 | 0.410 | 0.380 | 29.76 | -4.0% |" in md
+    assert "With the task-profiled speeds and the owners' measured U: median 4.0%, largest 4.0% (met)." in md
+    with (tmp_path / "tables.csv").open() as f:
+        got = next(csv.DictReader(f))
+    assert (got["owner_u_model"], got["owner_u_quota"], got["owner_u_error"]) == ("0.3243", "0.3800", "-0.0400")
+    # Table 2 has no owners: no such table, empty columns
+    bare = write([RowResult(Row(2, "LX", 1), ("lx1",), (60.0,), 54.0, None, None)], tmp_path, "cmd").read_text()
+    assert "U, of the quota" not in bare

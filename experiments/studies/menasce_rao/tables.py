@@ -70,6 +70,20 @@ class RowResult:
     # speeds (or the spec's): where a row's error comes from
     task_runs: tuple[tuple[TaskRun, ...], ...] = ()
     task_predicted: tuple[TaskTiming, ...] = ()
+    # Table 3: the owners' measured U over the row's runs (mean over its workstations and runs),
+    # as a share of the cores their demand is counted at (the nominal cap), and as a share of
+    # the quota the governor actually gave (what a guest shares with them); None without owners
+    owner_u_nominal: float | None = None
+    owner_u_quota: float | None = None
+    # TGS at the task-profiled speeds with eq. 7 at each workstation's measured U (of its quota)
+    # instead of M/M/1//N's: the model's error once the owners' use is taken as measured
+    tgs_owner_u_s: float | None = None
+
+    @property
+    def owner_u_error(self) -> float | None:
+        if self.tgs_owner_u_s is None:
+            return None
+        return (self.tgs_owner_u_s - self.median_s) / self.median_s
 
     @property
     def median_s(self) -> float:
@@ -153,22 +167,34 @@ def measure_row(cluster: Cluster, row: Row, reps: int, *, seed: int = 0, profile
     mc = monte_carlo(graph, model_ws, policy, network, MonteCarloSettings(seed=seed)) if owners else None
     placement = {t.task: t.workstation for t in predicted.timings}
     t0 = time.time()
+    uses: list[owner_use.OwnerUse] = []
     task_runs = repeat_runs(cluster, graph, placement, {n: owners for n in names} if owners else {}, reps,
-                            seed=seed, label=f"Table {row.table}, {row.n} {row.kind}", log=log)
+                            seed=seed, label=f"Table {row.table}, {row.n} {row.kind}", log=log, uses=uses)
+    t1 = time.time()
     times = [makespan_s(runs) for runs in task_runs]
-    metered = kernel_speeds(cluster, names, t0, time.time())
+    u_nominal, u_of_quota = owner_shares(cluster, uses, t0, t1) if uses else (None, None)
+    u_quota = None if u_of_quota is None else sum(u_of_quota.values()) / len(u_of_quota)
+    if u_nominal is not None and owners is not None:
+        log(f"Table {row.table}, {row.n} {row.kind}: owners' U {u_nominal:.3f} of the nominal cap, "
+            f"{'n/a' if u_quota is None else f'{u_quota:.3f}'} of the quota "
+            f"(M/M/1//N: {owner_use.model_utilisation(owners):.3f})")
+    metered = kernel_speeds(cluster, names, t0, t1)
     tgs_metered = None
     if metered is not None:
         tgs_metered = tgs(graph, with_speeds(model_ws, metered), policy, network).makespan_s
         log(f"Table {row.table}, {row.n} {row.kind}: multiply-kernel speeds "
             f"{', '.join(f'{n} {metered[n]:.3f}' for n in names)}; TGS with them {tgs_metered:.2f} s")
-    tgs_profiled, timed = None, predicted
+    tgs_profiled, timed, tgs_owner_u = None, predicted, None
     if profiled is not None:
         timed = tgs(graph, with_speeds(model_ws, {n: profiled[row.kind] for n in names}), policy, network)
         tgs_profiled = timed.makespan_s
+        if u_of_quota is not None:  # eq. 7 at the owners' measured U: what is left once their use is right
+            left = {n: profiled[row.kind] * (1.0 - u_of_quota[n]) for n in names}
+            bare = [w.model_copy(update={"owners": None}) for w in model_ws]
+            tgs_owner_u = tgs(graph, with_speeds(bare, left), policy, network).makespan_s
     return RowResult(row, tuple(names), tuple(times), predicted.makespan_s,
                      mc.mean_s if mc else None, mc.half_width_s if mc else None, tgs_metered, tgs_profiled,
-                     tuple(task_runs), tuple(timed.timings))
+                     tuple(task_runs), tuple(timed.timings), u_nominal, u_quota, tgs_owner_u)
 
 
 def repeat_runs(cluster: Cluster, graph: TaskGraph, placement: Mapping[str, str], owners: Mapping[str, OwnerLoad],
@@ -216,3 +242,20 @@ def kernel_speeds(cluster: Cluster, names: Sequence[str], t0: float, t1: float,
             return None
         out[n] = got.speed
     return out
+
+
+def owner_shares(cluster: Cluster, uses: Sequence[owner_use.OwnerUse], t0: float,
+                 t1: float) -> tuple[float, dict[str, float] | None]:
+    """The owners' mean U over `uses` as a share of the nominal cap, and each workstation's mean U
+    as a share of the mean quota the meter's record gives it over [t0, t1] (None when one has no
+    quota record). Why both: the daemon counts its demand at the nominal cap, but a guest shares
+    the quota the governor writes, which moves with the host's speed."""
+    nominal = owner_use.mean_utilisation(uses)
+    out = {}
+    for n in sorted({u.workstation for u in uses}):
+        q = speed_over(state.cluster_dir(cluster.name), n, t0, t1).quota_cores
+        mine = [u.cpu_s / (u.wall_s * q) for u in uses if u.workstation == n and u.wall_s > 0] if q else []
+        if not mine:
+            return nominal, None
+        out[n] = sum(mine) / len(mine)
+    return nominal, out
