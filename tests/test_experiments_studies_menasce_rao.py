@@ -106,28 +106,39 @@ def test_every_task_of_every_rep_is_written_beside_its_prediction(tmp_path):
         ("1", "T1", "7.500", "6.800", "1"), ("1", "T2", "15.200", "13.600", "1")]
 
 
-def test_owner_shares_are_taken_of_the_nominal_cap_and_of_the_quota_the_governor_wrote(tmp_path, monkeypatch):
+def test_owner_shares_are_taken_of_the_nominal_cap_and_of_the_quota_the_governor_wrote():
+    from experiments.studies.menasce_rao.owner_use import OwnerUse, mean_of_quota
+    from experiments.studies.menasce_rao.tables import owner_shares
+
+    # nominal cap 0.13 core (the factor at `up`); the governor wrote 0.2 and 0.16 core to sp20a, 0.2 to sp20b
+    uses = [OwnerUse("sp20a", 1.8, 30.0, 0.13, 0.2), OwnerUse("sp20a", 1.2, 30.0, 0.13, 0.16),
+            OwnerUse("sp20b", 1.5, 30.0, 0.13, 0.2)]
+    nominal, of_quota = owner_shares(uses)
+    assert nominal == pytest.approx((1.8 + 1.2 + 1.5) / 3 / 30 / 0.13)
+    assert of_quota == {"sp20a": pytest.approx((0.3 + 0.25) / 2), "sp20b": pytest.approx(0.25)}
+    assert mean_of_quota(uses) == pytest.approx((0.3 + 0.25 + 0.25) / 3)
+    # a workstation with no quota record leaves the share of the quota unknown, not guessed
+    unrecorded = [*uses, OwnerUse("lx1", 1.0, 30.0, 0.05)]
+    assert owner_shares(unrecorded)[1] is None and mean_of_quota(unrecorded) is None
+
+
+def test_the_owners_share_of_the_quota_is_read_from_the_meters_record(tmp_path, monkeypatch):
     from types import SimpleNamespace
 
-    from experiments.studies.menasce_rao.owner_use import OwnerUse
-    from experiments.studies.menasce_rao.tables import owner_shares
+    from experiments.studies.menasce_rao import owner_use
     from testbed import meter, state
 
     monkeypatch.setenv("NOWLAB_HOME", str(tmp_path))
     folder = state.cluster_dir("mr")
     folder.mkdir(parents=True)
-    # the governor wrote 0.2 cores to sp20a for the whole span, 0.25 then 0.15 (half each) to sp20b
-    meter.append_quotas(folder / meter.QUOTAS_CSV, [
-        meter.QuotaRow(900.0, "sp20a", 0, 0.2, 1.3, 0.265, 1.0, False),
-        meter.QuotaRow(900.0, "sp20b", 1, 0.25, 1.1, 0.265, 1.0, False),
-        meter.QuotaRow(1050.0, "sp20b", 1, 0.15, 1.8, 0.265, 1.0, False)])
-    # nominal cap 0.13 core (the factor at placement): 3.9 s of owner CPU in 30 s is U = 1.0 of it
-    uses = [OwnerUse("sp20a", 1.8, 30.0, 0.13), OwnerUse("sp20a", 1.2, 30.0, 0.13), OwnerUse("sp20b", 1.5, 30.0, 0.13)]
-    nominal, of_quota = owner_shares(SimpleNamespace(name="mr"), uses, 1000.0, 1100.0)
-    assert nominal == pytest.approx((1.8 + 1.2 + 1.5) / 3 / 30 / 0.13)
-    assert of_quota == {"sp20a": pytest.approx((1.8 + 1.2) / 2 / 30 / 0.2), "sp20b": pytest.approx(1.5 / 30 / 0.2)}
-    # a workstation with no quota record leaves the share of the quota unknown, not guessed
-    assert owner_shares(SimpleNamespace(name="mr"), [OwnerUse("lx1", 1.0, 30.0, 0.05)], 1000.0, 1100.0)[1] is None
+    # 0.25 core for the first half of the run, 0.15 for the second: a mean of 0.2
+    meter.append_quotas(folder / meter.QUOTAS_CSV, [meter.QuotaRow(900.0, "sp20b", 1, 0.25, 1.1, 0.265, 1.0, False),
+                                                    meter.QuotaRow(1050.0, "sp20b", 1, 0.15, 1.8, 0.265, 1.0, False)])
+    cluster = SimpleNamespace(name="mr", spec=SimpleNamespace(nominal_cpu=lambda _n: 0.13))
+    [use] = owner_use.between(cluster, owner_use.Snapshot(1000.0, {"sp20b": 0}),
+                              owner_use.Snapshot(1100.0, {"sp20b": 4_000_000_000}))
+    assert (use.quota_cores, use.of_quota) == (pytest.approx(0.2), pytest.approx(0.2))
+    assert use.utilisation == pytest.approx(4.0 / 100 / 0.13)
 
 
 def test_the_report_gives_the_owners_measured_use_and_the_prediction_at_it(tmp_path):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from experiments.studies.menasce_rao import measure
 from experiments.studies.menasce_rao.measure import (Log, Planned, Prediction, model_workstations, network_of,
                                                      predict, run_reps)
-from experiments.studies.menasce_rao.owner_use import OwnerUse, mean_utilisation, model_utilisation
+from experiments.studies.menasce_rao.owner_use import OwnerUse, mean_of_quota, mean_utilisation, model_utilisation
 from experiments.studies.menasce_rao.paper import CLASSES
 from experiments.studies.menasce_rao.sweeps import Point
 from experiments.studies.menasce_rao.tables import POLICY
@@ -41,8 +41,12 @@ class PointResult:
 
     @property
     def owner_u_measured(self) -> float | None:
-        """Their measured utilisation, the mean over workstations and repetitions (None: not run)."""
-        return mean_utilisation(self.owner_use) if self.owner_use else None
+        """Their measured share of the quota (eq. 7's U), the mean over workstations and repetitions;
+        of the nominal cap where the meter recorded no quota (None: not run)."""
+        if not self.owner_use:
+            return None
+        of_quota = mean_of_quota(self.owner_use)
+        return mean_utilisation(self.owner_use) if of_quota is None else of_quota
 
     @property
     def median_s(self) -> float | None:

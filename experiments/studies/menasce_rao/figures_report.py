@@ -120,8 +120,8 @@ def markdown(results: Sequence[PointResult], chosen: Sequence[int], claims: Sequ
               "so), so eq. 7 inflates every class by the same factor and predicts an LX / SPARC20 ratio that "
               "does not move with N: the ratio claims test whether anything else does.", "",
               "The owners' U is the fraction of each workstation the owner daemons took: the model's is "
-              "1 - p0 of M/M/1//N; the measured one is their CPU time over each run's wall time x the cores "
-              "their demand is counted at (`experiments/studies/menasce_rao/owner_use.py`), averaged over the "
+              "1 - p0 of M/M/1//N; the measured one is their CPU time over each run's wall time x the quota the "
+              "governor wrote, the share a guest has to give up (`experiments/studies/menasce_rao/owner_use.py`), averaged over the "
               "class's three workstations and the repetitions.", "",
               f"![Figs. {', '.join(map(str, chosen))}]({STEM}.png)", ""]
     return "\n".join(lines)

@@ -5,7 +5,10 @@ Carlo above the measurement in 19 of 21 points, 52% at N = 5). The first thing t
 whether the owner daemons take the share of their workstation the model gives them,
 U = 1 - p0 of M/M/1//N (`testbed.load.model.available_fraction`). The daemon counts its
 demand in CPU time at the cores `owners.start` gave it (the workstation's nominal cores),
-so its measured U is its CPU time over (the run's wall time x those cores).
+so its measured U is its CPU time over (the run's wall time x those cores). A governed
+workstation's quota moves with the host's speed, and a guest shares the quota, not the
+nominal cap: each use also carries the mean quota the meter recorded over the run, and
+`of_quota` is the owners' share of it (the U eq. 7 needs).
 """
 from __future__ import annotations
 
@@ -14,7 +17,9 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from testbed import state
 from testbed.cluster import Cluster
+from testbed.meter import speed_over
 from testbed.load.model import available_fraction
 from testbed.load.monitor import owner_cpu_ns
 from testbed.spec import OwnerLoad
@@ -27,12 +32,20 @@ class OwnerUse:
     workstation: str
     cpu_s: float   # the owner processes' CPU time over the run
     wall_s: float  # the run's wall time
-    cores: float   # the cores their demand is counted at (the workstation's nominal cores)
+    cores: float   # the workstation's nominal cores (its speed at the factor read at `up`)
+    quota_cores: float | None = None  # the mean quota written to its cgroup over the run (None: unrecorded)
 
     @property
     def utilisation(self) -> float:
-        """The fraction of the workstation the owners took (the model's U)."""
+        """The fraction of the nominal cap the owners took."""
         return self.cpu_s / (self.wall_s * self.cores) if self.wall_s > 0 and self.cores > 0 else math.nan
+
+    @property
+    def of_quota(self) -> float | None:
+        """The fraction of the quota the owners took: what a guest shares with them (eq. 7's U)."""
+        if self.quota_cores is None or self.quota_cores <= 0 or self.wall_s <= 0:
+            return None
+        return self.cpu_s / (self.wall_s * self.quota_cores)
 
 
 @dataclass(frozen=True)
@@ -56,7 +69,9 @@ def snapshot(cluster: Cluster, names: Sequence[str]) -> Snapshot:
 def between(cluster: Cluster, before: Snapshot, after: Snapshot) -> list[OwnerUse]:
     """Each workstation's owners over [before, after]."""
     wall = after.at_s - before.at_s
-    return [OwnerUse(n, (after.cpu_ns[n] - before.cpu_ns[n]) / 1e9, wall, cluster.spec.nominal_cpu(n))
+    folder = state.cluster_dir(cluster.name)
+    return [OwnerUse(n, (after.cpu_ns[n] - before.cpu_ns[n]) / 1e9, wall, cluster.spec.nominal_cpu(n),
+                     speed_over(folder, n, before.at_s, after.at_s).quota_cores if wall > 0 else None)
             for n in before.cpu_ns]
 
 
@@ -64,3 +79,11 @@ def mean_utilisation(uses: Sequence[OwnerUse]) -> float:
     """The mean U over workstations and runs (NaN if none)."""
     us = [u.utilisation for u in uses if not math.isnan(u.utilisation)]
     return sum(us) / len(us) if us else math.nan
+
+
+def mean_of_quota(uses: Sequence[OwnerUse]) -> float | None:
+    """The mean share of the quota over workstations and runs (None unless every use has one)."""
+    shares = [u.of_quota for u in uses]
+    if not shares or any(s is None for s in shares):
+        return None
+    return sum(shares) / len(shares)

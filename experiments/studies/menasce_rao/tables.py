@@ -172,7 +172,7 @@ def measure_row(cluster: Cluster, row: Row, reps: int, *, seed: int = 0, profile
                             seed=seed, label=f"Table {row.table}, {row.n} {row.kind}", log=log, uses=uses)
     t1 = time.time()
     times = [makespan_s(runs) for runs in task_runs]
-    u_nominal, u_of_quota = owner_shares(cluster, uses, t0, t1) if uses else (None, None)
+    u_nominal, u_of_quota = owner_shares(uses) if uses else (None, None)
     u_quota = None if u_of_quota is None else sum(u_of_quota.values()) / len(u_of_quota)
     if u_nominal is not None and owners is not None:
         log(f"Table {row.table}, {row.n} {row.kind}: owners' U {u_nominal:.3f} of the nominal cap, "
@@ -244,18 +244,16 @@ def kernel_speeds(cluster: Cluster, names: Sequence[str], t0: float, t1: float,
     return out
 
 
-def owner_shares(cluster: Cluster, uses: Sequence[owner_use.OwnerUse], t0: float,
-                 t1: float) -> tuple[float, dict[str, float] | None]:
-    """The owners' mean U over `uses` as a share of the nominal cap, and each workstation's mean U
-    as a share of the mean quota the meter's record gives it over [t0, t1] (None when one has no
-    quota record). Why both: the daemon counts its demand at the nominal cap, but a guest shares
-    the quota the governor writes, which moves with the host's speed."""
+def owner_shares(uses: Sequence[owner_use.OwnerUse]) -> tuple[float, dict[str, float] | None]:
+    """The owners' mean U over `uses` as a share of the nominal cap, and each workstation's mean
+    share of its quota (None when one has no quota record). Why both: the nominal cap is what
+    the demand was counted at before the daemon read its cgroup's quota; a guest shares the
+    quota the governor writes, which moves with the host's speed."""
     nominal = owner_use.mean_utilisation(uses)
     out = {}
     for n in sorted({u.workstation for u in uses}):
-        q = speed_over(state.cluster_dir(cluster.name), n, t0, t1).quota_cores
-        mine = [u.cpu_s / (u.wall_s * q) for u in uses if u.workstation == n and u.wall_s > 0] if q else []
-        if not mine:
+        mine = [u.of_quota for u in uses if u.workstation == n]
+        if any(s is None for s in mine):
             return nominal, None
         out[n] = sum(mine) / len(mine)
     return nominal, out
