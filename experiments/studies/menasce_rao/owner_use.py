@@ -3,12 +3,11 @@
 Why: in Figs. 4-6 heavy owners slowed the guests much less than the model says (the Monte
 Carlo above the measurement in 19 of 21 points, 52% at N = 5). The first thing to know is
 whether the owner daemons take the share of their workstation the model gives them,
-U = 1 - p0 of M/M/1//N (`testbed.load.model.available_fraction`). The daemon counts its
-demand in CPU time at the cores `owners.start` gave it (the workstation's nominal cores),
-so its measured U is its CPU time over (the run's wall time x those cores). A governed
-workstation's quota moves with the host's speed, and a guest shares the quota, not the
-nominal cap: each use also carries the mean quota the meter recorded over the run, and
-`of_quota` is the owners' share of it (the U eq. 7 needs).
+U = 1 - p0 of M/M/1//N (`testbed.load.model.available_fraction`). A guest shares the quota
+the governor writes, which moves with the host's speed, so `of_quota`, the owners' CPU time
+over (the run's wall time x the mean quota the meter recorded), is the U eq. 7 needs. Each
+use also gives the share of the nominal cap (the speed over the factor read at `up`), which
+the daemon counted its demand at before it read its cgroup's quota (29 Nov 2026).
 """
 from __future__ import annotations
 

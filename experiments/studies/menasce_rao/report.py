@@ -117,7 +117,7 @@ def _u_model(r: RowResult) -> float | None:
 def _owner_use_table(rows: Sequence[RowResult]) -> list[str]:
     """The owners' use as measured beside M/M/1//N's, and TGS once eq. 7 takes the measured one."""
     out = ["", "The owners' utilisation over each row's runs: M/M/1//N's, and as measured (their CPU time over "
-           "the wall time, as a share of the nominal cap their demand is counted at and of the quota the "
+           "the wall time, as a share of the nominal cap set at `up` and of the quota the "
            "governor wrote). Then TGS at the task-profiled speeds with eq. 7 at each workstation's "
            "measured U of its quota: what the model misses once the owners' use is right.", "",
            "| class | n | U, M/M/1//N | U, of the nominal cap | U, of the quota | TGS, profiled, measured U (s) | error |",

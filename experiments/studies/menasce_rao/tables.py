@@ -173,7 +173,7 @@ def measure_row(cluster: Cluster, row: Row, reps: int, *, seed: int = 0, profile
     t1 = time.time()
     times = [makespan_s(runs) for runs in task_runs]
     u_nominal, u_of_quota = owner_shares(uses) if uses else (None, None)
-    u_quota = None if u_of_quota is None else sum(u_of_quota.values()) / len(u_of_quota)
+    u_quota = owner_use.mean_of_quota(uses) if uses else None
     if u_nominal is not None and owners is not None:
         log(f"Table {row.table}, {row.n} {row.kind}: owners' U {u_nominal:.3f} of the nominal cap, "
             f"{'n/a' if u_quota is None else f'{u_quota:.3f}'} of the quota "
