@@ -17,6 +17,13 @@ def test_rows_cover_both_tables_and_every_class_size():
         rows([4])
 
 
+def test_rows_can_be_limited_to_named_classes_and_an_unknown_class_is_named():
+    lx = rows([3], ["LX"])
+    assert [(r.table, r.kind, r.n) for r in lx] == [(3, "LX", 1), (3, "LX", 2), (3, "LX", 3)]
+    with pytest.raises(ValueError, match="^classes: unknown class 'SPARC10' \\(known: LX, SPARC5, SPARC20\\)"):
+        rows([3], ["LX", "SPARC10"])
+
+
 def test_table3_owners_are_the_papers_scaled_in_time():
     o = scaled_owners()
     assert (o.n, o.z, o.d) == (2, pytest.approx(5.0 * TIME_SCALE), pytest.approx(1.0 * TIME_SCALE))

@@ -256,6 +256,9 @@ def run_live(graph: str = typer.Argument(..., help=GRAPH_HELP),
 def tables(cluster: Optional[str] = typer.Option(None, "--cluster", "-c",
                                                  help="a running compose/specs/menasce-rao.toml cluster"),
            which: str = typer.Option("2,3", "--tables", help="the paper's validation tables to run: 2, 3 or 2,3"),
+           classes: Optional[str] = typer.Option(None, "--classes",
+                                                 help="only these classes' rows, comma-separated (LX, SPARC5, "
+                                                      "SPARC20; default all)"),
            reps: int = typer.Option(3, "--reps", help="live runs per row (the median is reported)"),
            task_reps: int = typer.Option(3, "--task-reps",
                                          help="runs of one task alone per class, for the task-profiled speeds "
@@ -278,9 +281,10 @@ def tables(cluster: Optional[str] = typer.Option(None, "--cluster", "-c",
             raise ValueError(f"--reps: at least 1, got {reps}")
         if task_reps < 0:
             raise ValueError(f"--task-reps: at least 0, got {task_reps}")
-        todo = rows([int(t) for t in which.split(",") if t.strip()])
+        kinds = [k.strip() for k in classes.split(",") if k.strip()] if classes else None
+        todo = rows([int(t) for t in which.split(",") if t.strip()], kinds)
         c = Cluster.attach(cluster)
-        profiled = profile_speeds(c, task_reps, log=console.log) if task_reps else None
+        profiled = profile_speeds(c, task_reps, log=console.log, classes=kinds) if task_reps else None
         results = []
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=console) as bar:

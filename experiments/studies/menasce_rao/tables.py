@@ -112,11 +112,16 @@ class RowResult:
         return PAPER[(self.row.table, self.row.kind, self.row.n)]
 
 
-def rows(tables: Sequence[int]) -> list[Row]:
+def rows(tables: Sequence[int], classes: Sequence[str] | None = None) -> list[Row]:
+    """The tables' rows, all classes or only `classes` (to repeat the rows that miss)."""
     bad = [t for t in tables if t not in (2, 3)]
     if bad:
         raise ValueError(f"tables: {bad[0]} is not one of the paper's validation tables (2, 3)")
-    return [Row(t, kind, n) for t in tables for kind in CLASSES for n in (1, 2, 3)]
+    unknown = [k for k in classes or () if k not in CLASSES]
+    if unknown:
+        raise ValueError(f"classes: unknown class {unknown[0]!r} (known: {', '.join(CLASSES)})")
+    kinds = [k for k in CLASSES if classes is None or k in classes]
+    return [Row(t, kind, n) for t in tables for kind in kinds for n in (1, 2, 3)]
 
 
 def scaled_owners() -> OwnerLoad:
@@ -130,7 +135,8 @@ def scaled_owners() -> OwnerLoad:
 WARMUP_RUNS = 2
 
 
-def profile_speeds(cluster: Cluster, reps: int, *, log: Log = lambda _m: None) -> dict[str, float]:
+def profile_speeds(cluster: Cluster, reps: int, *, log: Log = lambda _m: None,
+                   classes: Sequence[str] | None = None) -> dict[str, float]:
     """Each class's delivered reference speed for the graph's task: one task alone on the class's
     first workstation, `reps` times, demand over the median time. No owners: the model inflates
     the dedicated demand itself (eq. 7)."""
@@ -140,6 +146,8 @@ def profile_speeds(cluster: Cluster, reps: int, *, log: Log = lambda _m: None) -
     one = TaskGraph(name="one-task", description="one wave-front task alone", tasks=(task,))
     out = {}
     for kind, names in CLASSES.items():
+        if classes is not None and kind not in classes:
+            continue
         times = [makespan_s(run(cluster, one, {task.name: names[0]})) for _ in range(WARMUP_RUNS + reps)]
         kept = times[WARMUP_RUNS:]
         out[kind] = task.demand_ref_s / statistics.median(kept)
@@ -213,13 +221,17 @@ def repeat_runs(cluster: Cluster, graph: TaskGraph, placement: Mapping[str, str]
         for rep in range(reps):
             before = owner_use.snapshot(cluster, list(loaded)) if loaded and uses is not None else None
             runs = run(cluster, graph, placement)
+            shares = ""
             if before is not None and uses is not None:
-                uses += owner_use.between(cluster, before, owner_use.snapshot(cluster, list(loaded)))
+                now = owner_use.between(cluster, before, owner_use.snapshot(cluster, list(loaded)))
+                uses += now
+                shares = "; owners' share of the quota " + ", ".join(
+                    f"{u.workstation} {'n/a' if u.of_quota is None else f'{u.of_quota:.3f}'}" for u in now)
             broken = precedence_violations(graph, runs)
             if broken:
                 raise RuntimeError(f"{label}: {broken[0]}")
             out.append(tuple(runs))
-            log(f"{label}, rep {rep}: {makespan_s(runs):.2f} s")
+            log(f"{label}, rep {rep}: {makespan_s(runs):.2f} s{shares}")
     finally:
         if loaded:
             owner_daemons.stop(cluster, list(loaded))
