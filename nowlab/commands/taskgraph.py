@@ -297,6 +297,27 @@ def tables(cluster: Optional[str] = typer.Option(None, "--cluster", "-c",
     console.print(f"report: {report}")
 
 
+@app.command("tables-join")
+def tables_join(runs: list[Path] = typer.Argument(..., help="report directories of `tables --classes` runs"),
+                out: Path = typer.Option(..., "--out", help="where the joined README.md and tables.csv go")) -> None:
+    """Tables 2 and 3 joined from runs of a class or two each, judged as one (a row in two runs is an error)."""
+    import shlex
+    import sys
+
+    from experiments.studies.menasce_rao.pieces import markdown, read, write_csv
+
+    with user_errors():
+        missing = [r for r in runs if not (r / "tables.csv").is_file()]
+        if missing:
+            raise ValueError(f"runs: no tables.csv in {missing[0]}")
+        pieces = read([r / "tables.csv" for r in runs])
+        out.mkdir(parents=True, exist_ok=True)
+        write_csv(pieces, out / "tables.csv")
+        text = markdown(pieces, "nowlab taskgraph " + shlex.join(sys.argv[2:]))
+        (out / "README.md").write_text(text)
+    console.print(text)
+
+
 SPEC_DEFAULT = Path(__file__).resolve().parents[2] / "compose" / "specs" / "menasce-rao.toml"
 StudyCluster = typer.Option(None, "--cluster", "-c", help="a running compose/specs/menasce-rao.toml cluster")
 StudyReps = typer.Option(2, "--reps", help="live runs per point (the median is reported)")
