@@ -8,11 +8,10 @@ count is a choice, not arithmetic), and judges each table against the same targe
 from __future__ import annotations
 
 import csv
-import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
-from experiments.studies.menasce_rao.report import COLUMNS, MAX_TARGET, MEDIAN_TARGET
+from experiments.studies.menasce_rao.report import COLUMNS, MAX_TARGET, MEDIAN_TARGET, judge
 
 #: The error columns judged, with how the verdict names them.
 ERRORS = (("error", "the spec's speeds"), ("metered_error", "the metered kernel speeds"),
@@ -53,9 +52,7 @@ def verdicts(pieces: list[Piece]) -> dict[int, list[tuple[str, float, float, boo
         for column, name in ERRORS:
             if any(r[column] == "" for r in rows):
                 continue
-            errs = [abs(float(r[column])) for r in rows]
-            med, worst = statistics.median(errs), max(errs)
-            out[table].append((name, med, worst, med <= MEDIAN_TARGET and worst <= MAX_TARGET))
+            out[table].append((name, *judge([float(r[column]) for r in rows])))
     return out
 
 

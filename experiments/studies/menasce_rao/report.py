@@ -90,9 +90,8 @@ def _markdown(results: Sequence[RowResult], command: str) -> str:
                          f"| {pmod:.1f} | {'-' if pe is None else f'{pe:.1f}%'} |")
         if table == 3 and any(r.owner_u_nominal is not None for r in rows):
             lines += _owner_use_table(rows)
-        errs = [abs(r.error) for r in rows]
-        med, worst = statistics.median(errs), max(errs)
-        verdict = "met" if med <= MEDIAN_TARGET and worst <= MAX_TARGET else "NOT met"
+        med, worst, ok = judge([r.error for r in rows])
+        verdict = "met" if ok else "NOT met"
         paper_errs = [pe for r in rows if (pe := r.paper[2]) is not None]
         also = "".join(_also(name, [getattr(r, attr) for r in rows]) for name, attr in (
             ("the metered kernel speeds", "metered_error"), ("the task-profiled speeds", "profiled_error"),
@@ -133,10 +132,15 @@ def _also(name: str, errors: Sequence[float | None]) -> str:
     """' With NAME: median x%, largest y% (met).' when every row has that error, else ''."""
     if not errors or any(e is None for e in errors):
         return ""
+    med, worst, ok = judge([e for e in errors if e is not None])
+    return f" With {name}: median {med:.1%}, largest {worst:.1%} ({'met' if ok else 'NOT met'})."
+
+
+def judge(errors: Sequence[float]) -> tuple[float, float, bool]:
+    """The median and largest |error| of a table's rows, and whether both are within the targets."""
     errs = [abs(e) for e in errors]
     med, worst = statistics.median(errs), max(errs)
-    verdict = "met" if med <= MEDIAN_TARGET and worst <= MAX_TARGET else "NOT met"
-    return f" With {name}: median {med:.1%}, largest {worst:.1%} ({verdict})."
+    return med, worst, med <= MEDIAN_TARGET and worst <= MAX_TARGET
 
 
 def _figure(results: Sequence[RowResult], path: Path) -> None:
