@@ -170,6 +170,8 @@ def summary_tables(figures: Mapping[str, Figure | None], cross: Sequence[Mapping
                          "prediction errors": prediction_errors(fig, policies, c.get("rates") or fig.rates)})
         cells.append({**_cells_row(name, fig), "why cells miss": (misses or {}).get(name, "")})
     present = {k: f for k, f in figures.items() if f is not None and f.run}
+    if len(present) > 1:
+        cells.append(_total_row(list(present.values())))
     for c in cross:
         m = judge_across(c, {k: f.measured for k, f in present.items()}, {k: f.rates for k, f in present.items()})
         p = judge_across(c, {k: f.predicted for k, f in present.items()}, {k: f.rates for k, f in present.items()})
@@ -181,7 +183,9 @@ def summary_tables(figures: Mapping[str, Figure | None], cross: Sequence[Mapping
                      "prediction errors": errs or "no cells"})
     claims = pd.DataFrame(rows, columns=COLUMNS).astype(object).fillna("")
     per_figure = pd.DataFrame(cells, columns=["figure", "cells", "response misses", "execution misses",
-                                              "worst response error", "worst execution error", "why cells miss"])
+                                              "worst response error", "worst execution error",
+                                              "misses an exact model expects", "chance an exact model meets all",
+                                              "why cells miss"])
     return claims, per_figure.astype(object).fillna("")
 
 
@@ -197,7 +201,33 @@ def _cells_row(name: str, fig: Figure) -> dict[str, Any]:
         else:
             worst = fig.compared.loc[errs.abs().idxmax()]
             out[f"worst {col} error"] = f"{errs.abs().max():.0%} ({worst.policy} at {float(worst.rate):g}/s)"
+    out.update(_luck(fig.compared))
     return out
+
+
+def _total_row(figs: Sequence[Figure]) -> dict[str, Any]:
+    """Every run figure's cells together, each judged against its own figure's targets."""
+    row: dict[str, Any] = {"figure": "all", "cells": sum(len(f.compared) for f in figs)}
+    for stat, key, col in (("response", "response_rel", "response"), ("median_execution", "execution_rel",
+                                                                      "execution")):
+        row[f"{col} misses"] = sum(int((f.compared.get(f"err_{stat}", pd.Series(dtype=float)).astype(float).abs()
+                                        > f.targets[key]).sum()) for f in figs)
+        row[f"worst {col} error"] = ""
+    row.update(_luck(pd.concat([f.compared for f in figs], ignore_index=True)))
+    return row
+
+
+def _luck(cmp: pd.DataFrame) -> dict[str, str]:
+    """What an exact model would score in one run, from the replays' own spread (report_stats'
+    `chance_<stat>`): the misses it would expect and the chance it meets both targets everywhere.
+    A figure whose misses are near that expectation cannot tell a wrong model from a noisy run."""
+    if "chance_response" not in cmp or "chance_median_execution" not in cmp:
+        return {"misses an exact model expects": "n/a", "chance an exact model meets all": "n/a"}
+    r = cmp["chance_response"].astype(float).dropna()
+    e = cmp["chance_median_execution"].astype(float).dropna()
+    both = (cmp["chance_response"].astype(float) * cmp["chance_median_execution"].astype(float)).dropna()
+    return {"misses an exact model expects": f"{float((1 - r).sum()):.1f} / {float((1 - e).sum()):.1f}",
+            "chance an exact model meets all": f"{float(np.prod(both)):.0%}" if not both.empty else "n/a"}
 
 
 def figure_from_store(path: Path) -> Figure:
@@ -221,8 +251,12 @@ def render(config: SummaryConfig, claims: pd.DataFrame, cells: pd.DataFrame) -> 
             ("Ours: the measured figure in the claim's terms (gaps relative to the second policy unless the "
              "claim says absolute). Outside the 95% interval: whether every margin the verdict rests on is "
              "farther from its threshold than its replication half-width. Prediction errors: "
-             "(predicted - measured) / measured of the cells the claim uses. Why cells miss: the cause each "
-             "figure's README found for its misses (its folder has the evidence).")]
+             "(predicted - measured) / measured of the cells the claim uses. Misses an exact model expects "
+             "(response / execution): the sum over cells of the chance that the replays of the model's own "
+             "noise fall outside the target, i.e. how many misses one run shows even if the model were "
+             "right; chance an exact model meets all: the product over cells of its chance of meeting "
+             "both. Why cells miss: the cause each figure's README found for its misses (its folder has "
+             "the evidence).")]
     return "\n\n".join(out) + "\n"
 
 

@@ -174,3 +174,17 @@ def test_nowlab_summary_command(tmp_path: Path):
                           text=True, check=False)
     assert done.returncode != 0
     assert "figures.fig4" in done.stderr and "result" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_summary_counts_the_misses_an_exact_model_would_make():
+    """From the replays' chance of meeting each target: expected misses and the chance of none."""
+    lucky = figure((95.0, 85.0), 0.15)
+    lucky.compared["chance_response"] = [0.9, 0.5, 1.0, 1.0]
+    lucky.compared["chance_median_execution"] = [0.8, 1.0, 1.0, 0.5]
+    _, per_fig = summary_tables({"fig4": lucky, "fig5": figure((90.0, 78.0), 0.05)}, [])
+    rows = per_fig.set_index("figure")
+    assert rows.loc["fig4", "misses an exact model expects"] == "0.6 / 0.7"
+    assert rows.loc["fig4", "chance an exact model meets all"] == "18%"  # 0.72 x 0.5 x 1 x 0.5
+    assert rows.loc["fig5", "misses an exact model expects"] == "n/a"
+    assert (rows.loc["all", "cells"], rows.loc["all", "response misses"]) == (8, 1)
+    assert rows.loc["all", "chance an exact model meets all"] == "18%"
