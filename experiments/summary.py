@@ -25,7 +25,7 @@ from its config, as not run, so the page always lists every claim.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -34,6 +34,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from experiments.claims import judge, judge_across
+from experiments.unresized import drift_text, unresized
 
 DEFAULT_TARGETS = {"response_rel": 0.10, "execution_rel": 0.05}
 
@@ -105,6 +106,7 @@ class Figure:
     measured: pd.DataFrame  # report_stats.cell_table's columns
     predicted: pd.DataFrame
     compared: pd.DataFrame  # report_stats.compare's columns (err_* per statistic)
+    unresized: pd.DataFrame = field(default_factory=pd.DataFrame)  # experiments.unresized's rows
 
     @property
     def run(self) -> bool:
@@ -185,7 +187,7 @@ def summary_tables(figures: Mapping[str, Figure | None], cross: Sequence[Mapping
     per_figure = pd.DataFrame(cells, columns=["figure", "cells", "response misses", "execution misses",
                                               "worst response error", "worst execution error",
                                               "misses an exact model expects", "chance an exact model meets all",
-                                              "why cells miss"])
+                                              "unresized jobs / profile", "why cells miss"])
     return claims, per_figure.astype(object).fillna("")
 
 
@@ -202,6 +204,7 @@ def _cells_row(name: str, fig: Figure) -> dict[str, Any]:
             worst = fig.compared.loc[errs.abs().idxmax()]
             out[f"worst {col} error"] = f"{errs.abs().max():.0%} ({worst.policy} at {float(worst.rate):g}/s)"
     out.update(_luck(fig.compared))
+    out["unresized jobs / profile"] = drift_text(fig.unresized)
     return out
 
 
@@ -235,7 +238,7 @@ def figure_from_store(path: Path) -> Figure:
     from experiments.report import analyse
 
     a = analyse(path)
-    return Figure(a.config, a.measured, a.predicted, a.compared)
+    return Figure(a.config, a.measured, a.predicted, a.compared, unresized(a.jobs, a.config, a.profiles))
 
 
 def render(config: SummaryConfig, claims: pd.DataFrame, cells: pd.DataFrame) -> str:
@@ -255,7 +258,10 @@ def render(config: SummaryConfig, claims: pd.DataFrame, cells: pd.DataFrame) -> 
              "(response / execution): the sum over cells of the chance that the replays of the model's own "
              "noise fall outside the target, i.e. how many misses one run shows even if the model were "
              "right; chance an exact model meets all: the product over cells of its chance of meeting "
-             "both. Why cells miss: the cause each figure's README found for its misses (its folder has "
+             "both. Unresized jobs / profile: the median of measured over profiled execution of the jobs "
+             "that kept one partition from start to end, then of the first and second half of them in the "
+             "run's order (`experiments/unresized.py`): above 1, the jobs ran slower than the profile "
+             "taken at the run's start. Why cells miss: the cause each figure's README found for its misses (its folder has "
              "the evidence).")]
     return "\n\n".join(out) + "\n"
 
