@@ -25,6 +25,7 @@ from experiments.report_stats import (cell_table, claims_table, compare, error_t
                                       targets_text, with_bands)
 from experiments import sync_delay
 from experiments.store import ResultsStore
+from experiments.unresized import by_size, drift_text, unresized
 
 DEFAULT_TARGETS = {"response_rel": 0.10, "execution_rel": 0.05}
 _OUTCOME = ["arrival", "start", "finish", "wait", "execution", "response", "mean_procs", "max_procs", "preemptions"]
@@ -177,6 +178,16 @@ def report_blocks(a: Analysis, figure_names: list[str]) -> list[Block]:
         blocks += [("p", ("Resize cost, diagnostic: this run's measured resizes beside what the profile's fit "
                           "(fixed + bytes over the link) gives for the same resizes. Predictions use the "
                           "profile only.")), ("table", a.resizes)]
+    alone = unresized(a.jobs, c, a.profiles) if a.profiles else pd.DataFrame()
+    if not alone.empty:
+        drift = drift_text(alone)
+        blocks += [("p", ("Profile, diagnostic: the jobs that kept one partition from start to end (never "
+                          "resized or preempted) beside what the profile gives for a job alone on as many "
+                          "workstations (its T(p) and start-up). Above 1: they ran slower than the profile "
+                          "taken at the run's start."
+                          + (f" Median over all of them, then over the first and second half of the run: {drift}."
+                             if drift else ""))),
+                   ("table", by_size(alone))]
     overhead = c.get("overhead") or {}
     if any(overhead.get(k) for k in ("launch_s", "resize_s")):
         blocks.append(("p", f"Overhead knob: {overhead.get('launch_s', 0):g} s added to every launch and "

@@ -25,11 +25,15 @@ COLUMNS = ["cell_id", "policy", "rate", "job_id", "cls", "p", "measured_s", "pre
 def unresized(jobs: pd.DataFrame, config: Mapping[str, Any], profiles: Mapping[str, dict]) -> pd.DataFrame:
     """One row per done job that kept the same number of workstations throughout and was never
     preempted: its execution measured and as its class model predicts it alone on that many.
+    Empty when the config or a profile gives no class model (as the predictions need).
     Rows are in the run's order (cells run in id order). `ratio_norm`: the measured time
     brought to the profile's speed by the meter (NaN without one)."""
     if jobs.empty or not profiles:
         return pd.DataFrame(columns=COLUMNS)
-    models = class_models(ExperimentConfig.model_validate(dict(config)), dict(profiles))
+    try:
+        models = class_models(ExperimentConfig.model_validate(dict(config)), dict(profiles))
+    except (ValueError, KeyError):  # a store whose config or profiles give no class model: nothing to check
+        return pd.DataFrame(columns=COLUMNS)
     done = jobs[(jobs.status == "done") & (jobs.preemptions == 0)
                 & (jobs.mean_procs.astype(float) == jobs.max_procs.astype(float)) & jobs.cls.isin(list(models))]
     if done.empty:
@@ -57,4 +61,17 @@ def drift_text(frame: pd.DataFrame) -> str:
     return f"{ratio.median():.2f} ({early.median():.2f} -> {late.median():.2f}, n {len(frame)})"
 
 
-__all__ = ["COLUMNS", "drift_text", "unresized"]
+def by_size(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per class and partition size: how many such jobs, their median measured and profiled
+    execution, and the median of their ratios (the report's table)."""
+    cols = ["class", "workstations", "jobs", "measured median (s)", "profiled (s)", "measured / profiled"]
+    if frame.empty:
+        return pd.DataFrame(columns=cols)
+    rows = [{"class": cls, "workstations": int(p), "jobs": len(g),
+             "measured median (s)": f"{g.measured_s.median():.2f}", "profiled (s)": f"{g.predicted_s.median():.2f}",
+             "measured / profiled": f"{g.ratio.median():.2f}"}
+            for (cls, p), g in frame.groupby(["cls", "p"], sort=True)]
+    return pd.DataFrame(rows, columns=cols)
+
+
+__all__ = ["COLUMNS", "by_size", "drift_text", "unresized"]

@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import pytest
 
-from experiments.unresized import drift_text, unresized
+from experiments.unresized import by_size, drift_text, unresized
 
 CONFIG = {"name": "t", "title": "t", "minutes": 1, "cluster": "x.toml", "policies": ["RA", "FOLDING"],
           "class": {"A": {"workload": "synthetic", "args": {"phases": 4, "work": 0.1}}},
@@ -45,3 +45,18 @@ def test_unresized_without_jobs_or_meter():
     rows = unresized(pd.DataFrame([job(1, 0, 2, 5.5, speed=None)]), CONFIG, PROFILES)
     assert math.isnan(rows.ratio_norm.iloc[0])
     assert drift_text(rows) == ""  # too few to say
+
+
+def test_by_size_tables_each_class_and_partition():
+    rows = unresized(pd.DataFrame([job(1, 0, 2, 5.5), job(1, 1, 2, 6.6), job(1, 2, 4, 3.5)]), CONFIG, PROFILES)
+    table = by_size(rows)
+    assert table.to_dict("records") == [
+        {"class": "A", "workstations": 2, "jobs": 2, "measured median (s)": "6.05", "profiled (s)": "5.50",
+         "measured / profiled": "1.10"},
+        {"class": "A", "workstations": 4, "jobs": 1, "measured median (s)": "3.50", "profiled (s)": "3.50",
+         "measured / profiled": "1.00"}]
+    assert by_size(rows.iloc[:0]).empty
+
+
+def test_unresized_is_empty_for_a_config_that_gives_no_model():
+    assert unresized(pd.DataFrame([job(1, 0, 2, 5.5)]), {"name": "hand-made"}, PROFILES).empty
