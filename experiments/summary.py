@@ -186,7 +186,7 @@ def summary_tables(figures: Mapping[str, Figure | None], cross: Sequence[Mapping
     claims = pd.DataFrame(rows, columns=COLUMNS).astype(object).fillna("")
     per_figure = pd.DataFrame(cells, columns=["figure", "cells", "response misses", "execution misses",
                                               "worst response error", "worst execution error",
-                                              "misses an exact model expects", "chance an exact model meets all",
+                                              "misses, speed-normalised", "misses an exact model expects", "chance an exact model meets all",
                                               "unresized jobs / profile", "why cells miss"])
     return claims, per_figure.astype(object).fillna("")
 
@@ -203,9 +203,23 @@ def _cells_row(name: str, fig: Figure) -> dict[str, Any]:
         else:
             worst = fig.compared.loc[errs.abs().idxmax()]
             out[f"worst {col} error"] = f"{errs.abs().max():.0%} ({worst.policy} at {float(worst.rate):g}/s)"
+    out["misses, speed-normalised"] = _normalised_misses([fig])
     out.update(_luck(fig.compared))
     out["unresized jobs / profile"] = drift_text(fig.unresized)
     return out
+
+
+def _normalised_misses(figs: Sequence[Figure]) -> str:
+    """'response / execution' misses with each measured job's time brought to the profile's
+    speed by the meter (report_stats.normalised); 'n/a' when no cell was metered."""
+    counts, metered = [0, 0], False
+    for f in figs:
+        for i, (stat, key) in enumerate((("response", "response_rel"), ("median_execution", "execution_rel"))):
+            errs = f.compared.get(f"err_{stat}_norm", pd.Series(dtype=float)).astype(float)
+            errs = errs[np.isfinite(errs)]
+            metered = metered or not errs.empty
+            counts[i] += int((errs.abs() > f.targets[key]).sum())
+    return f"{counts[0]} / {counts[1]}" if metered else "n/a"
 
 
 def _total_row(figs: Sequence[Figure]) -> dict[str, Any]:
@@ -216,6 +230,7 @@ def _total_row(figs: Sequence[Figure]) -> dict[str, Any]:
         row[f"{col} misses"] = sum(int((f.compared.get(f"err_{stat}", pd.Series(dtype=float)).astype(float).abs()
                                         > f.targets[key]).sum()) for f in figs)
         row[f"worst {col} error"] = ""
+    row["misses, speed-normalised"] = _normalised_misses(figs)
     row.update(_luck(pd.concat([f.compared for f in figs], ignore_index=True)))
     return row
 
@@ -254,7 +269,9 @@ def render(config: SummaryConfig, claims: pd.DataFrame, cells: pd.DataFrame) -> 
             ("Ours: the measured figure in the claim's terms (gaps relative to the second policy unless the "
              "claim says absolute). Outside the 95% interval: whether every margin the verdict rests on is "
              "farther from its threshold than its replication half-width. Prediction errors: "
-             "(predicted - measured) / measured of the cells the claim uses. Misses an exact model expects "
+             "(predicted - measured) / measured of the cells the claim uses. Misses, speed-normalised "
+             "(response / execution): the same count with each job's time brought to the profile's speed by "
+             "the meter on its workstations over its own span. Misses an exact model expects "
              "(response / execution): the sum over cells of the chance that the replays of the model's own "
              "noise fall outside the target, i.e. how many misses one run shows even if the model were "
              "right; chance an exact model meets all: the product over cells of its chance of meeting "

@@ -181,10 +181,15 @@ def test_summary_counts_the_misses_an_exact_model_would_make():
     lucky = figure((95.0, 85.0), 0.15)
     lucky.compared["chance_response"] = [0.9, 0.5, 1.0, 1.0]
     lucky.compared["chance_median_execution"] = [0.8, 1.0, 1.0, 0.5]
+    lucky.compared["err_response_norm"] = [0.02, 0.12, -0.2, 0.0]  # two beyond 10%
+    lucky.compared["err_median_execution_norm"] = [0.06, 0.0, 0.0, float("nan")]  # one beyond 5%, one unmetered
     _, per_fig = summary_tables({"fig4": lucky, "fig5": figure((90.0, 78.0), 0.05)}, [])
     rows = per_fig.set_index("figure")
     assert rows.loc["fig4", "misses an exact model expects"] == "0.6 / 0.7"
     assert rows.loc["fig4", "chance an exact model meets all"] == "18%"  # 0.72 x 0.5 x 1 x 0.5
     assert rows.loc["fig5", "misses an exact model expects"] == "n/a"
+    assert rows.loc["fig4", "misses, speed-normalised"] == "2 / 1"
+    assert rows.loc["fig5", "misses, speed-normalised"] == "n/a"  # no meter
+    assert rows.loc["all", "misses, speed-normalised"] == "2 / 1"
     assert (rows.loc["all", "cells"], rows.loc["all", "response misses"]) == (8, 1)
     assert rows.loc["all", "chance an exact model meets all"] == "18%"
