@@ -61,6 +61,7 @@ class Analysis:
     measured: pd.DataFrame = field(default_factory=pd.DataFrame)  # cell_table of the measured jobs
     predicted: pd.DataFrame = field(default_factory=pd.DataFrame)  # cell_table of their predictions
     backend: str = "docker"  # where the cluster ran (testbed.backends.KINDS)
+    unresized: pd.DataFrame = field(default_factory=pd.DataFrame)  # jobs that kept one partition (diagnostic)
 
     @property
     def targets(self) -> dict[str, float]:
@@ -96,7 +97,8 @@ def analyse(results: Path) -> Analysis:
     rates = arrivals.get("rates") or sorted(set(cmp.rate))
     claims = claims_table(config.get("claims", config.get("claim", [])), measured, predicted, rates)
     return Analysis(Path(results), config, cells, jobs, preds, cmp, claims, calibration, profiles,
-                    resize_diagnostic(samples, profiles), duration, measured, predicted, backend)
+                    resize_diagnostic(samples, profiles), duration, measured, predicted, backend,
+                    unresized(jobs, config, profiles))
 
 
 def _predicted_sync(store: ResultsStore, cells: pd.DataFrame, warmup: int, preds: pd.DataFrame) -> pd.DataFrame:
@@ -178,16 +180,15 @@ def report_blocks(a: Analysis, figure_names: list[str]) -> list[Block]:
         blocks += [("p", ("Resize cost, diagnostic: this run's measured resizes beside what the profile's fit "
                           "(fixed + bytes over the link) gives for the same resizes. Predictions use the "
                           "profile only.")), ("table", a.resizes)]
-    alone = unresized(a.jobs, c, a.profiles) if a.profiles else pd.DataFrame()
-    if not alone.empty:
-        drift = drift_text(alone)
+    if not a.unresized.empty:
+        drift = drift_text(a.unresized)
         blocks += [("p", ("Profile, diagnostic: the jobs that kept one partition from start to end (never "
                           "resized or preempted) beside what the profile gives for a job alone on as many "
                           "workstations (its T(p) and start-up). Above 1: they ran slower than the profile "
                           "taken at the run's start."
                           + (f" Median over all of them, then over the first and second half of the run: {drift}."
                              if drift else ""))),
-                   ("table", by_size(alone))]
+                   ("table", by_size(a.unresized))]
     overhead = c.get("overhead") or {}
     if any(overhead.get(k) for k in ("launch_s", "resize_s")):
         blocks.append(("p", f"Overhead knob: {overhead.get('launch_s', 0):g} s added to every launch and "

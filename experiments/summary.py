@@ -34,7 +34,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from experiments.claims import judge, judge_across
-from experiments.unresized import drift_text, unresized
+from experiments.unresized import drift_text
 
 DEFAULT_TARGETS = {"response_rel": 0.10, "execution_rel": 0.05}
 # (cell statistic, its target in the config, its name in the per-figure table)
@@ -261,7 +261,7 @@ def figure_from_store(path: Path) -> Figure:
     from experiments.report import analyse
 
     a = analyse(path)
-    return Figure(a.config, a.measured, a.predicted, a.compared, unresized(a.jobs, a.config, a.profiles))
+    return Figure(a.config, a.measured, a.predicted, a.compared, a.unresized)
 
 
 def render(config: SummaryConfig, claims: pd.DataFrame, cells: pd.DataFrame) -> str:
