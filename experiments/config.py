@@ -314,6 +314,10 @@ class ExperimentConfig(_Strict):
     paper: str = ""
     minutes: float = Field(gt=0, description="how long a run takes on the 2-core reference machine")
     cluster: Path = Field(description="cluster spec (TOML), relative to this file")
+    # Set by `nowlab run --speed-scale` (and the demo's fit) for a host too slow for the spec's
+    # speeds (testbed.speed_fit); stored with the run, so a resume keeps it and the report says it.
+    speed_scale: float = Field(1.0, gt=0, le=1.0, description="every workstation speed (reference cores) "
+                                                              "times this: the cluster, uniformly slower")
     load: Load = Field(default_factory=Load)
     classes: dict[str, ClassSpec] = Field(alias="class", min_length=1)
     policies: list[str] = Field(min_length=1)

@@ -16,11 +16,14 @@ from experiments import config as cfg
 from experiments import steps
 from experiments.replay import replay
 from experiments.report import error_table_text, write_report
-from experiments.runner import Runner, swf_stream
+from experiments.runner import Runner, cluster_spec, swf_stream
 from experiments.store import ResultsStore, StoreError
 from experiments.swf_export import export
 from testbed.config_loader import validate
+from testbed.placement import SpeedRefused
 from testbed.spec import SpecError
+
+SpeedScale = float | str | None  # a number, "fit" (testbed.speed_fit), or None: the config's own
 
 console = Console(stderr=True)
 
@@ -30,11 +33,13 @@ def default_out(config: cfg.ExperimentConfig) -> Path:
 
 
 def open_store(target: Path | None, out: Path | None, resume: bool,
-               backend: str | None = None) -> tuple[ResultsStore, cfg.ExperimentConfig]:
+               backend: str | None = None, speed_scale: SpeedScale = None) -> tuple[ResultsStore, cfg.ExperimentConfig]:
     """The store to write into and the config it holds; checks everything before a container starts."""
     from testbed import backends
     if backend is not None and backend not in backends.KINDS:
         raise cfg.ConfigError(f"backend: unknown {backend!r} (known: {', '.join(backends.KINDS)})")
+    if speed_scale is not None and resume:
+        raise cfg.ConfigError("--speed-scale: a resumed run keeps the scale it began with")
     if resume:
         if out is None:
             if target is None:
@@ -49,7 +54,8 @@ def open_store(target: Path | None, out: Path | None, resume: bool,
                 config = validate(cfg.ExperimentConfig, store.config, cfg.ConfigError)
             except cfg.ConfigError as exc:
                 raise cfg.ConfigError(f"{out}: the stored config: {exc}") from None
-            if target is not None and target.suffix == ".toml" and cfg.load(target).dump() != config.dump():
+            if target is not None and target.suffix == ".toml" and cfg.load(target).model_copy(
+                    update={"speed_scale": config.speed_scale}).dump() != config.dump():
                 raise cfg.ConfigError(f"{target}: differs from the config stored in {out}; resume with the same one")
             if backend is not None and backend != store.backend:
                 raise cfg.ConfigError(f"backend: {out} ran on {store.backend!r}; resume it there, not on {backend!r}")
@@ -61,11 +67,38 @@ def open_store(target: Path | None, out: Path | None, resume: bool,
         return store, config
     if target is None:
         raise cfg.ConfigError("name an experiment config")
-    config = cfg.load(target)
+    config = with_speed_scale(cfg.load(target), speed_scale, backend or backends.DEFAULT)
     check_trace(config, target)
     out = out or default_out(config)
     out.parent.mkdir(parents=True, exist_ok=True)
     return ResultsStore.create(out, config.dump(), target.read_text(), backend or backends.DEFAULT), config
+
+
+def with_speed_scale(config: cfg.ExperimentConfig, speed_scale: SpeedScale, backend: str) -> cfg.ExperimentConfig:
+    """The config at the scale asked: a number as given, "fit" read off this host's cores now."""
+    if speed_scale is None:
+        return config
+    if speed_scale == "fit":
+        return config.model_copy(update={"speed_scale": fitted_scale(config, backend)})
+    try:
+        return cfg.ExperimentConfig.model_validate({**config.model_dump(by_alias=True), "speed_scale": speed_scale})
+    except ValueError:
+        raise cfg.ConfigError(f"--speed-scale: must be a number in (0, 1] or 'fit', got {speed_scale!r}") from None
+
+
+def fitted_scale(config: cfg.ExperimentConfig, backend: str) -> float:
+    """The largest scale of the config's speeds this host holds (testbed.speed_fit), said in one line."""
+    from testbed import backends, meter, speed_fit
+    spec = cluster_spec(config.model_copy(update={"speed_scale": 1.0}))
+    be = backends.get(backend, spec)
+    if isinstance(be, backends.HostPlacing):
+        raise cfg.ConfigError(f"--speed-scale: 'fit' reads this host's cores; on the {backend} backend give a number")
+    got = speed_fit.fit(spec, be.cores(), be.pinned_load(),
+                        lambda cores, seconds: meter.quick_factors(cores, seconds, kernel=spec.kernel))
+    console.log(got.describe(spec))
+    if got.scale is None:
+        raise SpeedRefused(f"--speed-scale: {got.describe(spec)}")
+    return got.scale
 
 
 def check_trace(config: cfg.ExperimentConfig, where: Path) -> None:
@@ -79,15 +112,19 @@ def check_trace(config: cfg.ExperimentConfig, where: Path) -> None:
 
 
 def run_experiment(target: Path | None, *, out: Path | None, resume: bool, report: bool = True,
-                   reprofile: bool = False, backend: str | None = None) -> Path:
+                   reprofile: bool = False, backend: str | None = None, speed_scale: SpeedScale = None) -> Path:
     """`backend`: where the cluster runs (testbed.backends.KINDS; None: Docker, or on --resume
-    the run's own, which a different one given here is refused against)."""
+    the run's own, which a different one given here is refused against). `speed_scale`: the
+    cluster's speeds times a number, or "fit" this host (a new run only; stored with it)."""
     from testbed.progress import progress_bar
 
-    store, config = open_store(target, out, resume, backend)
+    store, config = open_store(target, out, resume, backend, speed_scale)
     refused = False
     try:
-        console.rule(f"[bold]{config.title}[/] ({config.name}, about {config.minutes:g} min here)")
+        k = config.speed_scale
+        about = f"about {config.minutes:g} min here" if k == 1 else (
+            f"speeds at {k:g}x: about {config.minutes:g} min at full speed, up to {config.minutes / k:.0f} at this one")
+        console.rule(f"[bold]{config.title}[/] ({config.name}, {about})")
         with progress_bar() as update:
             Runner(config, store, update=update, log=console.log, reprofile=reprofile).run()
         if report:
@@ -95,7 +132,12 @@ def run_experiment(target: Path | None, *, out: Path | None, resume: bool, repor
         else:
             steps.redo(store, console.log)  # the cells' own steps all the same
         return store.path
-    except SpecError:  # the cluster could not be placed (its speeds, now): nothing ran
+    except SpeedRefused as exc:  # the cluster could not be placed (its speeds, now): nothing ran
+        refused = not resume and store.jobs_frame().empty
+        if refused and config.speed_scale == 1:
+            raise SpeedRefused(f"{exc}; to run it uniformly slower on this host: --speed-scale fit") from None
+        raise
+    except SpecError:  # the cluster could not be placed: nothing ran
         refused = not resume and store.jobs_frame().empty
         raise
     finally:

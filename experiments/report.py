@@ -161,6 +161,10 @@ def report_blocks(a: Analysis, figure_names: list[str]) -> list[Block]:
     blocks.append(("p", f"Results: {a.path.name}; report made {time.strftime('%Y-%m-%d %H:%M')}."))
     blocks += [("h2", "Configuration"), ("ul", [
         f"cluster: {c.get('cluster', 'n/a')}" + ("" if a.backend == "docker" else f", on the {a.backend} backend"),
+        *([f"speeds scaled by {c['speed_scale']:g} (`--speed-scale`): every workstation ran at {c['speed_scale']:g}x "
+           "the cluster spec's reference cores, this host being too slow for them; work is in reference-seconds, "
+           f"so jobs took about {1 / c['speed_scale']:.2g}x as long as at the spec's speeds"]
+          if c.get("speed_scale", 1) != 1 else []),
         f"policies: {', '.join(c.get('policies', []))}",
         f"arrival rates: {', '.join(rate_label(r) for r in arr.get('rates', []))}",
         (f"jobs per run: {arr.get('jobs', 'n/a')}, of which the first {arr.get('warmup', 0)} are warm-up "

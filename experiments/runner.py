@@ -75,9 +75,10 @@ def cluster_name(config: ExperimentConfig) -> str:
 
 
 def cluster_spec(config: ExperimentConfig) -> ClusterSpec:
-    """The config's cluster with its owner load put on the named workstations (as daemons;
-    owners given as a schedule are carried out per segment instead, `Runner._segment`)."""
-    spec = load_spec(config.cluster)
+    """The config's cluster, its speeds times `speed_scale`, with its owner load put on the named
+    workstations (as daemons; owners given as a schedule are carried out per segment instead,
+    `Runner._segment`)."""
+    spec = load_spec(config.cluster).scaled(config.speed_scale)
     daemons = {} if owner_schedules.in_use(config) else config.load.owner
     workstations = [w.model_copy(update={"owner": daemons.get(w.name, w.owner)})
                     for w in spec.workstations]

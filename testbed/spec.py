@@ -341,6 +341,19 @@ class ClusterSpec(_Strict):
         speed, f = self.speed(name), self.placed_factor.get(name)
         return self.cpu(name) if speed is None or f is None else min(self.cpu(name), speed / f)
 
+    def scaled(self, k: float) -> "ClusterSpec":
+        """Every speed in reference cores times `k` (raw caps in cores unchanged): the same cluster,
+        uniformly slower, for a host whose cores cannot give the speeds asked (testbed.speed_fit)."""
+        if not 0 < k < float("inf"):
+            raise SpecError(f"speed_scale: must be > 0 and finite, got {k}")
+        if k == 1:
+            return self
+        workstations = [w if w.speed is None else w.model_copy(update={"speed": w.speed * k})
+                        for w in self.workstations]
+        defaults = self.defaults if self.defaults.speed is None else self.defaults.model_copy(
+            update={"speed": self.defaults.speed * k})
+        return self.model_copy(update={"workstations": workstations, "defaults": defaults})
+
     def resolve(self, cpu: dict[str, float], factor: dict[str, float]) -> "ClusterSpec":
         return self.model_copy(update={"resolved_cpu": dict(cpu), "placed_factor": dict(factor)})
 

@@ -111,6 +111,10 @@ def run(
     backend: Annotated[str | None, typer.Option(
         "--backend", help="Where the cluster runs: docker (this host), ssh or swarm (the spec's hosts). "
                           "Default docker; a resumed run keeps its own.")] = None,
+    speed_scale: Annotated[str | None, typer.Option(
+        "--speed-scale", help="Run the cluster uniformly slower, for a host too slow for its speeds: every "
+                              "speed times this number in (0, 1], or 'fit' for the largest this host's cores "
+                              "hold now. Stored with the run and named in its report.")] = None,
 ) -> None:
     """Run an experiment live: every (policy, rate, replication) cell, each job stored as it finishes.
 
@@ -123,8 +127,10 @@ def run(
         return
     if target is None and not (resume and out):
         fail("give an experiment config, or --resume with the results file")
+    scale = speed_scale if speed_scale in (None, "fit") else _number(speed_scale, "--speed-scale")
     try:
-        path = run_experiment(target, out=out, resume=resume, report=report, reprofile=reprofile, backend=backend)
+        path = run_experiment(target, out=out, resume=resume, report=report, reprofile=reprofile, backend=backend,
+                              speed_scale=scale)
     except KeyboardInterrupt:
         typer.echo("interrupted: every finished job is stored; continue with `nowlab run --resume ...`", err=True)
         raise typer.Exit(130) from None
@@ -203,14 +209,15 @@ def demo(
     config: Annotated[Path, typer.Option("--config", help="Experiment to run as the demo.")] = DEMO_CONFIG,
 ) -> None:
     """The main job, short: 8 workstations (owners on some), RA, Folding and Equipartition, two classes,
-    two arrival rates, measured beside predicted; ends with the report's path and its error table."""
+    two arrival rates, measured beside predicted; ends with the report's path and its error table.
+    On a host too slow for the cluster's speeds it runs them uniformly slower, and says so."""
     import time
 
     from experiments.live import failed_steps, run_experiment
 
     out = Path("results") / f"demo-{time.strftime('%Y%m%d-%H%M%S')}.sqlite"
     try:
-        path = run_experiment(config, out=out, resume=False)
+        path = run_experiment(config, out=out, resume=False, speed_scale="fit")
     except KeyboardInterrupt:
         typer.echo(f"interrupted: continue with `nowlab run --resume --out {out}`", err=True)
         raise typer.Exit(130) from None
@@ -219,6 +226,13 @@ def demo(
     except Exception as exc:  # anything else (a bug): the cell is marked interrupted; one line, resumable
         fail(f"{_one_line(exc)}; continue with `nowlab run --resume --out {out}`")
     _finished(path, failed_steps(path))
+
+
+def _number(text: str, option: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        fail(f"{option}: must be a number in (0, 1] or 'fit', got {text!r}")
 
 
 def _one_line(exc: BaseException) -> str:
