@@ -161,10 +161,7 @@ def report_blocks(a: Analysis, figure_names: list[str]) -> list[Block]:
     blocks.append(("p", f"Results: {a.path.name}; report made {time.strftime('%Y-%m-%d %H:%M')}."))
     blocks += [("h2", "Configuration"), ("ul", [
         f"cluster: {c.get('cluster', 'n/a')}" + ("" if a.backend == "docker" else f", on the {a.backend} backend"),
-        *([f"speeds scaled by {c['speed_scale']:g} (`--speed-scale`): every workstation ran at {c['speed_scale']:g}x "
-           "the cluster spec's reference cores, this host being too slow for them; work is in reference-seconds, "
-           f"so jobs took about {1 / c['speed_scale']:.2g}x as long as at the spec's speeds"]
-          if c.get("speed_scale", 1) != 1 else []),
+        *speed_scale_lines(c),
         f"policies: {', '.join(c.get('policies', []))}",
         f"arrival rates: {', '.join(rate_label(r) for r in arr.get('rates', []))}",
         (f"jobs per run: {arr.get('jobs', 'n/a')}, of which the first {arr.get('warmup', 0)} are warm-up "
@@ -230,6 +227,16 @@ def report_blocks(a: Analysis, figure_names: list[str]) -> list[Block]:
     blocks += [("h2", "Files"), ("ul", ["cells.csv: one row per policy and rate, every statistic",
                                         "jobs.csv: every measured job beside its prediction"])]
     return blocks
+
+
+def speed_scale_lines(config: dict[str, Any]) -> list[str]:
+    """The run's `--speed-scale`, if it had one (none for 1, as every run before the option)."""
+    k = config.get("speed_scale", 1)
+    if k == 1:
+        return []
+    return [f"speeds scaled by {k:g} (`--speed-scale`): every workstation ran at {k:g}x the cluster spec's "
+            "reference cores, this host being too slow for them; work is in reference-seconds, so jobs took "
+            f"about {1 / k:.2g}x as long as at the spec's speeds"]
 
 
 def calibration_text(cal: dict[str, Any] | None) -> str:
