@@ -122,12 +122,12 @@ def run(
     run: it is stored and printed, and `nowlab report` redoes it (exit 1 if the report failed)."""
     from experiments.live import failed_steps, run_experiment
 
+    scale = speed_scale if speed_scale in (None, "fit") else _number(speed_scale, "--speed-scale")
     if estimate or speed is not None:
-        _estimate(target, resume, speed)
+        _estimate(target, resume, speed, scale)
         return
     if target is None and not (resume and out):
         fail("give an experiment config, or --resume with the results file")
-    scale = speed_scale if speed_scale in (None, "fit") else _number(speed_scale, "--speed-scale")
     try:
         path = run_experiment(target, out=out, resume=resume, report=report, reprofile=reprofile, backend=backend,
                               speed_scale=scale)
@@ -143,20 +143,23 @@ def run(
     _finished(path, failed_steps(path))
 
 
-def _estimate(target: Path | None, resume: bool, speed: float | None) -> None:
-    """`nowlab run CONFIG --estimate`: the plan's breakdown as a table; nothing starts."""
+def _estimate(target: Path | None, resume: bool, speed: float | None, scale: float | str | None = None) -> None:
+    """`nowlab run CONFIG --estimate`: the plan's breakdown as a table; nothing starts (with
+    `--speed-scale fit` the cores are read, as the run would)."""
     from rich.console import Console
     from rich.table import Table
 
     from experiments import config as cfg
     from experiments.estimate import breakdown, plan_for
+    from experiments.live import with_speed_scale
+    from testbed.backends import DEFAULT
 
     if resume or target is None or target.suffix != ".toml":
         fail("--estimate: takes an experiment config (TOML), not a results file or --resume")
     if speed is not None and not 0 < speed < float("inf"):
         fail(f"--speed: must be > 0 reference cores, got {speed:g}")
     try:
-        plan = plan_for(cfg.load(target), speed=speed)
+        plan = plan_for(with_speed_scale(cfg.load(target), scale, DEFAULT), speed=speed)
     except ValueError as exc:  # ConfigError, SpecError: one line each
         fail(str(exc))
     table = Table(title=f"{target.name}: estimated {plan.total_s / 60:.1f} min ({plan.label})")
