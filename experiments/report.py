@@ -25,6 +25,7 @@ from experiments.report_stats import (cell_table, claims_table, compare, error_t
                                       targets_text, with_bands)
 from experiments import sync_delay
 from experiments.store import ResultsStore
+from experiments.governor_hold import GovernorHold, governor_hold
 from experiments.unresized import by_size, drift_text, unresized
 
 DEFAULT_TARGETS = {"response_rel": 0.10, "execution_rel": 0.05}
@@ -62,6 +63,7 @@ class Analysis:
     predicted: pd.DataFrame = field(default_factory=pd.DataFrame)  # cell_table of their predictions
     backend: str = "docker"  # where the cluster ran (testbed.backends.KINDS)
     unresized: pd.DataFrame = field(default_factory=pd.DataFrame)  # jobs that kept one partition (diagnostic)
+    governor: GovernorHold | None = None  # how well the governor held the speeds over the cells (diagnostic)
 
     @property
     def targets(self) -> dict[str, float]:
@@ -85,6 +87,8 @@ def analyse(results: Path) -> Analysis:
         sync_predicted = _predicted_sync(store, cells, warmup, preds)
         bands = store.bands()
         backend = store.backend
+        quotas = [text for name, text in store.artifacts(None).items() if name.startswith("quotas")]
+        span = [(c["created_at"], c["updated_at"]) for c in store.timeline()["cells"]] if quotas else []
     arrivals = config.get("arrivals", {})
     measured = cell_table(sync_delay.merge(summarize(normalised(jobs, measured=True), warmup), sync_measured))
     predicted = cell_table(sync_delay.merge(
@@ -98,7 +102,14 @@ def analyse(results: Path) -> Analysis:
     claims = claims_table(config.get("claims", config.get("claim", [])), measured, predicted, rates)
     return Analysis(Path(results), config, cells, jobs, preds, cmp, claims, calibration, profiles,
                     resize_diagnostic(samples, profiles), duration, measured, predicted, backend,
-                    unresized(jobs, config, profiles))
+                    unresized(jobs, config, profiles), _held(quotas, span))
+
+
+def _held(quotas: list[str], span: list[tuple[float, float]]) -> GovernorHold | None:
+    """The governor diagnostic over the cells' span (None before any cell, or with no governed workstation)."""
+    if not span or not quotas:
+        return None
+    return governor_hold(quotas, min(s for s, _ in span), max(e for _, e in span))
 
 
 def _predicted_sync(store: ResultsStore, cells: pd.DataFrame, warmup: int, preds: pd.DataFrame) -> pd.DataFrame:
@@ -174,6 +185,8 @@ def report_blocks(a: Analysis, figure_names: list[str]) -> list[Block]:
         *([f"duration: {a.duration}"] if a.duration else []),
     ])]
     blocks += [("h2", "Calibration"), ("p", calibration_text(a.calibration))]
+    if a.governor is not None:
+        blocks.append(("p", a.governor.text()))
     blocks += [("h2", "Profiles")]
     prof = profiles_frame(a.profiles)
     blocks.append(("table", prof) if not prof.empty else ("p", "No profile stored."))

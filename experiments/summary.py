@@ -34,6 +34,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from experiments.claims import judge, judge_across
+from experiments.governor_hold import GovernorHold
 from experiments.unresized import drift_text
 
 DEFAULT_TARGETS = {"response_rel": 0.10, "execution_rel": 0.05}
@@ -109,6 +110,7 @@ class Figure:
     predicted: pd.DataFrame
     compared: pd.DataFrame  # report_stats.compare's columns (err_* per statistic)
     unresized: pd.DataFrame = field(default_factory=pd.DataFrame)  # experiments.unresized's rows
+    governor: GovernorHold | None = None  # experiments.governor_hold over the cells
 
     @property
     def run(self) -> bool:
@@ -190,7 +192,7 @@ def summary_tables(figures: Mapping[str, Figure | None], cross: Sequence[Mapping
                                               "worst response error", "worst execution error",
                                               "misses, speed-normalised", "misses an exact model expects",
                                               "chance an exact model meets all", "unresized jobs / profile",
-                                              "why cells miss"])
+                                              "governor at its ceiling (speed held)", "why cells miss"])
     return claims, per_figure.astype(object).fillna("")
 
 
@@ -209,6 +211,8 @@ def _cells_row(name: str, fig: Figure) -> dict[str, Any]:
     out["misses, speed-normalised"] = _normalised_misses([fig])
     out.update(_luck(fig.compared))
     out["unresized jobs / profile"] = drift_text(fig.unresized)
+    g = fig.governor
+    out["governor at its ceiling (speed held)"] = "n/a" if g is None else f"{g.at_ceiling:.0%} ({g.held_mean:.2f})"
     return out
 
 
@@ -261,7 +265,7 @@ def figure_from_store(path: Path) -> Figure:
     from experiments.report import analyse
 
     a = analyse(path)
-    return Figure(a.config, a.measured, a.predicted, a.compared, a.unresized)
+    return Figure(a.config, a.measured, a.predicted, a.compared, a.unresized, a.governor)
 
 
 def render(config: SummaryConfig, claims: pd.DataFrame, cells: pd.DataFrame) -> str:
@@ -286,7 +290,9 @@ def render(config: SummaryConfig, claims: pd.DataFrame, cells: pd.DataFrame) -> 
              "both. Unresized jobs / profile: the median of measured over profiled execution of the jobs "
              "that kept one partition from start to end, then of the first and second half of them in the "
              "run's order (`experiments/unresized.py`): above 1, the jobs ran slower than the profile "
-             "taken at the run's start. Why cells miss: the cause each figure's README found for its misses (its folder has "
+             "taken at the run's start. Governor at its ceiling (speed held): the share of the cells' quota "
+             "settings at the workstation's reserved cap, where a slower core is not made up, and the mean "
+             "quota x factor / speed asked (`experiments/governor_hold.py`). Why cells miss: the cause each figure's README found for its misses (its folder has "
              "the evidence).")]
     return "\n\n".join(out) + "\n"
 

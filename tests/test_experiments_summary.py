@@ -193,3 +193,17 @@ def test_summary_counts_the_misses_an_exact_model_would_make():
     assert rows.loc["all", "misses, speed-normalised"] == "2 / 1"
     assert (rows.loc["all", "cells"], rows.loc["all", "response misses"]) == (8, 1)
     assert rows.loc["all", "chance an exact model meets all"] == "18%"
+
+
+def test_summary_says_how_often_the_governor_was_at_its_ceiling():
+    from experiments.governor_hold import GovernorHold
+
+    held = GovernorHold(settings=100, at_ceiling=0.507, held_median=0.947, held_mean=0.929, held_p10=0.82,
+                        factor_median=1.26)
+    fig4 = figure((95.0, 85.0), 0.15)
+    figs = {"fig4": Figure(fig4.config, fig4.measured, fig4.predicted, fig4.compared, governor=held),
+            "fig5": figure((90.0, 78.0), 0.05)}
+    _, per_fig = summary_tables(figs, [], {})
+    col = per_fig.set_index("figure")["governor at its ceiling (speed held)"]
+    assert col["fig4"] == "51% (0.93)"
+    assert col["fig5"] == "n/a"  # no governed workstation, or a store from before the quotas were kept

@@ -1,0 +1,42 @@
+"""The governor diagnostic on hand-made quota logs: how often a workstation sat at its ceiling, and
+what quota x factor gave against the speed asked, over the cells' span only."""
+from __future__ import annotations
+
+import pytest
+
+from experiments.governor_hold import governor_hold
+
+HEAD = "t,workstation,core,quota_cores,factor,target,scale,stale\n"
+
+
+def log(rows: list[tuple[float, str, float, float | str, float | str]]) -> str:
+    return HEAD + "".join(f"{t},{ws},0,{q},{f},{tg},1.0,0\n" for t, ws, q, f, tg in rows)
+
+
+def test_settings_at_the_ceiling_and_the_speed_held_over_the_cells():
+    # ws1's ceiling is 0.25 (its largest quota, set during profiling at t=5); over the cells
+    # (t >= 10) it sits there twice of four, holding 0.25 x 1.0 / 0.3 = 0.833 of its speed.
+    text = log([(5, "ws1", 0.25, 1.2, 0.3),
+                (10, "ws1", 0.20, 1.5, 0.3), (11, "ws1", 0.25, 1.0, 0.3),
+                (12, "ws1", 0.25, 1.0, 0.3), (13, "ws1", 0.15, 2.0, 0.3)])
+    got = governor_hold([text], start=10.0)
+    assert got is not None and got.settings == 4
+    assert got.at_ceiling == pytest.approx(0.5)
+    held = sorted([0.2 * 1.5 / 0.3, 0.25 / 0.3, 0.25 / 0.3, 0.15 * 2.0 / 0.3])  # 1.0, 0.833, 0.833, 1.0
+    assert got.held_mean == pytest.approx(sum(held) / 4)
+    assert got.held_median == pytest.approx((held[1] + held[2]) / 2)
+    assert got.factor_median == pytest.approx(1.25)
+    assert "50% were at the workstation's ceiling" in got.text() and "\n" not in got.text()
+
+
+def test_raw_cap_workstations_and_settings_outside_the_span_are_left_out():
+    text = log([(10, "ws1", 0.2, 1.5, 0.3), (10, "raw", 0.3, "", ""), (50, "ws1", 0.1, 3.0, 0.3)])
+    got = governor_hold([text], start=0.0, end=20.0)
+    assert got is not None and got.settings == 1 and got.held_median == pytest.approx(1.0)
+
+
+def test_no_governed_setting_is_none():
+    assert governor_hold([], start=0.0) is None
+    assert governor_hold([log([(1, "raw", 0.3, "", "")])], start=0.0) is None
+    assert governor_hold([log([(1, "ws1", 0.2, 1.5, 0.3)])], start=5.0) is None
+    assert governor_hold(["t,other\n1,2\n"], start=0.0) is None
