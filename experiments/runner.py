@@ -32,6 +32,7 @@ from typing import Callable, Iterator
 
 from experiments import arrivals, delivered, owner_schedules, steps, swf
 from experiments.census import Census, malloc_trim
+from experiments.governor_hold import governor_hold
 from experiments.config import ExperimentConfig
 from experiments.models import loop
 from experiments.profiles import cached, measure, profile_key
@@ -68,6 +69,7 @@ class RunStopped(RuntimeError):
 #: Longer than any owner burst the configs render (those are freezes nowlab makes itself and
 #: does not count), short beside a job's 30 min timeout.
 PAUSED_LIMIT_S = 10.0
+GOVERNOR_SHORT = 0.10  # share of quota settings at the ceiling before the cells that earns a warning
 
 
 def cluster_name(config: ExperimentConfig) -> str:
@@ -270,6 +272,7 @@ class Runner:
         cal["speed_ref_cores"] = {ws: c.spec.speed(ws) for ws in self.hosts if c.spec.speed(ws) is not None}
         self.calibration_id = self.store.add_calibration(cal)
         self._profile()
+        self._governor_check()
         for t in self.config.load.traffic:
             traffic.start(c, t.src, t.dst, t.rate)
         if self.config.load.owner or self.config.load.traffic:
@@ -320,6 +323,22 @@ class Runner:
         finally:
             removed = c.down()
             self.log(f"cluster {c.name} down: {removed['containers']} containers removed")
+
+    def _governor_check(self) -> None:
+        """Say before the cells, not in the report an hour later, when the governor could not hold
+        the speeds so far (calibration and profiles: minutes of the cluster's own load). Placement
+        reads idle cores; under load the keeper read Figs. 3 and 4's at 1.26-1.29 where placement
+        had read 1.71-1.77, and the quotas sat at their ceiling half the time."""
+        d = meter_dir(self.cluster)
+        path = d / meter.QUOTAS_CSV if d is not None else None
+        if path is None or not path.exists():
+            return
+        held = governor_hold([path.read_text()], start=None)
+        if held is not None and held.at_ceiling > GOVERNOR_SHORT:
+            self.log(f"warning: so far the governor was at its ceiling in {held.at_ceiling:.0%} of its settings and "
+                     f"held a mean {held.held_mean:.2f} of the speeds (the keeper reads the cores at "
+                     f"{held.factor_median:.2f}): raw times will run slow, which the report's speed-normalised "
+                     "errors allow for; to give it room, stop and run at a lower --speed-scale")
 
     def _save_meter(self) -> None:
         """The meter's samples and the quotas set, kept with the run (down removes the originals)."""

@@ -40,3 +40,28 @@ def test_no_governed_setting_is_none():
     assert governor_hold([log([(1, "raw", 0.3, "", "")])], start=0.0) is None
     assert governor_hold([log([(1, "ws1", 0.2, 1.5, 0.3)])], start=5.0) is None
     assert governor_hold(["t,other\n1,2\n"], start=0.0) is None
+
+
+def test_the_runner_warns_before_the_cells_when_the_governor_was_short(tmp_path, monkeypatch):
+    from experiments import runner
+    from testbed import meter
+
+    (tmp_path / meter.QUOTAS_CSV).write_text(log([(1, "ws1", 0.25, 1.0, 0.3), (2, "ws1", 0.25, 1.0, 0.3),
+                                                  (3, "ws1", 0.20, 1.5, 0.3)]))
+    monkeypatch.setattr(runner, "meter_dir", lambda c: tmp_path)
+    said: list[str] = []
+    r = runner.Runner.__new__(runner.Runner)
+    r.cluster, r.log = None, said.append
+    r._governor_check()
+    assert len(said) == 1 and said[0].startswith("warning: so far the governor was at its ceiling in 67% of its")
+    assert "held a mean 0.89 of the speeds" in said[0]
+
+    said.clear()
+    (tmp_path / meter.QUOTAS_CSV).write_text(log([(1, "ws1", 0.25, 1.2, 0.3), (2, "ws1", 0.20, 1.5, 0.3)] * 6))
+    r._governor_check()  # at the ceiling in half the settings: still warned
+    assert len(said) == 1
+    said.clear()
+    rows = [(float(i), "ws1", 0.20, 1.5, 0.3) for i in range(20)] + [(20.0, "ws1", 0.25, 1.2, 0.3)]
+    (tmp_path / meter.QUOTAS_CSV).write_text(log(rows))
+    r._governor_check()  # 1 of 21 at the ceiling: quiet
+    assert said == []
