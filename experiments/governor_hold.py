@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 
@@ -32,6 +32,7 @@ class GovernorHold:
     held_mean: float
     held_p10: float
     factor_median: float   # the keeper's reading of the cores, reference cores a core
+    core_factors: dict[int, float] = field(default_factory=dict)  # the same, per core
 
     def text(self) -> str:
         return (f"Governor, diagnostic: over the cells, {self.settings} quota settings of governed workstations; "
@@ -66,4 +67,6 @@ def governor_hold(quota_csvs: Iterable[str], start: float | None, end: float | N
     held = q.quota_cores * q.factor / q.target
     return GovernorHold(settings=len(q), at_ceiling=float((q.quota_cores >= q.ceiling - AT_CEILING_TOL).mean()),
                         held_median=float(held.median()), held_mean=float(held.mean()),
-                        held_p10=float(held.quantile(0.1)), factor_median=float(q.factor.median()))
+                        held_p10=float(held.quantile(0.1)), factor_median=float(q.factor.median()),
+                        core_factors={int(c): float(f) for c, f in q.groupby("core").factor.median().items()}
+                        if "core" in q else {})

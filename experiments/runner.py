@@ -53,6 +53,7 @@ from testbed.calibrate import calibrate
 from testbed.cluster import Cluster
 from testbed.image import image_ref
 from testbed.load.monitor import Monitor
+from testbed import speed_fit
 from testbed.spec import ClusterSpec, SpecError, load as load_spec
 from workloads.launch import Launcher, LocalLauncher
 from workloads.pool_client import PoolLauncher
@@ -334,11 +335,26 @@ class Runner:
         if path is None or not path.exists():
             return
         held = governor_hold([path.read_text()], start=None)
-        if held is not None and held.at_ceiling > GOVERNOR_SHORT:
-            self.log(f"warning: so far the governor was at its ceiling in {held.at_ceiling:.0%} of its settings and "
-                     f"held a mean {held.held_mean:.2f} of the speeds (the keeper reads the cores at "
-                     f"{held.factor_median:.2f}): raw times will run slow, which the report's speed-normalised "
-                     "errors allow for; to give it room, stop and run at a lower --speed-scale")
+        if held is None or held.at_ceiling <= GOVERNOR_SHORT:
+            return
+        k = self._scale_at(held.core_factors)
+        room = (f"--speed-scale {k:g} fits the keeper's reading" if k is not None
+                else "no --speed-scale fits the keeper's reading")
+        self.log(f"warning: so far the governor was at its ceiling in {held.at_ceiling:.0%} of its settings and "
+                 f"held a mean {held.held_mean:.2f} of the speeds (the keeper reads the cores at "
+                 f"{held.factor_median:.2f}): raw times will run slow, which the report's speed-normalised "
+                 f"errors allow for; to give it room, stop and run slower ({room})")
+
+    def _scale_at(self, factors: dict[int, float]) -> float | None:
+        """The --speed-scale that placement would take at the keeper's per-core factors (None: none)."""
+        spec = load_spec(self.config.cluster)  # the spec's own speeds: the answer is a scale of them
+        cores = sorted(factors)
+        if not cores:
+            return None
+        try:
+            return speed_fit.fitting_scale(spec, cores, {}, factors)
+        except SpecError:  # raw caps that no longer fit: no scale of the speeds helps
+            return None
 
     def _save_meter(self) -> None:
         """The meter's samples and the quotas set, kept with the run (down removes the originals)."""

@@ -43,18 +43,29 @@ def test_no_governed_setting_is_none():
 
 
 def test_the_runner_warns_before_the_cells_when_the_governor_was_short(tmp_path, monkeypatch):
+    import shutil
+    from pathlib import Path
+
+    from experiments import config as cfg
     from experiments import runner
     from testbed import meter
 
+    data = Path(__file__).resolve().parent / "data"
+    shutil.copy(data / "exp_tiny.toml", tmp_path / "exp_tiny.toml")
+    # three workstations of 0.3 reference cores and a raw cap of 0.15, all on core 0
+    (tmp_path / "exp_tiny4.toml").write_text('name = "exp-tiny4"\n[[workstation]]\nname = "ws"\ncount = 3\n'
+                                             'speed = 0.3\n[[workstation]]\nname = "raw"\ncpu = 0.15\n')
     (tmp_path / meter.QUOTAS_CSV).write_text(log([(1, "ws1", 0.25, 1.0, 0.3), (2, "ws1", 0.25, 1.0, 0.3),
                                                   (3, "ws1", 0.20, 1.5, 0.3)]))
     monkeypatch.setattr(runner, "meter_dir", lambda c: tmp_path)
     said: list[str] = []
     r = runner.Runner.__new__(runner.Runner)
-    r.cluster, r.log = None, said.append
+    r.cluster, r.log, r.config = None, said.append, cfg.load(tmp_path / "exp_tiny.toml")
     r._governor_check()
     assert len(said) == 1 and said[0].startswith("warning: so far the governor was at its ceiling in 67% of its")
     assert "held a mean 0.89 of the speeds" in said[0]
+    # core 0 at the keeper's median 1.0: (0.9 - 0.15) x 1.0 x 0.8 = 0.6 for three of 0.3 k, so k = 0.65
+    assert said[0].endswith("run slower (--speed-scale 0.65 fits the keeper's reading)")
 
     said.clear()
     (tmp_path / meter.QUOTAS_CSV).write_text(log([(1, "ws1", 0.25, 1.2, 0.3), (2, "ws1", 0.20, 1.5, 0.3)] * 6))
