@@ -34,7 +34,9 @@ WAITS: tuple[str, ...] = get_args(Wait)
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # NaN and infinity are never a valid number here: `speed_ref_cores = inf` (found by the fuzzing)
+    # passed gt=0 and made every job's work 0, which the Sevcik model then refused naming no field.
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class CgSize(_Strict):

@@ -66,6 +66,9 @@ def test_jobs_without_beta_are_allocated_by_the_rule(tmp_path):
      "job[2].cg.n: Input should be greater than 0"),
     (("demand_ref_s = 5.0", 'demand_ref_s = 5.0\nworkload = "jacobi"'), "job[2].workload: Input should be 'synthetic' or 'cg'"),
     (("demand_ref_s = 5.0", 'demand_ref_s = 5.0\nwait = "busy"'), "job[2].wait: Input should be 'polite' or 'spin'"),
+    # found by the fuzzing: an infinite speed made every job's work 0, refused later naming no field
+    (("round_s = 10.0", "round_s = 10.0\nspeed_ref_cores = inf"), "speed_ref_cores: Input should be a finite number"),
+    (("demand_ref_s = 20.0", "demand_ref_s = nan"), "job[0].demand_ref_s: Input should be a finite number"),
 ])
 def test_bad_specs_are_one_line_naming_the_field(tmp_path, edit, message):
     path = tmp_path / "bad.toml"
