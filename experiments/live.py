@@ -132,13 +132,10 @@ def run_experiment(target: Path | None, *, out: Path | None, resume: bool, repor
         else:
             steps.redo(store, console.log)  # the cells' own steps all the same
         return store.path
-    except SpeedRefused as exc:  # the cluster could not be placed (its speeds, now): nothing ran
+    except SpecError as exc:  # the cluster could not be placed (its speeds, now): nothing ran
         refused = not resume and store.jobs_frame().empty
-        if refused and config.speed_scale == 1:
+        if refused and isinstance(exc, SpeedRefused) and config.speed_scale == 1:
             raise SpeedRefused(f"{exc}; to run it uniformly slower on this host: --speed-scale fit") from None
-        raise
-    except SpecError:  # the cluster could not be placed: nothing ran
-        refused = not resume and store.jobs_frame().empty
         raise
     finally:
         store.close()
