@@ -226,6 +226,17 @@ class Profiling(_Strict):
     procs: list[int] = Field(default_factory=lambda: [1, 2, 4, 8], min_length=2)
     reps: int = Field(2, ge=1)
     demand: float = Field(1.0, gt=0, description="profile jobs of this many times the mean demand")
+    between_cells: list[int] = Field(default_factory=list, description=(
+        "profile again between cells, one job alone after each cell, on these of procs in turn "
+        "(experiments/profile_checks.py)"))
+
+    @model_validator(mode="after")
+    def _checks_profiled(self) -> "Profiling":
+        extra = sorted(set(self.between_cells) - set(self.procs))
+        if extra:
+            raise ValueError(f"between_cells: {', '.join(map(str, extra))} not among procs {self.procs} "
+                             "(a check is compared with the profile's own runs on as many workstations)")
+        return self
 
 
 class Overhead(_Strict):

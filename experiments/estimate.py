@@ -82,6 +82,7 @@ class Plan:
     profiling_s: dict[str, float]  # class -> seconds of profiling still to do (none when cached)
     setup_s: float = SETUP_S
     teardown_s: float = TEARDOWN_S
+    checks_s: float = 0.0  # the profile checks after the cells (`[profile] between_cells`)
 
     @property
     def cells_s(self) -> float:
@@ -89,7 +90,7 @@ class Plan:
 
     @property
     def total_s(self) -> float:
-        return self.setup_s + sum(self.profiling_s.values()) + self.cells_s + self.teardown_s
+        return self.setup_s + sum(self.profiling_s.values()) + self.cells_s + self.checks_s + self.teardown_s
 
     @property
     def label(self) -> str:
@@ -177,6 +178,24 @@ def profiling_seconds(config: ExperimentConfig, model: ClassModel, cls_name: str
     return prof.reps * one_rep
 
 
+def checks_seconds(config: ExperimentConfig, models: dict[str, ClassModel], cells: int) -> float:
+    """The profile checks a run of `cells` cells takes, one after each (experiments/profile_checks.py),
+    each a job alone as `profiling_seconds` prices one."""
+    from experiments.profile_checks import next_check
+
+    total = 0.0
+    for k in range(cells):
+        nxt = next_check(list(config.classes), config.profile.between_cells, k)
+        if nxt is None:
+            return 0.0
+        name, p = nxt
+        model = models[name]
+        job = [StreamJob(0, name, 0.0, config.classes[name].realized(config.profile.demand))]
+        (o,) = predict(job, {name: dataclasses.replace(model, pmax=p)}, "RA", p)
+        total += o.finish + model.teardown_s + PROFILE_RUN_S
+    return total
+
+
 def estimate(config: ExperimentConfig, models: dict[str, ClassModel], P: int, *, source: Source = "profiles",
              detail: str = "", to_profile: tuple[str, ...] = (), speeds: list[float] | None = None,
              streams: dict[Cell, list[StreamJob]] | None = None,
@@ -186,8 +205,9 @@ def estimate(config: ExperimentConfig, models: dict[str, ClassModel], P: int, *,
     missing = sorted(set(config.classes) - set(models))
     if missing:
         raise ValueError(f"class.{missing[0]}: no model to estimate it with")
-    return Plan(source, detail, cell_plans(config, models, P, speeds, streams, availability),
-                {name: profiling_seconds(config, models[name], name) for name in to_profile})
+    plans = cell_plans(config, models, P, speeds, streams, availability)
+    return Plan(source, detail, plans, {name: profiling_seconds(config, models[name], name) for name in to_profile},
+                checks_s=checks_seconds(config, models, len(plans)))
 
 
 def plan_for(config: ExperimentConfig, speed: float | None = None, *, first_run: bool = False) -> Plan:
@@ -321,6 +341,8 @@ def breakdown(plan: Plan) -> list[Step]:
         out.append(Step(f"{c.policy} at {c.rate:g}/s, rep {c.replication}", c.total_s,
                         f"{c.jobs} jobs, makespan {c.makespan_s:.1f} s + {CELL_OVERHEAD_S:g} s, "
                         f"utilisation {c.utilisation:.2f}"))
+    if plan.checks_s:
+        out.append(Step("profile checks", plan.checks_s, "one job alone after each cell (profile.between_cells)"))
     out.append(Step("teardown + report", plan.teardown_s, "measured on now8"))
     return out
 

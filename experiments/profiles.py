@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -152,6 +153,26 @@ def teardown(samples) -> float:
     return float(max(0.0, np.median([s.wall_s - s.done_s for s in samples])))
 
 
+def run_alone(cluster, workstations: list[str], name: str, argv: tuple[str, ...], p: int, rep: int,
+              tag: str) -> tuple[wprofile.Sample, float | None, float]:
+    """One job of the class alone on the first p workstations, through the live executor: its
+    sample (loop, launch to exit, launch to done), the reference speed the meter saw it delivered
+    (None: no meter) and the seconds from its start to its hello."""
+    job = Arrival(0, JobClass(name, argv, PmaxOnlyModel(p)), 0.0)
+    ex = LiveExecutor([job], "RA", cluster.job_launcher(), list(workstations[:p]), cluster.controller_address, tag=tag)
+    res = ex.run()
+    outcome, record = res.states[0], res.jobs[0]
+    if outcome.status != "done" or "compute_s" not in outcome.report:
+        raise RuntimeError(f"profiling class {name} on {p} workstation(s) failed: {outcome.error}")
+    speed = delivered.job_speed(cluster_state_dir(cluster.name), workstations[:p],
+                                delivered.monotonic_to_epoch(ex.t0 + record.start),
+                                delivered.monotonic_to_epoch(ex.t0 + record.finish)).speed
+    exited = max(r.exited_at for r in res.runs)
+    hello = min(res.runs, key=lambda r: r.launch).hello_at - record.start
+    sample = wprofile.Sample(p, rep, float(outcome.report["compute_s"]), exited - record.start, record.finish - record.start)
+    return sample, speed, hello
+
+
 def measure(cluster, workstations: list[str], name: str, cls: ClassSpec, prof: Profiling, key: str,
             log: Log) -> dict:
     """Run the dedicated profile and return the fit as stored with the results.
@@ -167,23 +188,12 @@ def measure(cluster, workstations: list[str], name: str, cls: ClassSpec, prof: P
     samples = []
     speeds: list[float | None] = []  # reference cores each run was delivered (slowest workstation)
     hellos: list[float] = []  # start to the coordinator's hello: the pause before work (models/launch.py)
-    state_dir = cluster_state_dir(cluster.name)
     for rep in range(prof.reps):  # repetitions in rounds: a slow spell of the host hits every p alike
         for p in prof.procs:
-            job = Arrival(0, JobClass(name, argv, PmaxOnlyModel(p)), 0.0)
-            ex = LiveExecutor([job], "RA", cluster.job_launcher(), list(workstations[:p]), cluster.controller_address,
-                              tag=f"profile-{name}-p{p}-r{rep}")
-            res = ex.run()
-            state, record = res.states[0], res.jobs[0]
-            speeds.append(delivered.job_speed(state_dir, workstations[:p], delivered.monotonic_to_epoch(ex.t0 + record.start),
-                                              delivered.monotonic_to_epoch(ex.t0 + record.finish)).speed)
-            if state.status != "done" or "compute_s" not in state.report:
-                raise RuntimeError(f"profiling class {name} on {p} workstation(s) failed: {state.error}")
-            exited = max(r.exited_at for r in res.runs)
-            hellos.append(min(res.runs, key=lambda r: r.launch).hello_at - record.start)
-            sample = wprofile.Sample(p, rep, float(state.report["compute_s"]), exited - record.start,
-                                     record.finish - record.start)
+            sample, speed, hello = run_alone(cluster, workstations, name, argv, p, rep, f"profile-{name}-p{p}-r{rep}")
             samples.append(sample)
+            speeds.append(speed)
+            hellos.append(hello)
             log(f"{name}: p={p} rep={rep} loop {sample.time_s:.2f} s, launch to done {sample.done_s:.2f} s, "
                 f"to exit {sample.wall_s:.2f} s")
     resized, startups = measure_resizes(cluster, workstations, name, cls, prof, log)
@@ -223,3 +233,14 @@ def measure(cluster, workstations: list[str], name: str, cls: ClassSpec, prof: P
     cache_dir().mkdir(parents=True, exist_ok=True)
     (cache_dir() / f"{key}.json").write_text(json.dumps(data, indent=2))
     return data
+
+
+def run_check(cluster, workstations: list[str], name: str, cls: ClassSpec, prof: Profiling, p: int, index: int,
+              log: Log) -> dict:
+    """One profile run between cells (experiments/profile_checks.py): the class alone on the first
+    p workstations, as `measure` runs it, stored as one more sample with the epoch it ended."""
+    sample, speed, hello = run_alone(cluster, workstations, name, tuple(cls.argv(prof.demand)), p, index,
+                                     f"check-{name}-p{p}-{index}")
+    log(f"{name}: check {index} on p={p}: loop {sample.time_s:.2f} s, launch to done {sample.done_s:.2f} s")
+    return {"p": p, "rep": index, "time_s": sample.time_s, "wall_s": sample.wall_s, "done_s": sample.done_s,
+            "hello_s": hello, "ref_speed": speed, "t": time.time()}

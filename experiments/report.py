@@ -26,6 +26,7 @@ from experiments.report_stats import (cell_table, claims_table, compare, error_t
 from experiments import sync_delay
 from experiments.store import ResultsStore
 from experiments.governor_hold import GovernorHold, governor_hold
+from experiments import profile_checks
 from experiments.unresized import by_size, drift_text, unresized
 
 DEFAULT_TARGETS = {"response_rel": 0.10, "execution_rel": 0.05}
@@ -102,7 +103,8 @@ def analyse(results: Path) -> Analysis:
     claims = claims_table(config.get("claims", config.get("claim", [])), measured, predicted, rates)
     return Analysis(Path(results), config, cells, jobs, preds, cmp, claims, calibration, profiles,
                     resize_diagnostic(samples, profiles), duration, measured, predicted, backend,
-                    unresized(jobs, config, profiles), _held(quotas, span))
+                    unresized(jobs, config, {k: profile_checks.at_start(v) for k, v in profiles.items()}),
+                    _held(quotas, span))
 
 
 def _held(quotas: list[str], span: list[tuple[float, float]]) -> GovernorHold | None:
@@ -203,6 +205,14 @@ def report_blocks(a: Analysis, figure_names: list[str]) -> list[Block]:
                           + (f" Median over all of them, then over the first and second half of the run: {drift}."
                              if drift else ""))),
                    ("table", by_size(a.unresized))]
+    checked = profile_checks.drift_text(a.profiles)
+    if checked:
+        blocks.append(("p", ("Profile checks: one job of a class alone after each cell (`[profile] between_cells`), "
+                             "its loop time beside the median of the profile's runs before the first cell on as "
+                             "many workstations, both brought to the profile's speed by the meter; median, then "
+                             f"over the first and second half of the checks: {checked}. The predictions fit each "
+                             "class from these runs and the profile's together; the policies and the diagnostic "
+                             "above use the profile before the first cell.")))
     overhead = c.get("overhead") or {}
     if any(overhead.get(k) for k in ("launch_s", "resize_s")):
         blocks.append(("p", f"Overhead knob: {overhead.get('launch_s', 0):g} s added to every launch and "

@@ -30,12 +30,12 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 
-from experiments import arrivals, delivered, owner_schedules, steps, swf
+from experiments import arrivals, delivered, owner_schedules, profile_checks, steps, swf
 from experiments.census import Census, malloc_trim
 from experiments.governor_hold import governor_hold
 from experiments.config import ExperimentConfig
 from experiments.models import loop
-from experiments.profiles import cached, measure, profile_key
+from experiments.profiles import cached, measure, profile_key, run_check
 from experiments.records import JobOutcome, StreamJob
 from experiments.store import ResultsStore
 from scheduler.live import Arrival
@@ -248,6 +248,7 @@ class Runner:
         for n, (policy, rate, rep) in enumerate(todo):
             self.update("cells", n, len(todo))
             self._cell(policy, rate, rep)
+            self._check_profile()
             if census is not None:
                 census.take(f"{policy} {rate} rep {rep}")  # its own collection and trim, measured
             else:  # what a cell freed goes back to the system, not kept by the heaps for the next
@@ -302,10 +303,37 @@ class Runner:
                 else:
                     self.log(f"class {name}: profile {key} reused")
                 self.store.set_profile(name, data)
-                self.profiles[name] = data
+                self.profiles[name] = profile_checks.at_start(data)  # what every cell's policy is told
         finally:
             if owners_stopped:
                 owners.start_from_spec(c)
+
+    def _check_profile(self) -> None:
+        """One profile run after a cell when the config asks for them (experiments/profile_checks.py),
+        stored among the class's samples; owners stopped meanwhile, as for the profile itself."""
+        sizes = self.config.profile.between_cells
+        stored = self.store.profiles()
+        index = profile_checks.done(stored)
+        nxt = profile_checks.next_check(list(self.config.classes), sizes, index)
+        if nxt is None:
+            return
+        name, p = nxt
+        if p > len(self.hosts) or name not in stored:
+            self.log(f"profile check {index} skipped: {p} workstations asked, {len(self.hosts)} left")
+            return
+        daemons = bool(self.config.load.owner) and not owner_schedules.in_use(self.config)
+        if daemons:
+            owners.stop(self.cluster)
+        try:
+            sample = run_check(self.cluster, self.hosts, name, self.config.classes[name], self.config.profile, p,
+                               index, self.log)
+        except RuntimeError as exc:  # a check only sharpens the prediction: the run goes on without it
+            self.log(f"warning: profile check {index} ({name} on {p}) failed: {steps.one_line(exc)}")
+            return
+        finally:
+            if daemons:
+                owners.start_from_spec(self.cluster)
+        self.store.update_profile(name, profile_checks.with_check(stored[name], sample))
 
     def _teardown(self) -> None:
         c = self.cluster

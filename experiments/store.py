@@ -290,6 +290,13 @@ class ResultsStore:
             c.execute("INSERT OR REPLACE INTO profiles (cls, json, updated_at) VALUES (?, ?, ?)",
                       (cls, json.dumps(data, sort_keys=True), time.time()))
 
+    def update_profile(self, cls: str, data: dict[str, Any]) -> None:
+        """Replace a stored profile's data, keeping the time it was stored (when it was measured or
+        reused: the estimate's check reads it), e.g. with a check between cells added."""
+        with self._tx() as c:
+            if c.execute("UPDATE profiles SET json = ? WHERE cls = ?", (json.dumps(data, sort_keys=True), cls)).rowcount != 1:
+                raise ValueError(f"no profile stored for class {cls!r}")
+
     def profiles(self) -> dict[str, dict[str, Any]]:
         return {cls: json.loads(text) for cls, text in self._query("SELECT cls, json FROM profiles ORDER BY cls")}
 
