@@ -9,7 +9,8 @@ profile changes, on copies of the stores (the originals are not touched):
   brought by the meter to the profile's reference speed (the median its runs were delivered),
   the checks between cells included when the run took them (experiments/profile_checks.py).
 - `start only`: the same without the checks: the profile as taken before the first cell.
-- `as profiled`: the profile's times as measured, not brought to one speed. A job on p
+- `as profiled`: the profile's times as measured, not brought to one speed (`[profile]
+  speed_basis = "as-profiled"`, experiments/models/speed_basis.py). A job on p
   workstations is then predicted at the speed the profile's runs on p were delivered. Where
   the governor runs short of headroom when every workstation is busy (Fig. 4: its runs on 8
   got 0.245 reference cores, its others 0.27-0.29), the reference speed is one the cells
@@ -33,6 +34,7 @@ import pandas as pd  # noqa: E402
 from _common import console, table  # noqa: E402  (also puts the repo on sys.path)
 
 from experiments import profile_checks  # noqa: E402
+from experiments.models import speed_basis  # noqa: E402
 from experiments.replay import replay  # noqa: E402
 from experiments.report import analyse  # noqa: E402
 from experiments.store import ResultsStore  # noqa: E402
@@ -40,7 +42,7 @@ from experiments.store import ResultsStore  # noqa: E402
 VARIANTS = {
     "stored": lambda p: p,
     "start only": profile_checks.at_start,
-    "as profiled": lambda p: {**p, "ref_speed": None},  # loop.at_reference: no reference, times as measured
+    "as profiled": lambda p: speed_basis.profile_for(p, "as-profiled"),  # [profile] speed_basis = "as-profiled"
 }
 
 

@@ -226,6 +226,10 @@ class Profiling(_Strict):
     procs: list[int] = Field(default_factory=lambda: [1, 2, 4, 8], min_length=2)
     reps: int = Field(2, ge=1)
     demand: float = Field(1.0, gt=0, description="profile jobs of this many times the mean demand")
+    speed_basis: Literal["reference", "as-profiled"] = Field("reference", description=(
+        "what a prediction takes the speed to be (experiments/models/speed_basis.py): the profile's "
+        "reference speed, each run's times brought to it by the meter, or the speed its runs on as many "
+        "workstations were delivered, their times as measured"))
     between_cells: list[int] = Field(default_factory=list, description=(
         "profile again between cells, one job alone after each cell, on these of procs in turn "
         "(experiments/profile_checks.py)"))

@@ -29,6 +29,7 @@ from experiments.models import loop
 from experiments.models.launch import stored_fit
 from testbed.load.model import owner_utilization
 from experiments.models.resize import ResizeFit, ResizeSample
+from experiments.models import speed_basis
 from experiments.predict import ClassModel, OverheadModel, ensemble, predict, workstation_speeds
 from experiments.store import ResultsStore
 from scheduler.engine import Schedule
@@ -77,7 +78,8 @@ def profiled_resize(profile: dict) -> ResizeFit | None:
 def class_models(config: ExperimentConfig, profiles: dict[str, dict]) -> dict[str, ClassModel]:
     """Every class from its profile and the config alone (overhead knob included)."""
     out = {}
-    for name, p in profiles.items():
+    for name, stored_profile in profiles.items():
+        p = speed_basis.profile_for(stored_profile, config.profile.speed_basis)
         fit = profiled_resize(p)
         launch = stored_fit(p)
         W, alpha, beta = loop.stored(p)

@@ -27,6 +27,7 @@ from experiments import sync_delay
 from experiments.store import ResultsStore
 from experiments.governor_hold import GovernorHold, governor_hold
 from experiments import profile_checks
+from experiments.models import speed_basis
 from experiments.unresized import by_size, drift_text, unresized
 
 DEFAULT_TARGETS = {"response_rel": 0.10, "execution_rel": 0.05}
@@ -91,7 +92,8 @@ def analyse(results: Path) -> Analysis:
         quotas = [text for name, text in store.artifacts(None).items() if name.startswith("quotas")]
         span = [(c["created_at"], c["updated_at"]) for c in store.timeline()["cells"]] if quotas else []
     arrivals = config.get("arrivals", {})
-    measured = cell_table(sync_delay.merge(summarize(normalised(jobs, measured=True), warmup), sync_measured))
+    at_basis = on_speed_basis(jobs, profiles, (config.get("profile") or {}).get("speed_basis", "reference"))
+    measured = cell_table(sync_delay.merge(summarize(normalised(at_basis, measured=True), warmup), sync_measured))
     predicted = cell_table(sync_delay.merge(
         summarize(normalised(paired_predictions(jobs, preds), measured=False), warmup), sync_predicted))
     cmp = with_bands(compare(measured, predicted, config.get("policies", ())), cells, bands,
@@ -103,8 +105,18 @@ def analyse(results: Path) -> Analysis:
     claims = claims_table(config.get("claims", config.get("claim", [])), measured, predicted, rates)
     return Analysis(Path(results), config, cells, jobs, preds, cmp, claims, calibration, profiles,
                     resize_diagnostic(samples, profiles), duration, measured, predicted, backend,
-                    unresized(jobs, config, {k: profile_checks.at_start(v) for k, v in profiles.items()}),
+                    unresized(at_basis, config, {k: profile_checks.at_start(v) for k, v in profiles.items()}),
                     _held(quotas, span))
+
+
+def on_speed_basis(jobs: pd.DataFrame, profiles: dict[str, dict], basis: str) -> pd.DataFrame:
+    """The jobs with each delivered speed made relative to the speed its prediction assumed
+    (experiments/models/speed_basis.py): unchanged under "reference"; under "as-profiled", to
+    the speed the profile's runs on the job's largest partition were delivered."""
+    if speed_basis.check(basis) == "reference" or jobs.empty or "delivered_speed" not in jobs:
+        return jobs
+    factors = [speed_basis.job_factor(profiles.get(c) or {}, int(p), basis) for c, p in zip(jobs.cls, jobs.max_procs)]
+    return jobs.assign(delivered_speed=pd.to_numeric(jobs.delivered_speed, errors="coerce") * factors)
 
 
 def _held(quotas: list[str], span: list[tuple[float, float]]) -> GovernorHold | None:
@@ -175,6 +187,7 @@ def report_blocks(a: Analysis, figure_names: list[str]) -> list[Block]:
     blocks += [("h2", "Configuration"), ("ul", [
         f"cluster: {c.get('cluster', 'n/a')}" + ("" if a.backend == "docker" else f", on the {a.backend} backend"),
         *speed_scale_lines(c),
+        *speed_basis_lines(c),
         f"policies: {', '.join(c.get('policies', []))}",
         f"arrival rates: {', '.join(rate_label(r) for r in arr.get('rates', []))}",
         (f"jobs per run: {arr.get('jobs', 'n/a')}, of which the first {arr.get('warmup', 0)} are warm-up "
@@ -260,6 +273,15 @@ def speed_scale_lines(config: dict[str, Any]) -> list[str]:
     return [f"speeds scaled by {k:g} (`--speed-scale`): every workstation ran at {k:g}x the cluster spec's "
             "reference cores, this host being too slow for them; work is in reference-seconds, so jobs took "
             f"about {1 / k:.2g}x as long as at the spec's speeds"]
+
+
+def speed_basis_lines(config: dict[str, Any]) -> list[str]:
+    """The `[profile] speed_basis`, when it is not the default reference speed."""
+    if (config.get("profile") or {}).get("speed_basis", "reference") == "reference":
+        return []
+    return ["predicted at the speed the profile's runs were delivered (`[profile] speed_basis = \"as-profiled\"`): "
+            "its times as measured, not brought to one reference speed; speed-normalised errors bring each "
+            "live job to the speed of the profile's runs on its largest partition"]
 
 
 def calibration_text(cal: dict[str, Any] | None) -> str:

@@ -34,7 +34,7 @@ from experiments import arrivals, delivered, owner_schedules, profile_checks, st
 from experiments.census import Census, malloc_trim
 from experiments.governor_hold import governor_hold
 from experiments.config import ExperimentConfig
-from experiments.models import loop
+from experiments.models import loop, speed_basis
 from experiments.profiles import cached, measure, profile_key, run_check
 from experiments.records import JobOutcome, StreamJob
 from experiments.store import ResultsStore
@@ -147,7 +147,8 @@ def live_arrivals(config: ExperimentConfig, profiles: dict[str, dict], jobs: lis
         cls = config.classes[j.cls]
         caps = [x for x in (cls.pmax, j.requested) if x is not None]
         pmax = min(caps) if caps else None  # None: the fit's optimum (Sevcik eq. 6)
-        jc = JobClass(j.cls, tuple(cls.argv(j.demand)), class_model(profiles[j.cls], j.demand, pmax))
+        profile = speed_basis.profile_for(profiles[j.cls], config.profile.speed_basis)  # as the predictions read it
+        jc = JobClass(j.cls, tuple(cls.argv(j.demand)), class_model(profile, j.demand, pmax))
         out.append(Arrival(j.id, jc, max(0.0, j.arrival - offset)))
     return out
 
