@@ -5,12 +5,12 @@
 The measured jobs are the same in every variant; only what the prediction takes from the
 profile changes, on copies of the stores (the originals are not touched):
 
-- `stored`: as the run's report predicts (experiments/replay.py): each profile run's times
-  brought by the meter to the profile's reference speed (the median its runs were delivered),
-  the checks between cells included when the run took them (experiments/profile_checks.py).
-- `start only`: the same without the checks: the profile as taken before the first cell.
-- `as profiled`: the profile's times as measured, not brought to one speed (`[profile]
-  speed_basis = "as-profiled"`, experiments/models/speed_basis.py). A job on p
+- `reference` (`[profile] speed_basis = "reference"`, experiments/models/speed_basis.py): each
+  profile run's times brought by the meter to the profile's reference speed (the median its
+  runs were delivered), the checks between cells included when the run took them
+  (experiments/profile_checks.py).
+- `reference, start only`: the same without the checks: the profile as taken before the first cell.
+- `as profiled` (`speed_basis = "as-profiled"`): the profile's times as measured, not brought to one speed. A job on p
   workstations is then predicted at the speed the profile's runs on p were delivered. Where
   the governor runs short of headroom when every workstation is busy (Fig. 4: its runs on 8
   got 0.245 reference cores, its others 0.27-0.29), the reference speed is one the cells
@@ -34,15 +34,15 @@ import pandas as pd  # noqa: E402
 from _common import console, table  # noqa: E402  (also puts the repo on sys.path)
 
 from experiments import profile_checks  # noqa: E402
-from experiments.models import speed_basis  # noqa: E402
 from experiments.replay import replay  # noqa: E402
 from experiments.report import analyse  # noqa: E402
 from experiments.store import ResultsStore  # noqa: E402
 
+# name -> (the profile's samples kept, the speed basis predicted under)
 VARIANTS = {
-    "stored": lambda p: p,
-    "start only": profile_checks.at_start,
-    "as profiled": lambda p: speed_basis.profile_for(p, "as-profiled"),  # [profile] speed_basis = "as-profiled"
+    "reference": (lambda p: p, "reference"),
+    "reference, start only": (profile_checks.at_start, "reference"),
+    "as profiled": (lambda p: p, "as-profiled"),
 }
 
 
@@ -59,9 +59,10 @@ def errors(src: Path, variant: str, tmp: Path) -> tuple[pd.DataFrame, dict]:
     """The cells' errors of one variant: policy, rate, err_response, err_median_execution."""
     db = copy_store(src, tmp / variant.replace(" ", "-"))
     with ResultsStore.open(db) as store:
+        keep, basis = VARIANTS[variant]
         for name, data in store.profiles().items():
-            store.update_profile(name, VARIANTS[variant](data))
-        replay(store)
+            store.update_profile(name, keep(data))
+        replay(store, basis=basis)
     a = analyse(db)
     return a.compared[["policy", "rate", "err_response", "err_median_execution"]].copy(), a.targets
 
@@ -94,7 +95,7 @@ def main() -> None:
     rows = [[run, pol, f"{rate:g}", *(f"{wide.loc[(run, pol, rate), (m, v)]:+.1%}"
                                        for m in ("err_response", "err_median_execution") for v in VARIANTS)]
             for run, pol, rate in wide.index]
-    table("prediction error per cell: response (stored | start only | as profiled), "
+    table("prediction error per cell: response (reference | reference, start only | as profiled), "
           "then median execution (the same)",
           ["run", "policy", "rate", *(f"{m} {v}" for m in ("resp.", "exec.") for v in VARIANTS)], rows)
     totals = cells.groupby(["run", "variant"], sort=False)[["response_miss", "execution_miss"]].sum()
@@ -115,8 +116,8 @@ def write(cells: pd.DataFrame, overall: pd.DataFrame, n: pd.Series, args: argpar
     cells.to_csv(out / "variants.csv", index=False)
     fig, axes = plt.subplots(1, 2, figsize=(10, 4.2), sharey=False)
     for ax, metric, label in ((axes[0], "err_response", "mean response"), (axes[1], "err_median_execution", "median execution")):
-        stored = cells[cells.variant == "stored"][metric].to_numpy()
-        for variant, marker in (("start only", "x"), ("as profiled", "o")):
+        stored = cells[cells.variant == "reference"][metric].to_numpy()
+        for variant, marker in (("reference, start only", "x"), ("as profiled", "o")):
             ax.scatter(stored * 100, cells[cells.variant == variant][metric].to_numpy() * 100, marker=marker,
                        label=variant, alpha=0.7)
         lim = max(abs(cells[metric]).max() * 100, 10) * 1.05
@@ -125,12 +126,12 @@ def write(cells: pd.DataFrame, overall: pd.DataFrame, n: pd.Series, args: argpar
         for edge in (-target * 100, target * 100):
             ax.axhline(edge, color="grey", ls=":", lw=0.8)
             ax.axvline(edge, color="grey", ls=":", lw=0.8)
-        ax.set_xlabel(f"{label} error, stored prediction (%)")
+        ax.set_xlabel(f"{label} error, at the reference speed (%)")
         ax.set_ylabel(f"{label} error, variant (%)")
         ax.set_xlim(-lim, lim)
         ax.set_ylim(-lim, lim)
         ax.legend(fontsize=8)
-    fig.suptitle("Each cell's prediction error: the stored prediction against the variants (dotted: targets)")
+    fig.suptitle("Each cell's prediction error: at the reference speed against the variants (dotted: targets)")
     fig.tight_layout()
     fig.savefig(out / "variants.png", dpi=110)
     plt.close(fig)
@@ -146,7 +147,7 @@ def write(cells: pd.DataFrame, overall: pd.DataFrame, n: pd.Series, args: argpar
             for v in VARIANTS) + " |")
     lines.append(f"| all ({n.iloc[0]} cells) | " + " | ".join(
         f"{int(overall.loc[v].response_miss)} / {int(overall.loc[v].execution_miss)}" for v in VARIANTS) + " |")
-    lines += ["", "Every cell's errors are in `variants.csv`; `variants.png` plots each variant's against the stored one.", ""]
+    lines += ["", "Every cell's errors are in `variants.csv`; `variants.png` plots each variant's against the reference one.", ""]
     (out / "variants.md").write_text("\n".join(lines))
     console.print(f"written: {out / 'variants.md'}, variants.csv, variants.png")
 

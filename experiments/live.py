@@ -111,11 +111,46 @@ def check_trace(config: cfg.ExperimentConfig, where: Path) -> None:
         raise cfg.ConfigError(f"{where}: arrivals.swf: {exc}") from None
 
 
+#: How many scales `--speed-scale fit` tries when placement refuses the one it fitted: placement reads
+#: the cores again, and on this host a core read 1.27 for the fit and 1.23 for placement a minute later.
+FIT_TRIES = 3
+
+
 def run_experiment(target: Path | None, *, out: Path | None, resume: bool, report: bool = True,
                    reprofile: bool = False, backend: str | None = None, speed_scale: SpeedScale = None) -> Path:
     """`backend`: where the cluster runs (testbed.backends.KINDS; None: Docker, or on --resume
     the run's own, which a different one given here is refused against). `speed_scale`: the
-    cluster's speeds times a number, or "fit" this host (a new run only; stored with it)."""
+    cluster's speeds times a number, or "fit" this host (a new run only; stored with it). A
+    fitted scale that placement refuses before anything ran is tried one step lower, up to
+    FIT_TRIES scales in all."""
+    from testbed.speed_fit import MIN_SCALE, SCALE_STEP
+
+    scale = speed_scale
+    for attempt in range(FIT_TRIES if speed_scale == "fit" and not resume else 1):
+        try:
+            return _run_once(target, out=out, resume=resume, report=report, reprofile=reprofile, backend=backend,
+                             speed_scale=scale, fitted=speed_scale == "fit")
+        except _FittedScaleRefused as exc:
+            lower = round(exc.scale - SCALE_STEP, 6)
+            if attempt + 1 == FIT_TRIES or lower < MIN_SCALE - 1e-9:
+                raise exc.refusal from None
+            console.log(f"placement refused the fitted {exc.scale:g}x ({exc.refusal}): trying {lower:g}x")
+            scale = lower
+    raise AssertionError("unreachable: the last try returns or raises")
+
+
+class _FittedScaleRefused(Exception):
+    """Placement refused a fitted scale before anything ran (the results file is removed)."""
+
+    def __init__(self, scale: float, refusal: SpeedRefused) -> None:
+        super().__init__(str(refusal))
+        self.scale, self.refusal = scale, refusal
+
+
+def _run_once(target: Path | None, *, out: Path | None, resume: bool, report: bool, reprofile: bool,
+              backend: str | None, speed_scale: SpeedScale, fitted: bool) -> Path:
+    """One try of `run_experiment`; `fitted`: the scale came from `--speed-scale fit` (a refusal
+    of it before anything ran raises _FittedScaleRefused, for a try one step lower)."""
     from testbed.progress import progress_bar
 
     store, config = open_store(target, out, resume, backend, speed_scale)
@@ -134,6 +169,8 @@ def run_experiment(target: Path | None, *, out: Path | None, resume: bool, repor
         return store.path
     except SpecError as exc:  # the cluster could not be placed (its speeds, now): nothing ran
         refused = not resume and store.jobs_frame().empty
+        if refused and isinstance(exc, SpeedRefused) and fitted:
+            raise _FittedScaleRefused(config.speed_scale, exc) from None
         if refused and isinstance(exc, SpeedRefused) and config.speed_scale == 1:
             raise SpeedRefused(f"{exc}; to run it uniformly slower on this host: --speed-scale fit") from None
         raise

@@ -79,3 +79,38 @@ def test_the_report_names_the_scale_only_when_there_is_one() -> None:
     (line,) = speed_scale_lines({"speed_scale": 0.55})
     assert line.startswith("speeds scaled by 0.55 (`--speed-scale`): every workstation ran at 0.55x")
     assert line.endswith("about 1.8x as long as at the spec's speeds")
+
+
+def test_a_fitted_scale_placement_refuses_is_tried_one_step_lower(tiny: Path, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Placement reads the cores again after the fit, and may read them slower (1.27 for the fit,
+    1.23 for placement, 29 Nov 2026): a refused fitted scale is tried 0.05 lower, FIT_TRIES in all."""
+    tried: list[float] = []
+
+    def runner_refusing_above(limit: float):
+        class Runner:
+            def __init__(self, config, store, *, update, log, reprofile) -> None:
+                self.scale = config.speed_scale
+
+            def run(self) -> None:
+                tried.append(self.scale)
+                if self.scale > limit:
+                    raise SpeedRefused(f"workstation ws7: at {self.scale:g}x, 0.164 available")
+        return Runner
+
+    monkeypatch.setattr(live, "fitted_scale", lambda config, backend: 0.8)
+    monkeypatch.setattr(live, "Runner", runner_refusing_above(0.71))
+    out = tmp_path / "results" / "r.sqlite"
+    path = live.run_experiment(tiny, out=out, resume=False, report=False, speed_scale="fit")
+    assert tried == [0.8, 0.75, 0.7]
+    store, config = live.open_store(None, path, resume=True)
+    store.close()
+    assert config.speed_scale == 0.7
+
+    tried.clear()
+    out2 = tmp_path / "results2" / "r.sqlite"
+    monkeypatch.setattr(live, "Runner", runner_refusing_above(0.5))
+    with pytest.raises(SpeedRefused, match=r"^workstation ws7: at 0\.7x, 0\.164 available$"):
+        live.run_experiment(tiny, out=out2, resume=False, report=False, speed_scale="fit")
+    assert tried == [0.8, 0.75, 0.7]
+    assert list(out2.parent.iterdir()) == []  # nothing ran: no results file left
