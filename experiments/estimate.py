@@ -42,6 +42,7 @@ from testbed.load.model import available_fraction
 from experiments.predict import ClassModel, predict
 from experiments.records import StreamJob
 from scheduler.engine import PolicyError
+from scheduler.policy import Policy
 from testbed.spec import ClusterSpec
 from workloads.reference import MULTIPLY_PER_REF_S
 
@@ -159,22 +160,25 @@ def cell_plans(config: ExperimentConfig, models: dict[str, ClassModel], P: int,
     return out
 
 
+def profile_run_seconds(config: ExperimentConfig, model: ClassModel, cls_name: str, p: int,
+                        policy: str | Policy = "RA") -> float:
+    """One dedicated profile run of the class (its demand as profiled) on p workstations under
+    `policy` (RA: the job alone; a `ResizeScript`: its resizes), teardown and the run's own cost
+    included."""
+    job = [StreamJob(0, cls_name, 0.0, config.classes[cls_name].realized(config.profile.demand))]
+    (o,) = predict(job, {cls_name: dataclasses.replace(model, pmax=p)}, policy, p)
+    return o.finish + model.teardown_s + PROFILE_RUN_S
+
+
 def profiling_seconds(config: ExperimentConfig, model: ClassModel, cls_name: str) -> float:
     """One class's dedicated profile, as `profiles.measure` runs it: per repetition the job alone
     on each p of procs, then one job resized by `ResizeScript` through `resize_sizes(procs)`."""
     from experiments.profiles import ResizeScript, resize_sizes
 
     prof = config.profile
-    demand = config.classes[cls_name].realized(prof.demand)
-    job = [StreamJob(0, cls_name, 0.0, demand)]
-    one_rep = 0.0
-    for p in prof.procs:
-        (o,) = predict(job, {cls_name: dataclasses.replace(model, pmax=p)}, "RA", p)
-        one_rep += o.finish + model.teardown_s + PROFILE_RUN_S
     sizes = resize_sizes(prof.procs)
-    top = max(sizes)
-    (o,) = predict(job, {cls_name: dataclasses.replace(model, pmax=top)}, ResizeScript(sizes), top)
-    one_rep += o.finish + model.teardown_s + PROFILE_RUN_S
+    one_rep = sum(profile_run_seconds(config, model, cls_name, p) for p in prof.procs)
+    one_rep += profile_run_seconds(config, model, cls_name, max(sizes), ResizeScript(sizes))
     return prof.reps * one_rep
 
 
@@ -189,10 +193,7 @@ def checks_seconds(config: ExperimentConfig, models: dict[str, ClassModel], cell
         if nxt is None:
             return 0.0
         name, p = nxt
-        model = models[name]
-        job = [StreamJob(0, name, 0.0, config.classes[name].realized(config.profile.demand))]
-        (o,) = predict(job, {name: dataclasses.replace(model, pmax=p)}, "RA", p)
-        total += o.finish + model.teardown_s + PROFILE_RUN_S
+        total += profile_run_seconds(config, models[name], name, p)
     return total
 
 

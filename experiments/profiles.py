@@ -173,6 +173,12 @@ def run_alone(cluster, workstations: list[str], name: str, argv: tuple[str, ...]
     return sample, speed, hello
 
 
+def stored_sample(sample: wprofile.Sample, speed: float | None, hello: float) -> dict:
+    """One profile run as a profile stores it (`run_alone`'s three results)."""
+    return {"p": sample.p, "rep": sample.rep, "time_s": sample.time_s, "wall_s": sample.wall_s,
+            "done_s": sample.done_s, "hello_s": hello, "ref_speed": speed}
+
+
 def measure(cluster, workstations: list[str], name: str, cls: ClassSpec, prof: Profiling, key: str,
             log: Log) -> dict:
     """Run the dedicated profile and return the fit as stored with the results.
@@ -206,8 +212,7 @@ def measure(cluster, workstations: list[str], name: str, cls: ClassSpec, prof: P
     # The reference speed the profile ran at (median over its runs; None: no meter): a live
     # job's delivered speed over this is its speed ratio, which normalises its times.
     ref_speed = float(np.median([v for v in speeds if v is not None])) if any(v is not None for v in speeds) else None
-    stored_samples = [{"p": s.p, "rep": s.rep, "time_s": s.time_s, "wall_s": s.wall_s, "done_s": s.done_s,
-                       "hello_s": h, "ref_speed": v} for s, v, h in zip(samples, speeds, hellos)]
+    stored_samples = [stored_sample(s, v, h) for s, v, h in zip(samples, speeds, hellos)]
     fit = loop.fit(stored_samples, ref_speed)  # each run's times as at ref_speed
     at_ref = loop.normalised_samples(stored_samples, ref_speed)
     means = {p: float(np.mean([s["time_s"] for s in at_ref if s["p"] == p])) for p in prof.procs}
@@ -242,5 +247,4 @@ def run_check(cluster, workstations: list[str], name: str, cls: ClassSpec, prof:
     sample, speed, hello = run_alone(cluster, workstations, name, tuple(cls.argv(prof.demand)), p, index,
                                      f"check-{name}-p{p}-{index}")
     log(f"{name}: check {index} on p={p}: loop {sample.time_s:.2f} s, launch to done {sample.done_s:.2f} s")
-    return {"p": p, "rep": index, "time_s": sample.time_s, "wall_s": sample.wall_s, "done_s": sample.done_s,
-            "hello_s": hello, "ref_speed": speed, "t": time.time()}
+    return {**stored_sample(sample, speed, hello), "t": time.time()}
