@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -153,30 +154,44 @@ def teardown(samples) -> float:
     return float(max(0.0, np.median([s.wall_s - s.done_s for s in samples])))
 
 
+@dataclass(frozen=True)
+class AloneRun:
+    """One profile run: its sample (loop, launch to exit, launch to done), the reference speed
+    the meter saw it delivered (None: no meter), the seconds from its start to its hello, and
+    where and when it ran (epoch s), so a stored profile can be metered again from the run's
+    kept meter series."""
+    sample: wprofile.Sample
+    speed: float | None
+    hello_s: float
+    hosts: tuple[str, ...]
+    t0_epoch: float
+    t1_epoch: float
+
+
 def run_alone(cluster, workstations: list[str], name: str, argv: tuple[str, ...], p: int, rep: int,
-              tag: str) -> tuple[wprofile.Sample, float | None, float]:
-    """One job of the class alone on the first p workstations, through the live executor: its
-    sample (loop, launch to exit, launch to done), the reference speed the meter saw it delivered
-    (None: no meter) and the seconds from its start to its hello."""
+              tag: str) -> AloneRun:
+    """One job of the class alone on the first p workstations, through the live executor."""
     job = Arrival(0, JobClass(name, argv, PmaxOnlyModel(p)), 0.0)
     ex = LiveExecutor([job], "RA", cluster.job_launcher(), list(workstations[:p]), cluster.controller_address, tag=tag)
     res = ex.run()
     outcome, record = res.states[0], res.jobs[0]
     if outcome.status != "done" or "compute_s" not in outcome.report:
         raise RuntimeError(f"profiling class {name} on {p} workstation(s) failed: {outcome.error}")
-    speed = delivered.job_speed(cluster_state_dir(cluster.name), workstations[:p],
-                                delivered.monotonic_to_epoch(ex.t0 + record.start),
-                                delivered.monotonic_to_epoch(ex.t0 + record.finish)).speed
+    t0 = delivered.monotonic_to_epoch(ex.t0 + record.start)
+    t1 = delivered.monotonic_to_epoch(ex.t0 + record.finish)
+    speed = delivered.job_speed(cluster_state_dir(cluster.name), workstations[:p], t0, t1).speed
     exited = max(r.exited_at for r in res.runs)
     hello = min(res.runs, key=lambda r: r.launch).hello_at - record.start
     sample = wprofile.Sample(p, rep, float(outcome.report["compute_s"]), exited - record.start, record.finish - record.start)
-    return sample, speed, hello
+    return AloneRun(sample, speed, hello, tuple(workstations[:p]), t0, t1)
 
 
-def stored_sample(sample: wprofile.Sample, speed: float | None, hello: float) -> dict:
-    """One profile run as a profile stores it (`run_alone`'s three results)."""
-    return {"p": sample.p, "rep": sample.rep, "time_s": sample.time_s, "wall_s": sample.wall_s,
-            "done_s": sample.done_s, "hello_s": hello, "ref_speed": speed}
+def stored_sample(run: AloneRun) -> dict:
+    """One profile run as a profile stores it."""
+    s = run.sample
+    return {"p": s.p, "rep": s.rep, "time_s": s.time_s, "wall_s": s.wall_s, "done_s": s.done_s,
+            "hello_s": run.hello_s, "ref_speed": run.speed, "hosts": list(run.hosts),
+            "t0_epoch": run.t0_epoch, "t1_epoch": run.t1_epoch}
 
 
 def measure(cluster, workstations: list[str], name: str, cls: ClassSpec, prof: Profiling, key: str,
@@ -191,17 +206,16 @@ def measure(cluster, workstations: list[str], name: str, cls: ClassSpec, prof: P
     launch_s + launch_per_proc_s·p; teardown_s is done-to-exit.
     """
     argv = tuple(cls.argv(prof.demand))
-    samples = []
-    speeds: list[float | None] = []  # reference cores each run was delivered (slowest workstation)
-    hellos: list[float] = []  # start to the coordinator's hello: the pause before work (models/launch.py)
+    runs: list[AloneRun] = []
     for rep in range(prof.reps):  # repetitions in rounds: a slow spell of the host hits every p alike
         for p in prof.procs:
-            sample, speed, hello = run_alone(cluster, workstations, name, argv, p, rep, f"profile-{name}-p{p}-r{rep}")
-            samples.append(sample)
-            speeds.append(speed)
-            hellos.append(hello)
+            run = run_alone(cluster, workstations, name, argv, p, rep, f"profile-{name}-p{p}-r{rep}")
+            runs.append(run)
+            sample = run.sample
             log(f"{name}: p={p} rep={rep} loop {sample.time_s:.2f} s, launch to done {sample.done_s:.2f} s, "
                 f"to exit {sample.wall_s:.2f} s")
+    samples = [r.sample for r in runs]
+    speeds = [r.speed for r in runs]  # reference cores each run was delivered (delivered.job_speed)
     resized, startups = measure_resizes(cluster, workstations, name, cls, prof, log)
     resize = None
     if resized:
@@ -212,7 +226,7 @@ def measure(cluster, workstations: list[str], name: str, cls: ClassSpec, prof: P
     # The reference speed the profile ran at (median over its runs; None: no meter): a live
     # job's delivered speed over this is its speed ratio, which normalises its times.
     ref_speed = float(np.median([v for v in speeds if v is not None])) if any(v is not None for v in speeds) else None
-    stored_samples = [stored_sample(s, v, h) for s, v, h in zip(samples, speeds, hellos)]
+    stored_samples = [stored_sample(r) for r in runs]
     fit = loop.fit(stored_samples, ref_speed)  # each run's times as at ref_speed
     at_ref = loop.normalised_samples(stored_samples, ref_speed)
     means = {p: float(np.mean([s["time_s"] for s in at_ref if s["p"] == p])) for p in prof.procs}
@@ -244,7 +258,6 @@ def run_check(cluster, workstations: list[str], name: str, cls: ClassSpec, prof:
               log: Log) -> dict:
     """One profile run between cells (experiments/profile_checks.py): the class alone on the first
     p workstations, as `measure` runs it, stored as one more sample with the epoch it ended."""
-    sample, speed, hello = run_alone(cluster, workstations, name, tuple(cls.argv(prof.demand)), p, index,
-                                     f"check-{name}-p{p}-{index}")
-    log(f"{name}: check {index} on p={p}: loop {sample.time_s:.2f} s, launch to done {sample.done_s:.2f} s")
-    return {**stored_sample(sample, speed, hello), "t": time.time()}
+    run = run_alone(cluster, workstations, name, tuple(cls.argv(prof.demand)), p, index, f"check-{name}-p{p}-{index}")
+    log(f"{name}: check {index} on p={p}: loop {run.sample.time_s:.2f} s, launch to done {run.sample.done_s:.2f} s")
+    return {**stored_sample(run), "t": time.time()}

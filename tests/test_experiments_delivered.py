@@ -12,11 +12,12 @@ def write_meter(d, factors: dict[int, float], quotas: dict[str, tuple[int, float
                                    for ws, (core, q) in quotas.items()])
 
 
-def test_the_slowest_workstation_sets_the_job_speed(tmp_path):
+def test_the_job_speed_is_the_mean_of_its_workstations(tmp_path):
     write_meter(tmp_path, {0: 2.0, 1: 1.5}, {"ws1": (0, 0.1), "ws2": (1, 0.1), "ws3": (0, 0.2)})
     got = job_speed(tmp_path, ["ws1", "ws2", "ws3"], 1002.0, 1008.0)
     assert got.status == "metered"
-    assert abs(got.speed - 0.15) < 1e-9  # ws2: 0.1 core x 1.5 reference-s per CPU-s
+    # ws1 0.1 core x 2.0 reference-s per CPU-s, ws2 0.1 x 1.5, ws3 0.2 x 2.0
+    assert abs(got.speed - (0.2 + 0.15 + 0.4) / 3) < 1e-9
     assert abs(job_speed(tmp_path, ["ws3"], 1002.0, 1008.0).speed - 0.4) < 1e-9
 
 
@@ -75,6 +76,6 @@ def test_a_job_late_in_a_long_run_gets_the_speed_a_full_read_gives(tmp_path):
         long_meter(d, quota_every_s=quota_every_s)
         samples, quotas = read_samples(d / SAMPLES_CSV), read_quotas(d / QUOTAS_CSV)
         t0, t1 = 1000.0 + 6500.0, 1000.0 + 6620.0
-        full = min(delivered_speed(samples, quotas, ws, t0, t1).speed for ws in ("ws1", "ws2"))
+        full = sum(delivered_speed(samples, quotas, ws, t0, t1).speed for ws in ("ws1", "ws2")) / 2
         got = job_speed(d, ["ws1", "ws2"], t0, t1)
         assert got.status == "metered" and abs(got.speed - full) < 1e-12

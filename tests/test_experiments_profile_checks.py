@@ -140,3 +140,13 @@ def test_the_runner_takes_one_check_after_each_cell_in_turn(tmp_path: Path, monk
         r._check_profile()  # the third check is still due (on 8), and 4 workstations are left
         assert taken == [("a", 8, 0), ("a", 4, 1), ("a", 8, 2)]
         assert any("profile check 2 skipped: 8 workstations asked, 4 left" in line for line in logs)
+
+
+def test_a_stored_profile_run_keeps_where_and_when_it_ran() -> None:
+    """So a profile can be metered again from the run's kept meter series."""
+    from experiments.profiles import AloneRun, stored_sample
+    from workloads.profile import Sample
+
+    run = AloneRun(Sample(2, 1, 3.0, 3.4, 3.2), 0.29, 0.05, ("ws1", "ws2"), 1000.0, 1003.2)
+    assert stored_sample(run) == {"p": 2, "rep": 1, "time_s": 3.0, "wall_s": 3.4, "done_s": 3.2, "hello_s": 0.05,
+                                  "ref_speed": 0.29, "hosts": ["ws1", "ws2"], "t0_epoch": 1000.0, "t1_epoch": 1003.2}

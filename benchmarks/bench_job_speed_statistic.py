@@ -1,0 +1,185 @@
+"""Benchmark: which summary of a job's workstations' metered speeds explains its time best.
+
+    .venv/bin/python benchmarks/bench_job_speed_statistic.py RESULTS.sqlite [...] [--out DIR]
+
+A live job's delivered speed (experiments/delivered.py) was, until 30 Nov 2026, the slowest of
+its workstations' speeds over its span, each the mean of quota x core factor
+(testbed/meter.py); since then it is their mean, on this benchmark's finding. For a job on 8
+workstations over two cores that is the lower of two short, noisy averages, and a minimum of
+noisy readings lies under what it summarises. Whether it also lies under the speed the job
+got is a question for the jobs' own times: a class's jobs that kept one partition of p
+workstations did the same work, so if a statistic s is the speed that set their pace, time x s
+is the same for all of them (time x s / demand, where the demand varies), and the spread of time x s across them is smallest for the
+statistic that explains their variation best. (Median and mean agree on two cores: the
+workstations of one core share its factor.)
+
+From each stored run's own meter series (kept as artifacts), this recomputes every such job's
+per-workstation speeds and summarises them as the minimum, the mean and the median; it checks
+the recomputed figures against the one stored (the median of min / stored should be 1 for a
+run made before 30 Nov 2026, of mean / stored after; the segment's epoch start is taken from
+the store, a little off the executor's clock), then prints per
+(class, p) the coefficient of variation of time, time x min, time x mean and time x median,
+and the mean of min / mean. With --out it writes statistic.md, statistic.csv and statistic.png.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import sqlite3
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+from _common import console, table  # noqa: E402  (also puts the repo on sys.path)
+
+from testbed.meter import delivered_speed, read_quotas, read_samples  # noqa: E402
+from experiments.report import md_table  # noqa: E402
+from experiments.store import ResultsStore  # noqa: E402
+
+STATISTICS = ("min", "mean", "median")
+
+
+def unresized_jobs(conn: sqlite3.Connection) -> list[dict]:
+    """Done jobs with one launch and no preemption: cell, job, cls, p, hosts, span on the
+    segment's clock, the segment's epoch start, and the stored ratio to the profile's speed."""
+    seg_start = {(c, s): (t, o) for c, s, o, t in conn.execute(
+        "SELECT cell_id, seq, offset_s, started_at FROM segments")}
+    launches: dict[tuple[int, int], list[dict]] = {}
+    for cell, name, text in conn.execute("SELECT cell_id, name, text FROM artifacts WHERE name LIKE 'runs-%'"):
+        seg = int(name.removeprefix("runs-").removesuffix(".csv"))
+        for row in csv.DictReader(io.StringIO(text)):
+            launches.setdefault((cell, int(row["job"])), []).append({**row, "segment": seg})
+    out = []
+    for cell, job, seg, cls, demand, start, finish, procs, pre, ratio in conn.execute(
+            "SELECT cell_id, job_id, segment, cls, demand, start, finish, max_procs, preemptions, delivered_speed "
+            "FROM jobs WHERE status = 'done' AND preemptions = 0 AND delivered_speed IS NOT NULL"):
+        runs = launches.get((cell, job), [])
+        if len(runs) != 1:
+            continue
+        hosts = runs[0]["hosts"].split(",")
+        if len(hosts) != procs:
+            continue
+        t_epoch, offset = seg_start[(cell, seg)]
+        out.append({"cell": cell, "job": job, "cls": cls, "p": procs, "hosts": hosts, "ratio": ratio,
+                    "t0": t_epoch + start - offset, "t1": t_epoch + finish - offset,
+                    "time_s": finish - start, "demand": demand})
+    return out
+
+
+def meter_series(conn: sqlite3.Connection, tmp: Path) -> tuple[list, list]:
+    """The run's meter samples and quotas, from its artifacts (every calibration's, joined)."""
+    samples, quotas = [], []
+    for name, text in conn.execute("SELECT name, text FROM artifacts WHERE cell_id IS NULL "
+                                         "AND (name LIKE 'meter-%' OR name LIKE 'quotas-%')"):
+        path = tmp / name
+        path.write_text(text)
+        (samples if name.startswith("meter-") else quotas).extend(
+            (read_samples if name.startswith("meter-") else read_quotas)(path))
+    return samples, quotas
+
+
+def measure(src: Path) -> pd.DataFrame:
+    with ResultsStore.open(src, readonly=True) as store:
+        run = label(src, store.config.get("name", src.stem))
+        refs = {name: data.get("ref_speed") for name, data in store.profiles().items()}
+    conn = sqlite3.connect(f"file:{src}?mode=ro", uri=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        samples, quotas = meter_series(conn, Path(tmp))
+        rows = []
+        for j in unresized_jobs(conn):
+            speeds = [delivered_speed(samples, quotas, h, j["t0"], j["t1"]).speed for h in j["hosts"]]
+            if any(s is None for s in speeds) or not refs.get(j["cls"]):
+                continue
+            ref = refs[j["cls"]]
+            rows.append({"run": run, "cls": j["cls"], "p": j["p"], "time_s": j["time_s"] / j["demand"],
+                         "stored": j["ratio"], "min": min(speeds) / ref,
+                         "mean": statistics.fmean(speeds) / ref, "median": statistics.median(speeds) / ref})
+    return pd.DataFrame(rows)
+
+
+def label(src: Path, name: str) -> str:
+    """The run's name, and its folder when it is one of several runs of a figure (run-DATE-x)."""
+    return f"{name} ({src.parent.name})" if src.parent.name.startswith("run-") else name
+
+
+def cv(values: pd.Series) -> float:
+    return float(values.std(ddof=1) / values.mean()) if len(values) > 1 else float("nan")
+
+
+def summarise(jobs: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for (run, cls, p), g in jobs.groupby(["run", "cls", "p"]):
+        if len(g) < 5:
+            continue
+        row = {"run": run, "cls": cls, "p": p, "jobs": len(g),
+               "min_vs_stored": float((g["min"] / g["stored"]).median()),
+               "mean_vs_stored": float((g["mean"] / g["stored"]).median()),
+               "cv_time": cv(g["time_s"])}
+        for stat in STATISTICS:
+            row[f"cv_time_x_{stat}"] = cv(g["time_s"] * g[stat])
+        row["min_over_mean"] = float((g["min"] / g["mean"]).mean())
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def plot(summary: pd.DataFrame, by_p: pd.DataFrame, path: Path) -> None:
+    """Left: min / mean per (run, class, p) against p. Right: the median spread per statistic."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.6))
+    left.scatter(summary["p"], summary["min_over_mean"], s=14, alpha=0.7)
+    left.axhline(1.0, color="grey", lw=0.8)
+    left.set_xscale("log", base=2)
+    left.set_xlabel("workstations p")
+    left.set_ylabel("min / mean of the job's workstations' speeds")
+    for stat, marker in zip(("cv_time", *(f"cv_time_x_{s}" for s in STATISTICS)), "osx^"):
+        right.plot(by_p.index, by_p[stat], marker=marker, label=stat.replace("cv_", "").replace("_x_", " x "))
+    right.set_xscale("log", base=2)
+    right.set_xlabel("workstations p")
+    right.set_ylabel("coefficient of variation (median)")
+    right.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("results", nargs="+", type=Path)
+    ap.add_argument("--out", type=Path, help="write statistic.md, statistic.csv and statistic.png here")
+    args = ap.parse_args()
+    frames = []
+    for src in args.results:
+        if not src.exists():
+            sys.exit(f"error: results: {src} does not exist")
+        frames.append(measure(src))
+    jobs = pd.concat(frames, ignore_index=True)
+    summary = summarise(jobs)
+    cols = ["run", "cls", "p", "jobs", "min_vs_stored", "mean_vs_stored", "cv_time",
+            *[f"cv_time_x_{s}" for s in STATISTICS], "min_over_mean"]
+    table("spread of a class's unresized jobs' times, raw and times each speed statistic", cols,
+          [[str(r[c]) if isinstance(r[c], (str, int)) else f"{r[c]:.3f}" for c in cols]
+           for _, r in summary.iterrows()])
+    by_p = summary.groupby("p")[[f"cv_time_x_{s}" for s in STATISTICS] + ["cv_time", "min_over_mean"]].median()
+    console.print("median over runs and classes, by p:")
+    console.print(by_p.round(3).to_string())
+    best = summary[[f"cv_time_x_{s}" for s in STATISTICS]].idxmin(axis=1).value_counts()
+    console.print("groups where each statistic gives the smallest spread: "
+                  + ", ".join(f"{k.removeprefix('cv_time_x_')} {v}" for k, v in best.items()))
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        summary.to_csv(args.out / "statistic.csv", index=False)
+        plot(summary, by_p, args.out / "statistic.png")
+        (args.out / "statistic.md").write_text(
+            "# Which summary of a job's workstations' speeds explains its time\n\n"
+            f"Made by `.venv/bin/python benchmarks/bench_job_speed_statistic.py {' '.join(str(r) for r in args.results)}"
+            f" --out {args.out}`.\n\n" + md_table(summary.round(4)) + "\n\n## By p, median\n\n"
+            + md_table(by_p.round(4).reset_index()) + "\n\n![statistic](statistic.png)\n")
+
+
+if __name__ == "__main__":
+    main()
