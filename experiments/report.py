@@ -177,6 +177,16 @@ def jobs_table(a: Analysis) -> pd.DataFrame:
 Block = tuple[str, Any]  # ("h1" | "h2" | "p" | "ul", text or list) or ("table", DataFrame) or ("img", file name)
 
 
+def shown_path(path: object) -> str:
+    """A stored path as a reader of the committed report can follow it: relative to the
+    repository when it lies inside, so a report does not name the machine it was made on."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        return str(Path(str(path)).resolve().relative_to(root))
+    except ValueError:
+        return str(path)
+
+
 def report_blocks(a: Analysis, figure_names: list[str]) -> list[Block]:
     """The report as a list of blocks, rendered alike to markdown and HTML."""
     c, arr = a.config, a.config.get("arrivals", {})
@@ -185,7 +195,7 @@ def report_blocks(a: Analysis, figure_names: list[str]) -> list[Block]:
         blocks.append(("p", f"Reproduces: {c['paper']}."))
     blocks.append(("p", f"Results: {a.path.name}; report made {time.strftime('%Y-%m-%d %H:%M')}."))
     blocks += [("h2", "Configuration"), ("ul", [
-        f"cluster: {c.get('cluster', 'n/a')}" + ("" if a.backend == "docker" else f", on the {a.backend} backend"),
+        f"cluster: {shown_path(c.get('cluster', 'n/a'))}" + ("" if a.backend == "docker" else f", on the {a.backend} backend"),
         *speed_scale_lines(c),
         *speed_basis_lines(c),
         f"policies: {', '.join(c.get('policies', []))}",

@@ -1,6 +1,9 @@
 """The `nowlab` command: one typer app, one module per command group (nowlab/commands/)."""
 from __future__ import annotations
 
+import sys
+import warnings
+
 import typer
 
 from nowlab.commands import (cluster, experiments, load, schedule, selection, swarm, taskgraph, timeshare,
@@ -13,5 +16,12 @@ for group in (cluster, load, workloads, schedule, experiments, taskgraph, timesh
     group.register(app)
 
 
+def _one_line(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+              file: object = None, line: str | None = None) -> None:
+    """A warning as the user reads it, one line, without the library's source line."""
+    print(f"warning: {message}", file=sys.stderr)
+
+
 def main() -> None:
+    warnings.showwarning = _one_line
     app()

@@ -298,3 +298,13 @@ def test_the_calibration_line_says_a_governed_workstations_share_is_against_its_
     assert "1 workstations (CPU share): measured vs asked +1.0% to +1.0%." in text
     assert "2 governed workstations (CPU share against the cap reserved as the governor's ceiling" in text
     assert "-30.0% to -26.0%" in text and "1 links (rate): measured vs asked -2.0% to -2.0%." in text
+
+
+def test_the_cluster_is_shown_relative_to_the_repository_and_other_paths_as_given():
+    from pathlib import Path
+
+    from experiments.report import shown_path
+    import experiments.report as report_module
+    root = Path(report_module.__file__).resolve().parent.parent
+    assert shown_path(root / "compose" / "specs" / "now8.toml") == "compose/specs/now8.toml"
+    assert shown_path("/elsewhere/now8.toml") == "/elsewhere/now8.toml"
