@@ -9,11 +9,11 @@ profiled.
 
 Why the mean, not the slowest member, though the slowest member sets a coupled job's pace:
 each member's figure is a short average of noisy core readings, and the least of several
-noisy figures lies under all of them. Over the committed runs (benchmarks/
-bench_job_speed_statistic.py, 30 Nov 2026) the minimum of a job's 8 workstations read
-0.94-0.96 of their mean, where a job on 1 reads 1.0, so predictions brought to one reference
-speed came out ~5% fast on 8; and time x mean varied less than time x minimum among a
-class's jobs that did the same work on the same p.
+noisy figures lies under all of them. Over 13 stored runs (benchmarks/
+bench_job_speed_statistic.py, 30 Nov 2026) the minimum read a median 0.98 of the mean on 2
+workstations, 0.96 on 8 and 0.956 on 16, where a job on 1 reads 1.0, so predictions brought to
+one reference speed came out about 4% fast on 8; and time x mean varied less than time x
+minimum among a class's jobs that did the same work on the same p (31 of 41 groups).
 """
 from __future__ import annotations
 
@@ -28,6 +28,9 @@ from testbed.meter import QUOTAS_CSV, SAMPLES_CSV, delivered_speed, read_window
 def monotonic_to_epoch(t_monotonic: float) -> float:
     """The executor clocks in time.monotonic(); the meter stamps in epoch seconds."""
     return time.time() - time.monotonic() + t_monotonic
+
+
+STATISTIC = "mean of the workstations"  # part of a profile's cache key (experiments/profiles.py)
 
 
 @dataclass(frozen=True)

@@ -45,13 +45,14 @@ Log = Callable[[str], None]
 
 def profile_key(cls: ClassSpec, prof: Profiling, cpus: list[float | str], image: str, host_idle: str) -> str:
     """Hash of what the fit depends on (arguments, demand, caps or speeds of the workstations used, image,
-    and whether the host's idle cores poll or halt: a job alone ran 7-13% slower on halting cores)."""
+    whether the host's idle cores poll or halt: a job alone ran 7-13% slower on halting cores, and
+    how a run's delivered speed is summarised, which its jobs' speed ratios must share)."""
     argv = cls.argv(prof.demand)
     code = hashlib.sha256()
     for path in sorted(workloads.SOURCE_DIR.glob("*.py")):  # the workloads are mounted, not in the image
         code.update(path.read_bytes())
     blob = json.dumps({"method": "live-executor+resizes+hello", "launch": "pool", "argv": argv, "procs": prof.procs, "reps": prof.reps, "cpus": cpus, "image": image, "host_idle": host_idle,
-                       "workloads": code.hexdigest()}, sort_keys=True)
+                       "workloads": code.hexdigest(), "delivered_speed": delivered.STATISTIC}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 

@@ -245,3 +245,15 @@ def test_the_breakdown_lists_every_step_in_run_order(tmp_path, home):
 def _models(config: cfg.ExperimentConfig) -> dict[str, ClassModel]:
     from experiments.replay import class_models
     return class_models(config, {name: {**PROFILE, "class": name} for name in config.classes})
+
+
+def test_a_profile_cached_under_another_speed_statistic_is_not_reused(tmp_path, monkeypatch):
+    """A profile's speed ratios and its jobs' must be summarised alike (experiments/delivered.py)."""
+    from experiments import delivered
+
+    config = cfg.load(write_config(tmp_path))
+    spec = cluster_spec(config)
+    now = profile_keys(config, spec, spec.names)
+    monkeypatch.setattr(delivered, "STATISTIC", "slowest workstation")
+    before = profile_keys(config, spec, spec.names)
+    assert set(now) == set(before) and all(now[c] != before[c] for c in now)
