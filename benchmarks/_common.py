@@ -41,3 +41,18 @@ def containers_cpu_s(client, names: list[str]) -> float:
     from testbed.backends.docker.cgroups import read_usage_ns
 
     return sum(read_usage_ns(client.api.inspect_container(name)["Id"]) for name in names) / 1e9
+
+
+def stored_runs_args(doc: str, writes: str):
+    """The command line of a benchmark over stored runs: RESULTS.sqlite [...] [--out DIR],
+    each store checked to exist (one line naming it when not)."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("results", nargs="+", type=Path)
+    ap.add_argument("--out", type=Path, help=f"write {writes} here")
+    args = ap.parse_args()
+    for src in args.results:
+        if not src.exists():
+            sys.exit(f"error: results: {src} does not exist")
+    return args

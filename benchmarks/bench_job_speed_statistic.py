@@ -23,12 +23,10 @@ and the mean of min / mean. With --out it writes statistic.md, statistic.csv and
 """
 from __future__ import annotations
 
-import argparse
 import csv
 import io
 import sqlite3
 import statistics
-import sys
 import tempfile
 from pathlib import Path
 
@@ -36,7 +34,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
-from _common import console, table  # noqa: E402  (also puts the repo on sys.path)
+from _common import console, stored_runs_args, table  # noqa: E402  (also puts the repo on sys.path)
 
 from testbed.meter import delivered_speed, read_quotas, read_samples  # noqa: E402
 from experiments.report import md_table  # noqa: E402
@@ -148,14 +146,9 @@ def plot(summary: pd.DataFrame, by_p: pd.DataFrame, path: Path) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("results", nargs="+", type=Path)
-    ap.add_argument("--out", type=Path, help="write statistic.md, statistic.csv and statistic.png here")
-    args = ap.parse_args()
+    args = stored_runs_args(__doc__, "statistic.md, statistic.csv and statistic.png")
     frames = []
     for src in args.results:
-        if not src.exists():
-            sys.exit(f"error: results: {src} does not exist")
         frames.append(measure(src))
     jobs = pd.concat(frames, ignore_index=True)
     summary = summarise(jobs)

@@ -31,7 +31,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
-from _common import console, table  # noqa: E402  (also puts the repo on sys.path)
+from _common import console, stored_runs_args, table  # noqa: E402  (also puts the repo on sys.path)
 
 from experiments import profile_checks  # noqa: E402
 from experiments.replay import replay  # noqa: E402
@@ -68,14 +68,9 @@ def errors(src: Path, variant: str, tmp: Path) -> tuple[pd.DataFrame, dict]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("results", nargs="+", type=Path)
-    ap.add_argument("--out", type=Path, help="write variants.md, variants.csv and variants.png here")
-    args = ap.parse_args()
+    args = stored_runs_args(__doc__, "variants.md, variants.csv and variants.png")
     frames = []
     for src in args.results:
-        if not src.exists():
-            sys.exit(f"error: results: {src} does not exist")
         with ResultsStore.open(src, readonly=True) as store:
             run = store.config.get("name", src.stem)
             checks = profile_checks.drift_text(store.profiles())
