@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import csv
 import io
-import sqlite3
 import statistics
 import tempfile
 from pathlib import Path
@@ -43,61 +42,59 @@ from experiments.store import ResultsStore  # noqa: E402
 STATISTICS = ("min", "mean", "median")
 
 
-def unresized_jobs(conn: sqlite3.Connection) -> list[dict]:
-    """Done jobs with one launch and no preemption: cell, job, cls, p, hosts, span on the
-    segment's clock, the segment's epoch start, and the stored ratio to the profile's speed."""
-    seg_start = {(c, s): (t, o) for c, s, o, t in conn.execute(
-        "SELECT cell_id, seq, offset_s, started_at FROM segments")}
-    launches: dict[tuple[int, int], list[dict]] = {}
-    for cell, name, text in conn.execute("SELECT cell_id, name, text FROM artifacts WHERE name LIKE 'runs-%'"):
-        seg = int(name.removeprefix("runs-").removesuffix(".csv"))
-        for row in csv.DictReader(io.StringIO(text)):
-            launches.setdefault((cell, int(row["job"])), []).append({**row, "segment": seg})
+def unresized_jobs(store: ResultsStore) -> list[dict]:
+    """Done jobs with one launch and no preemption: cls, p, hosts, epoch span (the segment's
+    stored start plus the job's times on its clock), time and demand, and the stored ratio."""
+    jobs = store.jobs_frame()
+    jobs = jobs[(jobs.status == "done") & (jobs.preemptions == 0) & jobs.delivered_speed.notna()]
     out = []
-    for cell, job, seg, cls, demand, start, finish, procs, pre, ratio in conn.execute(
-            "SELECT cell_id, job_id, segment, cls, demand, start, finish, max_procs, preemptions, delivered_speed "
-            "FROM jobs WHERE status = 'done' AND preemptions = 0 AND delivered_speed IS NOT NULL"):
-        runs = launches.get((cell, job), [])
-        if len(runs) != 1:
-            continue
-        hosts = runs[0]["hosts"].split(",")
-        if len(hosts) != procs:
-            continue
-        t_epoch, offset = seg_start[(cell, seg)]
-        out.append({"cell": cell, "job": job, "cls": cls, "p": procs, "hosts": hosts, "ratio": ratio,
-                    "t0": t_epoch + start - offset, "t1": t_epoch + finish - offset,
-                    "time_s": finish - start, "demand": demand})
+    for cell, mine in jobs.groupby("cell_id"):
+        artifacts = store.artifacts(int(cell))
+        segments = {seg["seq"]: seg for seg in store.segments(int(cell))}
+        launches: dict[int, list[str]] = {}
+        for seq in segments:
+            for row in csv.DictReader(io.StringIO(artifacts.get(f"runs-{seq}.csv", ""))):
+                launches.setdefault(int(row["job"]), []).append(row["hosts"])
+        for j in mine.itertuples():
+            runs = launches.get(int(j.job_id), [])
+            hosts = runs[0].split(",") if len(runs) == 1 else []
+            if len(hosts) != j.max_procs:
+                continue
+            seg = segments[int(j.segment)]
+            epoch = seg["started_at"] - seg["offset_s"]
+            out.append({"cls": j.cls, "p": int(j.max_procs), "hosts": hosts, "ratio": j.delivered_speed,
+                        "t0": epoch + j.start, "t1": epoch + j.finish, "time_s": j.execution, "demand": j.demand})
     return out
 
 
-def meter_series(conn: sqlite3.Connection, tmp: Path) -> tuple[list, list]:
-    """The run's meter samples and quotas, from its artifacts (every calibration's, joined)."""
+def meter_series(store: ResultsStore, tmp: Path) -> tuple[list, list]:
+    """The run's meter samples and quotas, from its artifacts (every calibration's, joined),
+    read by the meter's own parsers."""
     samples, quotas = [], []
-    for name, text in conn.execute("SELECT name, text FROM artifacts WHERE cell_id IS NULL "
-                                         "AND (name LIKE 'meter-%' OR name LIKE 'quotas-%')"):
-        path = tmp / name
-        path.write_text(text)
-        (samples if name.startswith("meter-") else quotas).extend(
-            (read_samples if name.startswith("meter-") else read_quotas)(path))
+    for name, text in store.artifacts(None).items():
+        if name.startswith(("meter-", "quotas-")):
+            path = tmp / name
+            path.write_text(text)
+            (samples if name.startswith("meter-") else quotas).extend(
+                (read_samples if name.startswith("meter-") else read_quotas)(path))
     return samples, quotas
 
 
 def measure(src: Path) -> pd.DataFrame:
-    with ResultsStore.open(src, readonly=True) as store:
+    with ResultsStore.open(src, readonly=True) as store, tempfile.TemporaryDirectory() as tmp:
         run = label(src, store.config.get("name", src.stem))
         refs = {name: data.get("ref_speed") for name, data in store.profiles().items()}
-    conn = sqlite3.connect(f"file:{src}?mode=ro", uri=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        samples, quotas = meter_series(conn, Path(tmp))
-        rows = []
-        for j in unresized_jobs(conn):
-            speeds = [delivered_speed(samples, quotas, h, j["t0"], j["t1"]).speed for h in j["hosts"]]
-            if any(s is None for s in speeds) or not refs.get(j["cls"]):
-                continue
-            ref = refs[j["cls"]]
-            rows.append({"run": run, "cls": j["cls"], "p": j["p"], "time_s": j["time_s"] / j["demand"],
-                         "stored": j["ratio"], "min": min(speeds) / ref,
-                         "mean": statistics.fmean(speeds) / ref, "median": statistics.median(speeds) / ref})
+        samples, quotas = meter_series(store, Path(tmp))
+        picked = unresized_jobs(store)
+    rows = []
+    for j in picked:
+        speeds = [delivered_speed(samples, quotas, h, j["t0"], j["t1"]).speed for h in j["hosts"]]
+        if any(s is None for s in speeds) or not refs.get(j["cls"]):
+            continue
+        ref = refs[j["cls"]]
+        rows.append({"run": run, "cls": j["cls"], "p": j["p"], "time_s": j["time_s"] / j["demand"],
+                     "stored": j["ratio"], "min": min(speeds) / ref,
+                     "mean": statistics.fmean(speeds) / ref, "median": statistics.median(speeds) / ref})
     return pd.DataFrame(rows)
 
 
