@@ -23,7 +23,7 @@ from experiments.replay import resize_samples
 from experiments.report_stats import (cell_table, claims_table, compare, error_table, normalised,
                                       paired_predictions, rate_label, resize_diagnostic, summarize, sync_table,
                                       targets_text, with_bands)
-from experiments import sync_delay
+from experiments import miss_causes, sync_delay
 from experiments.store import ResultsStore
 from experiments.governor_hold import GovernorHold, governor_hold
 from experiments import profile_checks
@@ -66,6 +66,7 @@ class Analysis:
     backend: str = "docker"  # where the cluster ran (testbed.backends.KINDS)
     unresized: pd.DataFrame = field(default_factory=pd.DataFrame)  # jobs that kept one partition (diagnostic)
     governor: GovernorHold | None = None  # how well the governor held the speeds over the cells (diagnostic)
+    misses: pd.DataFrame = field(default_factory=pd.DataFrame)  # each cell's missed target and its cause
 
     @property
     def targets(self) -> dict[str, float]:
@@ -103,10 +104,12 @@ def analyse(results: Path) -> Analysis:
     cmp["resumed"] = [int(resumed.get((p, float(r)), 0)) for p, r in zip(cmp.policy, cmp.rate)]
     rates = arrivals.get("rates") or sorted(set(cmp.rate))
     claims = claims_table(config.get("claims", config.get("claim", [])), measured, predicted, rates)
+    targets = {**DEFAULT_TARGETS, **(config.get("targets") or {})}
     return Analysis(Path(results), config, cells, jobs, preds, cmp, claims, calibration, profiles,
                     resize_diagnostic(samples, profiles), duration, measured, predicted, backend,
                     unresized(at_basis, config, {k: profile_checks.at_start(v) for k, v in profiles.items()}),
-                    _held(quotas, span))
+                    _held(quotas, span),
+                    miss_causes.misses(cmp, jobs, preds, miss_causes.models_for(config, profiles), targets, warmup))
 
 
 def on_speed_basis(jobs: pd.DataFrame, profiles: dict[str, dict], basis: str) -> pd.DataFrame:
@@ -256,6 +259,9 @@ def report_blocks(a: Analysis, figure_names: list[str]) -> list[Block]:
                              "profile runs; the 90% band is their 5% to 95% points, how far one run may "
                              "stray by chance alone. In band: the measured figure (speed-normalised where "
                              "metered) lies inside it." if "band_response_lo" in a.compared else "")))]
+        if not a.misses.empty:
+            blocks += [("h2", f"Why each miss ({miss_causes.counts_text(a.misses)})"),
+                       ("table", miss_causes.table(a.misses)), ("p", miss_causes.LEGEND)]
     sync = sync_table(a.compared) if not a.compared.empty else pd.DataFrame()
     if not sync.empty:
         blocks += [("h2", "Synchronisation delay"),

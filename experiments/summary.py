@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from experiments import miss_causes
 from experiments.claims import judge, judge_across
 from experiments.governor_hold import GovernorHold
 from experiments.unresized import drift_text
@@ -111,6 +112,7 @@ class Figure:
     compared: pd.DataFrame  # report_stats.compare's columns (err_* per statistic)
     unresized: pd.DataFrame = field(default_factory=pd.DataFrame)  # experiments.unresized's rows
     governor: GovernorHold | None = None  # experiments.governor_hold over the cells
+    misses: pd.DataFrame = field(default_factory=pd.DataFrame)  # experiments.miss_causes' rows
 
     @property
     def run(self) -> bool:
@@ -192,7 +194,8 @@ def summary_tables(figures: Mapping[str, Figure | None], cross: Sequence[Mapping
                                               "worst response error", "worst execution error",
                                               "misses, speed-normalised", "misses an exact model expects",
                                               "chance an exact model meets all", "unresized jobs / profile",
-                                              "governor at its ceiling (speed held)", "why cells miss"])
+                                              "governor at its ceiling (speed held)", "causes, computed",
+                                              "why cells miss"])
     return claims, per_figure.astype(object).fillna("")
 
 
@@ -213,6 +216,7 @@ def _cells_row(name: str, fig: Figure) -> dict[str, Any]:
     out["unresized jobs / profile"] = drift_text(fig.unresized)
     g = fig.governor
     out["governor at its ceiling (speed held)"] = "n/a" if g is None else f"{g.at_ceiling:.0%} ({g.held_mean:.2f})"
+    out["causes, computed"] = miss_causes.counts_text(fig.misses)
     return out
 
 
@@ -244,7 +248,16 @@ def _total_row(figs: Sequence[Figure]) -> dict[str, Any]:
                            "worst response error": "", "worst execution error": ""}
     row["misses, speed-normalised"] = _normalised_misses(figs)
     row.update(_luck(pd.concat([f.compared for f in figs], ignore_index=True)))
+    row["causes, computed"] = miss_causes.counts_text(all_misses(figs))
     return row
+
+
+def all_misses(figs: Mapping[str, Figure] | Sequence[Figure]) -> pd.DataFrame:
+    """Every figure's misses in one frame, with a figure column when the figures are named."""
+    named = figs.items() if isinstance(figs, Mapping) else ((None, f) for f in figs)
+    frames = [f.misses.assign(figure=name) if name is not None else f.misses
+              for name, f in named if not f.misses.empty]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=miss_causes.COLUMNS)
 
 
 def _luck(cmp: pd.DataFrame) -> dict[str, str]:
@@ -265,11 +278,12 @@ def figure_from_store(path: Path) -> Figure:
     from experiments.report import analyse
 
     a = analyse(path)
-    return Figure(a.config, a.measured, a.predicted, a.compared, a.unresized, a.governor)
+    return Figure(a.config, a.measured, a.predicted, a.compared, a.unresized, a.governor, a.misses)
 
 
-def render(config: SummaryConfig, claims: pd.DataFrame, cells: pd.DataFrame) -> str:
-    """summary.md: the claims table, then the cells that miss their prediction targets."""
+def render(config: SummaryConfig, claims: pd.DataFrame, cells: pd.DataFrame,
+           misses: pd.DataFrame | None = None) -> str:
+    """summary.md: the claims table, then the cells that miss their prediction targets and why."""
     from experiments.report import md_table
 
     out = [f"# {config.title}"]
@@ -292,8 +306,13 @@ def render(config: SummaryConfig, claims: pd.DataFrame, cells: pd.DataFrame) -> 
              "run's order (`experiments/unresized.py`): above 1, the jobs ran slower than the profile "
              "taken at the run's start. Governor at its ceiling (speed held): the share of the cells' quota "
              "settings at the workstation's reserved cap, where a slower core is not made up, and the mean "
-             "quota x factor / speed asked (`experiments/governor_hold.py`). Why cells miss: the cause each figure's README found for its misses (its folder has "
-             "the evidence).")]
+             "quota x factor / speed asked (`experiments/governor_hold.py`). Causes, computed: how many of the "
+             "figure's misses each cause explains, from the table below. Why cells miss: the cause each figure's "
+             "README found for its misses (its folder has the evidence).")]
+    if misses is not None and not misses.empty:
+        shown = miss_causes.table(misses)
+        shown.insert(0, "figure", list(misses.figure))
+        out += ["## Each miss and its cause", md_table(shown), miss_causes.LEGEND]
     return "\n\n".join(out) + "\n"
 
 
@@ -310,7 +329,8 @@ def write_summary(config_path: str | Path, out_dir: str | Path) -> tuple[Path, P
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     md, csv = out / "summary.md", out / "summary.csv"
-    md.write_text(render(config, claims, cells))
+    run = {name: f for name, f in figures.items() if f.run}
+    md.write_text(render(config, claims, cells, all_misses(run)))
     claims.to_csv(csv, index=False)
     return md, csv
 

@@ -207,3 +207,32 @@ def test_summary_says_how_often_the_governor_was_at_its_ceiling():
     col = per_fig.set_index("figure")["governor at its ceiling (speed held)"]
     assert col["fig4"] == "51% (0.93)"
     assert col["fig5"] == "n/a"  # no governed workstation, or a store from before the quotas were kept
+
+
+def test_summary_counts_each_figures_misses_by_cause_and_lists_them():
+    from experiments import miss_causes
+    from experiments.summary import SummaryConfig, all_misses, render
+
+    def misses(*causes: str) -> pd.DataFrame:
+        return pd.DataFrame([{**{c: float("nan") for c in miss_causes.COLUMNS}, "policy": "RA", "rate": 0.2,
+                              "statistic": "response", "error": -0.15, "cause": c, "in_band": False,
+                              "placed_differently": 1, "jobs": 8, "first_divergence": "replication 1, job 2: 4 live, "
+                              "8 replayed", "workstations_live": 6.0, "workstations_replay": 7.0} for c in causes])
+
+    base = figure((95.0, 85.0), 0.15)
+    figs = {"fig4": Figure(base.config, base.measured, base.predicted, base.compared, misses=misses("schedule")),
+            "fig5": Figure(base.config, base.measured, base.predicted, base.compared,
+                           misses=misses("job time", "job time", "chance"))}
+    _, per_fig = summary_tables(figs, [])
+    causes = per_fig.set_index("figure")["causes, computed"]
+    assert causes["fig4"] == "schedule 1"
+    assert causes["fig5"] == "job time 2, chance 1"
+    assert causes["all"] == "job time 2, chance 1, schedule 1"
+    every = all_misses(figs)
+    assert list(every.figure) == ["fig4", "fig5", "fig5", "fig5"]
+    config = SummaryConfig(title="t", figures={"fig4": {"config": Path("a.toml"), "results": Path("a.sqlite")}})
+    claims = pd.DataFrame(columns=["figure", "claim", "quote"])
+    text = render(config, claims, per_fig, every)
+    assert "## Each miss and its cause" in text
+    assert "| fig5 | RA | 0.2 | response | -15.0% | no |" in text
+    assert "## Each miss" not in render(config, claims, per_fig, all_misses({}))
