@@ -57,8 +57,24 @@ def oracle_jobs(store: ResultsStore, cell_id: int, replication: int, policy: str
                           "execution": o.execution, "response": o.response, "status": o.status} for o in rows])
 
 
-def one_store(path: Path) -> tuple[list[dict], list[dict]]:
-    """(per policy, per cell) rows for one stored run."""
+def over_model(pairs: pd.DataFrame, models: dict, label: str) -> list[dict]:
+    """Per class and preemption count (4 or more together): the median of each job's execution over
+    its class model at its mean partition, live and replayed (a resized job's excess is its resizes)."""
+    rows = []
+    known = pairs[pairs.cls.isin(list(models))]
+    for (policy, cls), g in known.groupby(["policy", "cls"], sort=False):
+        live = [x / miss_causes.time_at(models[c], d, p) for x, c, d, p in zip(g.execution, g.cls, g.demand, g.mean_procs)]
+        rep = [x / miss_causes.time_at(models[c], d, p) for x, c, d, p in zip(g.execution_p, g.cls, g.demand, g.mean_procs_p)]
+        g = g.assign(live=live, rep=rep, k=np.minimum(g.preemptions.astype(int), 4))
+        for k, h in g.groupby("k"):
+            rows.append({"run": label, "policy": policy, "class": cls, "preemptions": f"{k}+" if k == 4 else str(k),
+                         "jobs": len(h), "live / model": round(float(h.live.median()), 2),
+                         "replay / model": round(float(h.rep.median()), 2)})
+    return rows
+
+
+def one_store(path: Path) -> tuple[list[dict], list[dict], list[dict]]:
+    """(per policy, per cell, over the model) rows for one stored run."""
     with ResultsStore.open(path, readonly=True) as store:
         config = ExperimentConfig.model_validate(store.config)
         models = miss_causes.models_for(store.config, store.profiles())
@@ -90,16 +106,17 @@ def one_store(path: Path) -> tuple[list[dict], list[dict]]:
                          "median execution, oracle error": (m[4] - m[3]) / m[3],
                          "median execution, replay error": (m[5] - m[3]) / m[3],
                          "response target": targets["response_rel"], "execution target": targets["execution_rel"]})
-    return per_policy, per_cell
+    return per_policy, per_cell, over_model(pairs[pairs.job_id >= warmup], models, label)
 
 
 def main() -> None:
-    args = _common.stored_runs_args(__doc__, "oracle.csv and oracle.md")
-    per_policy, per_cell = [], []
+    args = _common.stored_runs_args(__doc__, "the oracle report")
+    per_policy, per_cell, excess = [], [], []
     for path in args.results:
-        a, b = one_store(path)
+        a, b, c = one_store(path)
         per_policy += a
         per_cell += b
+        excess += c
     pol, cells = pd.DataFrame(per_policy), pd.DataFrame(per_cell)
     _common.table("Jobs placed differently from the live run (past warm-up)",
                   ["run", "policy", "jobs", "replay", "oracle", "partition live", "replay", "oracle"],
@@ -116,13 +133,15 @@ def main() -> None:
         args.out.mkdir(parents=True, exist_ok=True)
         cells.to_csv(args.out / "oracle.csv", index=False)
         pol.to_csv(args.out / "oracle-placements.csv", index=False)
+        pd.DataFrame(excess).to_csv(args.out / "over-model.csv", index=False)
         plot(cells, args.out / "oracle.png")
         (args.out / "oracle.md").write_text(
             "# The simulator told each job's measured time\n\nCommand: `.venv/bin/python "
             f"benchmarks/bench_schedule_oracle.py {' '.join(str(p) for p in args.results)} --out {args.out}`\n\n"
             "## By policy\n\n" + md_table(summary) + "\n\n## By run and policy (jobs past warm-up)\n\n"
             + md_table(pol.round(2)) + "\n\n## By cell (errors: (predicted - measured) / measured)\n\n"
-            + md_table(cells.round(3)) + "\n\n![oracle](oracle.png)\n")
+            + md_table(cells.round(3)) + "\n\n![oracle](oracle.png)\n\n## Execution over the class model at the "
+            "job's mean partition, by preemptions (jobs past warm-up)\n\n" + md_table(pd.DataFrame(excess)) + "\n")
 
 
 def misses_by_policy(pol: pd.DataFrame, cells: pd.DataFrame) -> pd.DataFrame:

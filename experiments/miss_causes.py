@@ -142,7 +142,7 @@ def paired(jobs: pd.DataFrame, predictions: pd.DataFrame, models: Mapping[str, C
     return out
 
 
-def _time_at(model: ClassModel, demand: float, p: float) -> float:
+def time_at(model: ClassModel, demand: float, p: float) -> float:
     """The class model's execution on p workstations, linear between whole sizes."""
     sevcik = model.model(demand)
     lo, hi = max(1, math.floor(p)), max(1, math.ceil(p))
@@ -158,7 +158,7 @@ def _repriced(job: Any, models: Mapping[str, ClassModel]) -> float:
     model = models.get(job.cls)
     if model is None or abs(live - rep) <= PLACEMENT_TOLERANCE:
         return replayed
-    return replayed * _time_at(model, float(job.demand), live) / _time_at(model, float(job.demand), rep)
+    return replayed * time_at(model, float(job.demand), live) / time_at(model, float(job.demand), rep)
 
 
 def _per_replication(cell: pd.DataFrame, stat: str) -> tuple[float, float, float, float]:
@@ -226,4 +226,4 @@ LEGEND = ("Why each miss, computed (`experiments/miss_causes.py`). In band: the 
           "schedule: the split says what moved the figure, not what set the branch.")
 
 __all__ = ["CAUSES", "COLUMNS", "LEGEND", "Miss", "PLACEMENT_TOLERANCE", "counts_text", "misses", "models_for",
-           "paired", "table"]
+           "paired", "table", "time_at"]
