@@ -56,3 +56,16 @@ def stored_runs_args(doc: str, writes: str):
         if not src.exists():
             sys.exit(f"error: results: {src} does not exist")
     return args
+
+
+def write_report(out: Path, stem: str, frame, plot, title: str, script: str, results: list[Path],
+                 body: str) -> Path:
+    """A benchmark's report in out/: stem.csv (the frame), stem.png (`plot(path)`) and stem.md,
+    headed by its title and the command that made it; returns the Markdown's path."""
+    out.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(out / f"{stem}.csv", index=False)
+    plot(out / f"{stem}.png")
+    command = f".venv/bin/python benchmarks/{script} {' '.join(str(r) for r in results)} --out {out}"
+    path = out / f"{stem}.md"
+    path.write_text(f"# {title}\n\nMade by `{command}`.\n\n{body}")
+    return path

@@ -161,14 +161,11 @@ def main() -> None:
     console.print("groups where each statistic gives the smallest spread: "
                   + ", ".join(f"{k.removeprefix('cv_time_x_')} {v}" for k, v in best.items()))
     if args.out:
-        args.out.mkdir(parents=True, exist_ok=True)
-        summary.to_csv(args.out / "statistic.csv", index=False)
-        plot(summary, by_p, args.out / "statistic.png")
-        (args.out / "statistic.md").write_text(
-            "# Which summary of a job's workstations' speeds explains its time\n\n"
-            f"Made by `.venv/bin/python benchmarks/bench_job_speed_statistic.py {' '.join(str(r) for r in args.results)}"
-            f" --out {args.out}`.\n\n" + md_table(summary.round(4)) + "\n\n## By p, median\n\n"
-            + md_table(by_p.round(4).reset_index()) + "\n\n![statistic](statistic.png)\n")
+        _common.write_report(args.out, "statistic", summary, lambda path: plot(summary, by_p, path),
+                             "Which summary of a job's workstations' speeds explains its time",
+                             "bench_job_speed_statistic.py", args.results,
+                             md_table(summary.round(4)) + "\n\n## By p, median\n\n"
+                             + md_table(by_p.round(4).reset_index()) + "\n\n![statistic](statistic.png)\n")
 
 
 if __name__ == "__main__":

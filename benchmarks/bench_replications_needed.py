@@ -120,14 +120,11 @@ def main() -> None:
     line = "; ".join(f"{m}: {e:.1f} expected misses, {p:.0%} all met" for m, (e, p) in total.items())
     print(f"all runs together ({len(together)} targets), by multiple of the replications: {line}")
     if args.out:
-        args.out.mkdir(parents=True, exist_ok=True)
-        table.to_csv(args.out / "needed.csv", index=False)
-        plot(every, together, args.out / "needed.png")
-        (args.out / "needed.md").write_text(
-            "# Replications an exact model needs to meet every prediction target\n\nCommand: `.venv/bin/python "
-            f"benchmarks/bench_replications_needed.py {' '.join(str(p) for p in args.results)} --out {args.out}`"
-            "\n\n" + md_table(table) + "\n\nAll runs together, by multiple of the replications: " + line
-            + ".\n\n![needed](needed.png)\n")
+        _common.write_report(args.out, "needed", table, lambda path: plot(every, together, path),
+                             "Replications an exact model needs to meet every prediction target",
+                             "bench_replications_needed.py", args.results,
+                             md_table(table) + "\n\nAll runs together, by multiple of the replications: " + line
+                             + ".\n\n![needed](needed.png)\n")
 
 
 if __name__ == "__main__":

@@ -130,18 +130,15 @@ def main() -> None:
     _common.table("Oracle's largest errors", ["run", "policy", "rate", "response", "median execution"],
                   [[r.run, r.policy, f"{r.rate:g}", f"{r._4:+.1%}", f"{r._6:+.1%}"] for r in worst.itertuples()])
     if args.out:
-        args.out.mkdir(parents=True, exist_ok=True)
-        cells.to_csv(args.out / "oracle.csv", index=False)
-        pol.to_csv(args.out / "oracle-placements.csv", index=False)
-        pd.DataFrame(excess).to_csv(args.out / "over-model.csv", index=False)
-        plot(cells, args.out / "oracle.png")
-        (args.out / "oracle.md").write_text(
-            "# The simulator told each job's measured time\n\nCommand: `.venv/bin/python "
-            f"benchmarks/bench_schedule_oracle.py {' '.join(str(p) for p in args.results)} --out {args.out}`\n\n"
+        _common.write_report(
+            args.out, "oracle", cells, lambda path: plot(cells, path), "The simulator told each job's measured time",
+            "bench_schedule_oracle.py", args.results,
             "## By policy\n\n" + md_table(summary) + "\n\n## By run and policy (jobs past warm-up)\n\n"
             + md_table(pol.round(2)) + "\n\n## By cell (errors: (predicted - measured) / measured)\n\n"
             + md_table(cells.round(3)) + "\n\n![oracle](oracle.png)\n\n## Execution over the class model at the "
             "job's mean partition, by preemptions (jobs past warm-up)\n\n" + md_table(pd.DataFrame(excess)) + "\n")
+        pol.to_csv(args.out / "oracle-placements.csv", index=False)
+        pd.DataFrame(excess).to_csv(args.out / "over-model.csv", index=False)
 
 
 def misses_by_policy(pol: pd.DataFrame, cells: pd.DataFrame) -> pd.DataFrame:
