@@ -33,7 +33,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
-from _common import console, stored_runs_args, table  # noqa: E402  (also puts the repo on sys.path)
+from _common import console, stored_runs_args, table, write_report  # noqa: E402  (also puts the repo on sys.path)
 
 from testbed.meter import delivered_speed, read_quotas, read_samples  # noqa: E402
 from experiments.report import md_table  # noqa: E402
@@ -161,11 +161,11 @@ def main() -> None:
     console.print("groups where each statistic gives the smallest spread: "
                   + ", ".join(f"{k.removeprefix('cv_time_x_')} {v}" for k, v in best.items()))
     if args.out:
-        _common.write_report(args.out, "statistic", summary, lambda path: plot(summary, by_p, path),
-                             "Which summary of a job's workstations' speeds explains its time",
-                             "bench_job_speed_statistic.py", args.results,
-                             md_table(summary.round(4)) + "\n\n## By p, median\n\n"
-                             + md_table(by_p.round(4).reset_index()) + "\n\n![statistic](statistic.png)\n")
+        write_report(args.out, "statistic", summary, lambda path: plot(summary, by_p, path),
+                     "Which summary of a job's workstations' speeds explains its time",
+                     "bench_job_speed_statistic.py", args.results,
+                     md_table(summary.round(4)) + "\n\n## By p, median\n\n"
+                     + md_table(by_p.round(4).reset_index()) + "\n\n![statistic](statistic.png)\n")
 
 
 if __name__ == "__main__":
