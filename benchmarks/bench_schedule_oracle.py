@@ -18,7 +18,6 @@ the cells whose oracle misses a target; --out writes oracle.csv and oracle.md th
 """
 from __future__ import annotations
 
-import math
 import statistics
 import sys
 from pathlib import Path
@@ -31,7 +30,7 @@ import pandas as pd  # noqa: E402
 
 from experiments import miss_causes  # noqa: E402
 from experiments.config import ExperimentConfig  # noqa: E402
-from experiments.predict import engine_jobs, summarize  # noqa: E402
+from experiments.predict import engine_jobs  # noqa: E402
 from experiments.records import JobOutcome  # noqa: E402
 from experiments.replay import owner_load, speeds_for  # noqa: E402
 from experiments.report import md_table  # noqa: E402
