@@ -301,7 +301,7 @@ def render(config: SummaryConfig, claims: pd.DataFrame, cells: pd.DataFrame,
              "(response / execution): the sum over cells of the chance that the replays of the model's own "
              "noise fall outside the target, i.e. how many misses one run shows even if the model were "
              "right; chance an exact model meets all: the product over cells of its chance of meeting "
-             "both. Unresized jobs / profile: the median of measured over profiled execution of the jobs "
+             "both (`benchmarks/bench_replications_needed.py`: how many replications would raise it to 90%). Unresized jobs / profile: the median of measured over profiled execution of the jobs "
              "that kept one partition from start to end, then of the first and second half of them in the "
              "run's order (`experiments/unresized.py`): above 1, the jobs ran slower than the profile "
              "taken at the run's start. Governor at its ceiling (speed held): the share of the cells' quota "
