@@ -62,8 +62,9 @@ def over_model(pairs: pd.DataFrame, models: dict, label: str) -> list[dict]:
     rows = []
     known = pairs[pairs.cls.isin(list(models))]
     for (policy, cls), g in known.groupby(["policy", "cls"], sort=False):
-        live = [x / miss_causes.time_at(models[c], d, p) for x, c, d, p in zip(g.execution, g.cls, g.demand, g.mean_procs)]
-        rep = [x / miss_causes.time_at(models[c], d, p) for x, c, d, p in zip(g.execution_p, g.cls, g.demand, g.mean_procs_p)]
+        model = models[cls]
+        live = [x / miss_causes.time_at(model, d, p) for x, d, p in zip(g.execution, g.demand, g.mean_procs)]
+        rep = [x / miss_causes.time_at(model, d, p) for x, d, p in zip(g.execution_p, g.demand, g.mean_procs_p)]
         g = g.assign(live=live, rep=rep, k=np.minimum(g.preemptions.astype(int), 4))
         for k, h in g.groupby("k"):
             rows.append({"run": label, "policy": policy, "class": cls, "preemptions": f"{k}+" if k == 4 else str(k),

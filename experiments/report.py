@@ -97,14 +97,13 @@ def analyse(results: Path) -> Analysis:
     measured = cell_table(sync_delay.merge(summarize(normalised(at_basis, measured=True), warmup), sync_measured))
     predicted = cell_table(sync_delay.merge(
         summarize(normalised(paired_predictions(jobs, preds), measured=False), warmup), sync_predicted))
-    cmp = with_bands(compare(measured, predicted, config.get("policies", ())), cells, bands,
-                     {**DEFAULT_TARGETS, **(config.get("targets") or {})})
+    targets = {**DEFAULT_TARGETS, **(config.get("targets") or {})}
+    cmp = with_bands(compare(measured, predicted, config.get("policies", ())), cells, bands, targets)
     # Looked up, not merged: before any job is stored `cmp` is empty and its rate column untyped.
     resumed = cells[cells.resumed].groupby(["policy", "rate"]).size()
     cmp["resumed"] = [int(resumed.get((p, float(r)), 0)) for p, r in zip(cmp.policy, cmp.rate)]
     rates = arrivals.get("rates") or sorted(set(cmp.rate))
     claims = claims_table(config.get("claims", config.get("claim", [])), measured, predicted, rates)
-    targets = {**DEFAULT_TARGETS, **(config.get("targets") or {})}
     return Analysis(Path(results), config, cells, jobs, preds, cmp, claims, calibration, profiles,
                     resize_diagnostic(samples, profiles), duration, measured, predicted, backend,
                     unresized(at_basis, config, {k: profile_checks.at_start(v) for k, v in profiles.items()}),
