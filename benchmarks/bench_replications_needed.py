@@ -10,10 +10,14 @@ Taking the per-replication spread as normal, this benchmark gives, for k = 1, 2,
 - what k that takes for a 90% chance, and the minutes of cells it costs (k x the run's own).
 At k = 1 the expected misses agree with the summary's "misses an exact model expects", which
 counts the replays directly (a check of the normal approximation).
+The replays' noise is the profile's (each class's run_sigma, from a few dedicated runs a size).
+The noise check beside it sets that against the live runs' own: the log-sd of measured over
+profiled execution of the jobs that kept one partition, per class and size (8 jobs or more).
+Where the live spread is the larger, the replications above are a lower bound.
 
     .venv/bin/python benchmarks/bench_replications_needed.py RESULTS.sqlite [...] [--out DIR]
 
-Reads the stores only, in a second or two; --out writes needed.md, needed.csv and needed.png there.
+Reads the stores only, in a second or two; --out writes needed.md, needed.csv, needed.png and noise.csv there.
 """
 from __future__ import annotations
 
@@ -28,7 +32,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from scipy.stats import norm  # noqa: E402
 
-from experiments.report import md_table  # noqa: E402
+from experiments import miss_causes  # noqa: E402
+from experiments.report import analyse, md_table  # noqa: E402
 from experiments.store import ResultsStore  # noqa: E402
 from experiments.summary import DEFAULT_TARGETS  # noqa: E402
 
@@ -54,6 +59,22 @@ def cells_of(path: Path) -> tuple[pd.DataFrame, float]:
                          "mean": float(arr.mean()), "sd_one": float(math.sqrt(arr.var(axis=1, ddof=1).mean())),
                          "target": float(targets[key])})
     return pd.DataFrame(rows), minutes
+
+
+def noise_check(path: Path, label: str) -> list[dict]:
+    """Per class and size with 8 or more unresized jobs: their live log-sd of measured over
+    profiled execution beside the class's run_sigma, which the replays drew from."""
+    a = analyse(path)
+    models = miss_causes.models_for(a.config, a.profiles)
+    rows = []
+    for (cls, p), g in a.unresized.groupby(["cls", "p"]):
+        if len(g) < 8 or cls not in models:
+            continue
+        live = float(np.log(g.ratio.astype(float)).std(ddof=1))
+        rows.append({"run": label, "class": cls, "workstations": int(p), "jobs": len(g), "live log-sd": round(live, 3),
+                     "run_sigma": round(models[cls].run_sigma, 3),
+                     "live / run_sigma": round(live / models[cls].run_sigma, 2) if models[cls].run_sigma else np.nan})
+    return rows
 
 
 def chance(frame: pd.DataFrame, k: float) -> pd.Series:
@@ -94,10 +115,11 @@ def plot(every: list[pd.DataFrame], together: pd.DataFrame, path: Path) -> None:
 
 def main() -> None:
     args = _common.stored_runs_args(__doc__, "needed.md, needed.csv and needed.png")
-    per_fig, every = [], []
+    per_fig, every, noise = [], [], []
     for path in args.results:
         frame, minutes = cells_of(path)
         label = f"{path.parent.name}/{path.stem}" if path.parent.name.startswith("run-") else path.stem
+        noise += noise_check(path, label)
         every.append(frame.assign(run=label))
         k = needed(frame)
         row = {"run": label, "targets": len(frame), "replications": int(frame.replications.max()),
@@ -119,12 +141,20 @@ def main() -> None:
                   [[str(r[c]) for c in cols] for r in per_fig])
     line = "; ".join(f"{m}: {e:.1f} expected misses, {p:.0%} all met" for m, (e, p) in total.items())
     print(f"all runs together ({len(together)} targets), by multiple of the replications: {line}")
+    checked = pd.DataFrame(noise)
+    ratio = checked["live / run_sigma"].dropna() if not checked.empty else pd.Series(dtype=float)
+    noise_line = (f"live spread over run_sigma: median {ratio.median():.2f}, above 1 in {int((ratio > 1).sum())} "
+                  f"of {len(ratio)} class sizes" if len(ratio) else "no class size with 8 unresized jobs")
+    print(noise_line)
     if args.out:
         _common.write_report(args.out, "needed", table, lambda path: plot(every, together, path),
                              "Replications an exact model needs to meet every prediction target",
                              "bench_replications_needed.py", args.results,
                              md_table(table) + "\n\nAll runs together, by multiple of the replications: " + line
-                             + ".\n\n![needed](needed.png)\n")
+                             + ".\n\n![needed](needed.png)\n\n## Noise check: the replays' noise against the live "
+                             "runs'\n\n" + (md_table(checked) if not checked.empty else "") + "\n\n" + noise_line
+                             + ".\n")
+        checked.to_csv(args.out / "noise.csv", index=False)
 
 
 if __name__ == "__main__":
