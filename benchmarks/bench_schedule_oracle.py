@@ -18,7 +18,6 @@ the cells whose oracle misses a target; --out writes oracle.csv and oracle.md th
 """
 from __future__ import annotations
 
-import statistics
 import sys
 from pathlib import Path
 
@@ -35,6 +34,7 @@ from experiments.records import JobOutcome  # noqa: E402
 from experiments.replay import owner_load, speeds_for  # noqa: E402
 from experiments.report import md_table  # noqa: E402
 from experiments.store import ResultsStore  # noqa: E402
+from experiments.summary import DEFAULT_TARGETS  # noqa: E402
 from scheduler.engine import simulate  # noqa: E402
 
 
@@ -80,7 +80,7 @@ def one_store(path: Path) -> tuple[list[dict], list[dict], list[dict]]:
         models = miss_causes.models_for(store.config, store.profiles())
         jobs, preds, cells = store.jobs_frame(), store.predictions_frame(), store.cells_frame()
         warmup = config.arrivals.warmup
-        targets = {"response_rel": 0.10, "execution_rel": 0.05, **(store.config.get("targets") or {})}
+        targets = {**DEFAULT_TARGETS, **(store.config.get("targets") or {})}
         pairs = miss_causes.paired(jobs, preds, models, 0)
         oracle = pd.concat([oracle_jobs(store, int(c.cell_id), int(c.replication), c.policy, pairs, models, config)
                             for c in cells.itertuples() if int(c.cell_id) in set(pairs.cell_id)], ignore_index=True)
@@ -96,15 +96,16 @@ def one_store(path: Path) -> tuple[list[dict], list[dict], list[dict]]:
                            "partition live": live.mean(), "partition replay": g.mean_procs_p.mean(),
                            "partition oracle": g.mean_procs_o.mean()})
     for (policy, rate), g in both.groupby(["policy", "rate"], sort=False):
-        reps = []
-        for _, r in g.groupby("cell_id"):
-            reps.append((r.response.mean(), r.response_o.mean(), r.response_p.mean(),
-                         r.execution.median(), r.execution_o.median(), r.execution_p.median()))
-        m = [statistics.mean(x[i] for x in reps) for i in range(6)]
+        # each figure per replication, then the mean over replications (as the report's cells are)
+        m = g.groupby("cell_id").agg(
+            response=("response", "mean"), response_o=("response_o", "mean"), response_p=("response_p", "mean"),
+            execution=("execution", "median"), execution_o=("execution_o", "median"),
+            execution_p=("execution_p", "median")).mean()
         per_cell.append({"run": label, "policy": policy, "rate": float(rate),
-                         "response, oracle error": (m[1] - m[0]) / m[0], "response, replay error": (m[2] - m[0]) / m[0],
-                         "median execution, oracle error": (m[4] - m[3]) / m[3],
-                         "median execution, replay error": (m[5] - m[3]) / m[3],
+                         "response, oracle error": m.response_o / m.response - 1,
+                         "response, replay error": m.response_p / m.response - 1,
+                         "median execution, oracle error": m.execution_o / m.execution - 1,
+                         "median execution, replay error": m.execution_p / m.execution - 1,
                          "response target": targets["response_rel"], "execution target": targets["execution_rel"]})
     return per_policy, per_cell, over_model(pairs[pairs.job_id >= warmup], models, label)
 

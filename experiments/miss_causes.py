@@ -36,13 +36,11 @@ import pandas as pd
 from experiments.config import ExperimentConfig
 from experiments.predict import ClassModel
 from experiments.replay import class_models
+from experiments.report_stats import in_band
 
 #: A live and a replayed partition further apart than this many workstations count as a
 #: different placement (RA's are whole; a resized job's mean partition wanders a little).
 PLACEMENT_TOLERANCE = 0.5
-
-CAUSES = ("chance", "host speed", "schedule", "job time")
-
 
 @dataclass(frozen=True)
 class Miss:
@@ -79,15 +77,16 @@ def misses(compared: pd.DataFrame, jobs: pd.DataFrame, predictions: pd.DataFrame
     if compared.empty or jobs.empty or predictions.empty:
         return pd.DataFrame(columns=COLUMNS)
     both = paired(jobs, predictions, models, warmup)
+    stats = (("response", "response_rel", "response"), ("median_execution", "execution_rel", "median execution"))
+    inside = {stat: in_band(compared, stat) for stat, _, _ in stats}
     rows = []
-    for c in compared.itertuples(index=False):
+    for i, c in enumerate(compared.itertuples(index=False)):
         cell = both[(both.policy == c.policy) & np.isclose(both.rate.astype(float), float(c.rate))]
-        for stat, key, name in (("response", "response_rel", "response"),
-                                ("median_execution", "execution_rel", "median execution")):
+        for stat, key, name in stats:
             err, target = float(getattr(c, f"err_{stat}")), float(targets[key])
             if not math.isfinite(err) or abs(err) <= target:
                 continue
-            rows.append(_miss(c, cell, stat, name, err, target).row())
+            rows.append(_miss(c, cell, stat, name, err, target, inside[stat][i]).row())
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -163,25 +162,21 @@ def _repriced(job: Any, models: Mapping[str, ClassModel]) -> float:
     return replayed * time_at(model, float(job.demand), live) / time_at(model, float(job.demand), rep)
 
 
-def _per_replication(cell: pd.DataFrame, stat: str) -> tuple[float, float, float, float]:
-    """(measured, replay, repriced, waiting difference) of the statistic, each the mean over the
-    cell's replications of its per-replication figure (as the report's cells are)."""
-    rows = []
-    for _, g in cell.groupby("cell_id"):
-        if stat == "median_execution":
-            rows.append((g.execution.median(), g.execution_p.median(), g.repriced.median(), 0.0))
-        else:
-            rows.append((g.response.mean(), g.response_p.mean(), (g.wait_p + g.repriced).mean(),
-                         (g.wait - g.wait_p).mean()))
-    return tuple(float(np.mean([r[i] for r in rows])) for i in range(4))  # type: ignore[return-value]
+def _per_replication(cell: pd.DataFrame, stat: str) -> pd.Series:
+    """measured, replay, repriced and dwait (waiting, live less replayed) of the statistic, each
+    the mean over the cell's replications of its per-replication figure (as the report's cells are)."""
+    if stat == "median_execution":
+        per = cell.groupby("cell_id").agg(measured=("execution", "median"), replay=("execution_p", "median"),
+                                          repriced=("repriced", "median")).assign(dwait=0.0)
+    else:
+        per = (cell.assign(repriced_response=cell.wait_p + cell.repriced, dwait=cell.wait - cell.wait_p)
+               .groupby("cell_id").agg(measured=("response", "mean"), replay=("response_p", "mean"),
+                                       repriced=("repriced_response", "mean"), dwait=("dwait", "mean")))
+    return per.mean()
 
 
-def _miss(c: Any, cell: pd.DataFrame, stat: str, name: str, err: float, target: float) -> Miss:
-    lo, hi = (float(getattr(c, f"band_{stat}_{end}", np.nan)) for end in ("lo", "hi"))
-    measured = float(getattr(c, f"measured_{stat}"))
-    norm = float(getattr(c, f"measured_{stat}_norm", np.nan))
-    shown = norm if math.isfinite(norm) else measured
-    in_band = bool(lo <= shown <= hi) if math.isfinite(lo) and math.isfinite(hi) else None
+def _miss(c: Any, cell: pd.DataFrame, stat: str, name: str, err: float, target: float,
+          inside: bool | None) -> Miss:
     err_norm = float(getattr(c, f"err_{stat}_norm", np.nan))
     differ = (cell.mean_procs.astype(float) - cell.mean_procs_p.astype(float)).abs() > PLACEMENT_TOLERANCE
     first = ""
@@ -192,14 +187,15 @@ def _miss(c: Any, cell: pd.DataFrame, stat: str, name: str, err: float, target: 
                  f"{float(j.mean_procs_p):.3g} replayed")
     schedule, job_time = math.nan, math.nan
     if not cell.empty:
-        meas, rep, repriced, dwait = _per_replication(cell, stat)
+        f = _per_replication(cell, stat)
+        meas, rep, repriced, dwait = (float(f[k]) for k in ("measured", "replay", "repriced", "dwait"))
         d_sched, d_time = repriced - rep, meas - repriced  # seconds; they add up to meas - rep
         if stat == "response":  # waiting follows the placement (module docstring)
             d_sched, d_time = (d_sched + dwait, d_time - dwait) if differ.any() else (d_sched, d_time)
         # in the error's own sign, (predicted - measured) / measured: the parts add up to the replay's error
         schedule, job_time = -d_sched / meas, -d_time / meas
-    cause = _cause(in_band, err_norm, target, schedule, job_time)
-    return Miss(str(c.policy), float(c.rate), name, err, target, in_band, err_norm,
+    cause = _cause(inside, err_norm, target, schedule, job_time)
+    return Miss(str(c.policy), float(c.rate), name, err, target, inside, err_norm,
                 float(cell.mean_procs.mean()) if not cell.empty else math.nan,
                 float(cell.mean_procs_p.mean()) if not cell.empty else math.nan,
                 int(differ.sum()), len(cell), first, schedule, job_time, cause)
@@ -227,5 +223,5 @@ LEGEND = ("Why each miss, computed (`experiments/miss_causes.py`). In band: the 
           "the target; else the larger part. A schedule that diverged because jobs ran slower still counts as "
           "schedule: the split says what moved the figure, not what set the branch.")
 
-__all__ = ["CAUSES", "COLUMNS", "LEGEND", "Miss", "PLACEMENT_TOLERANCE", "counts_text", "misses", "models_for",
+__all__ = ["COLUMNS", "LEGEND", "Miss", "PLACEMENT_TOLERANCE", "counts_text", "misses", "models_for",
            "paired", "table", "time_at"]

@@ -226,6 +226,18 @@ def _mark(err: float, target: float) -> str:
     return "" if not np.isfinite(err) else (TICK if abs(err) <= target else CROSS)
 
 
+def in_band(cmp: pd.DataFrame, stat: str) -> list[bool | None]:
+    """Per cell: is the measured figure, normalised where metered (the band assumes the
+    profile's speed), inside the ensemble's band? None without a band or a figure."""
+    if f"band_{stat}_lo" not in cmp:
+        return [None] * len(cmp)
+    lo, hi = cmp[f"band_{stat}_lo"].astype(float), cmp[f"band_{stat}_hi"].astype(float)
+    m = cmp[f"measured_{stat}"].astype(float)
+    if f"measured_{stat}_norm" in cmp:
+        m = cmp[f"measured_{stat}_norm"].astype(float).fillna(m)
+    return [None if not (np.isfinite(a) and np.isfinite(x)) else bool(a <= x <= b) for a, b, x in zip(lo, hi, m)]
+
+
 def error_table(cmp: pd.DataFrame, targets: dict[str, float]) -> pd.DataFrame:
     """The report's error table, formatted: mean response and median execution, measured vs predicted."""
     r_t, e_t = targets["response_rel"], targets["execution_rel"]
@@ -239,14 +251,7 @@ def error_table(cmp: pd.DataFrame, targets: dict[str, float]) -> pd.DataFrame:
         return ["n/a" if not (np.isfinite(a) and np.isfinite(b)) else f"{a:.2f}-{b:.2f}" for a, b in zip(lo, hi)]
 
     def inside(stat: str) -> list[str]:
-        """Is the measured figure, normalised where metered (the band assumes the profile's
-        speed), inside the band?"""
-        lo, hi = cmp[f"band_{stat}_lo"].astype(float), cmp[f"band_{stat}_hi"].astype(float)
-        m = cmp[f"measured_{stat}"].astype(float)
-        if f"measured_{stat}_norm" in cmp:
-            m = cmp[f"measured_{stat}_norm"].astype(float).fillna(m)
-        return ["" if not (np.isfinite(a) and np.isfinite(x)) else (TICK if a <= x <= b else CROSS)
-                for a, b, x in zip(lo, hi, m)]
+        return ["" if b is None else (TICK if b else CROSS) for b in in_band(cmp, stat)]
 
     def chance() -> list[str]:
         """How often an exact model's run meets both targets (the two taken as independent)."""

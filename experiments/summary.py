@@ -248,15 +248,13 @@ def _total_row(figs: Sequence[Figure]) -> dict[str, Any]:
                            "worst response error": "", "worst execution error": ""}
     row["misses, speed-normalised"] = _normalised_misses(figs)
     row.update(_luck(pd.concat([f.compared for f in figs], ignore_index=True)))
-    row["causes, computed"] = miss_causes.counts_text(all_misses(figs))
+    row["causes, computed"] = miss_causes.counts_text(all_misses(dict(enumerate(figs))))
     return row
 
 
-def all_misses(figs: Mapping[str, Figure] | Sequence[Figure]) -> pd.DataFrame:
-    """Every figure's misses in one frame, with a figure column when the figures are named."""
-    named = figs.items() if isinstance(figs, Mapping) else ((None, f) for f in figs)
-    frames = [f.misses.assign(figure=name) if name is not None else f.misses
-              for name, f in named if not f.misses.empty]
+def all_misses(figs: Mapping[Any, Figure]) -> pd.DataFrame:
+    """Every figure's misses in one frame, with its name in a figure column."""
+    frames = [f.misses.assign(figure=name) for name, f in figs.items() if not f.misses.empty]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=miss_causes.COLUMNS)
 
 
