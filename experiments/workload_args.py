@@ -7,7 +7,7 @@ no job (`--phases -3`). These models say the same options, with the ranges a job
 config is refused at load time, in one line naming the option.
 
 The option names and types are the workloads' (workloads/synthetic.py, cg.py, stencil.py,
-synthetic_demand.py, runtime.add_job_arguments); tests/test_experiments_workload_args.py
+synthetic_demand.py, runtime.add_job_arguments); tests/unit/experiments/test_experiments_workload_args.py
 reads their argparse calls and fails when the two disagree. The workloads themselves are not
 imported: they load MPI.
 """

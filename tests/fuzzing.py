@@ -1,4 +1,4 @@
-"""The inputs every parser is fuzzed with, shared by the tests (tests/test_*_fuzz_*.py) and the
+"""The inputs every parser is fuzzed with, shared by the tests (tests/unit/*/test_*_fuzz_*.py) and the
 longer run (benchmarks/fuzz_parsers.py).
 
 A target is one parser: the files it reads, valid files to start from (shipped ones where

@@ -2,7 +2,7 @@
 
 Times the part of a launch that is Python and MPI start-up (benchmarks/bench_launch.py).
 `--fail-rank R` makes rank R raise after the barrier while the others wait for it: the
-fault the resident pool must survive (tests/test_pool_*.py).
+fault the resident pool must survive (tests/integration/test_testbed_pool_live.py, tests/unit/workloads/test_workloads_pool_*.py).
     python3 -m workloads.hello [--fail-rank R]
 """
 from __future__ import annotations

@@ -1,0 +1,145 @@
+"""Claim kinds on hand-made cells tables: each kind once holding and once not, and whether
+the verdict stands outside the 95% interval. Expected gaps are worked out here from the inputs."""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from experiments.claims import Estimate, gap_at, judge, judge_across
+from experiments.config import ConfigError, from_dict
+from experiments.sync_delay import cell_mean, timeline_delays
+from scheduler.engine import simulate
+from scheduler.model import Job, SevcikModel
+
+RATES = [0.05, 0.08, 0.11]
+
+
+def cells(values: dict[tuple[str, float], float], stat: str = "response", ci: float = 1.0) -> pd.DataFrame:
+    rows = [{"policy": p, "rate": r, stat: v, f"{stat}_ci": ci} for (p, r), v in values.items()]
+    return pd.DataFrame(rows)
+
+
+# RA 100 at every rate; Folding 95, 90, 83: gaps 5%, 10%, 17%, each ± about 1.4 points.
+FIG4 = cells({("RA", 0.05): 100.0, ("RA", 0.08): 100.0, ("RA", 0.11): 100.0,
+              ("FOLDING", 0.05): 95.0, ("FOLDING", 0.08): 90.0, ("FOLDING", 0.11): 83.0})
+BELOW = {"text": "t", "metric": "response", "lower": "FOLDING", "than": "RA"}
+
+
+def test_gap_and_its_half_width():
+    g = gap_at(FIG4, BELOW, 0.11)
+    assert g.value == pytest.approx(0.17)
+    # sqrt((1/100)² + (83·1/100²)²)
+    assert g.hw == pytest.approx(math.hypot(1 / 100, 83 / 100**2))
+    zero = cells({("RA", 0.1): 2.0, ("FOLDING", 0.1): 0.0}, "wait", ci=0.5)  # Folding never waits
+    z = gap_at(zero, {**BELOW, "metric": "wait"}, 0.1)
+    assert (z.value, z.hw) == pytest.approx((1.0, 0.25))
+    inc = gap_at(FIG4, {**BELOW, "gap": "increase"}, 0.11)  # RA's 100 is 20.5% above Folding's 83
+    assert (inc.value, inc.hw) == pytest.approx((100 / 83 - 1, math.hypot(1 / 83, 100 / 83**2)))
+    assert judge({**BELOW, "gap": "increase", "about": 0.20}, FIG4, RATES).verdict == "yes"
+    a = gap_at(FIG4, {**BELOW, "gap": "absolute"}, 0.11)
+    assert (a.value, a.hw) == pytest.approx((17.0, math.sqrt(2)))
+
+
+def test_below_plain():
+    v = judge(BELOW, FIG4, RATES)
+    assert v.verdict == "yes" and v.words == "yes, by 5–17%"
+    assert v.interval.startswith("yes: outside")
+    v = judge({**BELOW, "lower": "RA", "than": "FOLDING"}, FIG4, RATES)
+    assert v.verdict == "no" and v.words.startswith("no: RA is higher by")
+
+
+def test_at_least():
+    assert judge({**BELOW, "at_least": 0.04}, FIG4, RATES).verdict == "yes"
+    v = judge({**BELOW, "at_least": 0.08}, FIG4, RATES)  # 5% at 0.05/s is short of 8%
+    assert v.verdict == "partly (2 of 3 rates)" and "not at 0.05/s" in v.words
+
+
+def test_up_to():
+    v = judge({**BELOW, "up_to": 0.20}, FIG4, RATES)
+    assert v.verdict == "yes" and v.ours == "largest gap 17% at 0.11/s"
+    v = judge({**BELOW, "up_to": 0.12}, FIG4, RATES)  # the largest gap, 17%, is above 12%
+    assert v.holds is False or v.verdict.startswith("partly")
+    assert "not at largest gap at 0.11/s vs 12%" in v.words
+
+
+def test_about_uses_the_tolerance():
+    assert judge({**BELOW, "about": 0.17}, FIG4, RATES).verdict == "yes"
+    assert judge({**BELOW, "about": 0.19}, FIG4, RATES).verdict == "yes"  # 2 points off, within 4
+    v = judge({**BELOW, "about": 0.25}, FIG4, RATES)  # 8 points off
+    assert v.verdict == "partly (3 of 4 conditions)"
+    assert judge({**BELOW, "about": 0.25, "tolerance": 0.10}, FIG4, RATES).verdict == "yes"
+
+
+def test_gap_grows():
+    v = judge({**BELOW, "kind": "gap_grows"}, FIG4, RATES)
+    assert v.verdict == "yes" and v.ours == "gap 5% → 10% → 17%"
+    flat = cells({("RA", r): 100.0 for r in RATES} | {("FOLDING", 0.05): 90.0, ("FOLDING", 0.08): 85.0,
+                                                      ("FOLDING", 0.11): 88.0})
+    v = judge({**BELOW, "kind": "gap_grows"}, flat, RATES)
+    assert v.verdict == "partly (1 of 2 steps)" and "0.08/s → 0.11/s" in v.words
+
+
+def test_peaks():
+    pre = cells({("FOLDING", 0.05): 0.6, ("FOLDING", 0.08): 1.3, ("FOLDING", 0.11): 0.9}, "preemptions", ci=0.1)
+    claim = {"text": "t", "kind": "peaks", "metric": "preemptions", "policy": "FOLDING"}
+    v = judge(claim, pre, RATES)
+    assert v.verdict == "yes" and "1.3 at 0.08/s" in v.ours and v.interval.startswith("yes")
+    rising = cells({("FOLDING", 0.05): 0.6, ("FOLDING", 0.08): 0.9, ("FOLDING", 0.11): 1.3}, "preemptions", ci=0.1)
+    assert judge(claim, rising, RATES).verdict == "partly (1 of 2 ends)"
+    assert judge(claim, rising, [0.05, 0.11]).verdict == "no data"
+
+
+def test_bound_and_interval_words():
+    pre = cells({("FOLDING", 0.05): 0.6, ("FOLDING", 0.08): 1.3, ("FOLDING", 0.11): 1.45}, "preemptions", ci=0.1)
+    claim = {"text": "t", "kind": "bound", "metric": "preemptions", "policy": "FOLDING", "under": 1.5}
+    v = judge(claim, pre, RATES)
+    assert v.verdict == "yes" and v.ours == "at most 1.45 (bound 1.5)"
+    assert v.interval.startswith("no: within the 95% interval at 0.11/s")  # 1.45 ± 0.1 straddles 1.5
+    assert judge({**claim, "under": 1.0}, pre, RATES).verdict == "partly (1 of 3 rates)"
+    assert judge({**claim, "under": 0.5}, pre, RATES).verdict == "no"
+    one_rep = cells({("FOLDING", r): 0.5 for r in RATES}, "preemptions", ci=float("nan"))
+    assert judge(claim, one_rep, RATES).interval.startswith("not known: no 95% interval")
+
+
+def test_across_figures():
+    fig5 = cells({("RA", r): 100.0 for r in RATES} | {("FOLDING", 0.05): 90.0, ("FOLDING", 0.08): 80.0,
+                                                      ("FOLDING", 0.11): 75.0})
+    claim = {**BELOW, "larger": "fig5", "smaller": "fig4"}
+    rates = {"fig4": RATES, "fig5": RATES}
+    v = judge_across(claim, {"fig4": FIG4, "fig5": fig5}, rates)
+    assert v.verdict == "yes" and v.ours == "fig5 25% at 0.11/s vs fig4 17% at 0.11/s"
+    v = judge_across({**claim, "larger": "fig4", "smaller": "fig5"}, {"fig4": FIG4, "fig5": fig5}, rates)
+    assert v.verdict == "no" and v.interval.startswith("yes: outside")
+    assert judge_across(claim, {"fig4": FIG4}, rates).verdict == "no data"
+
+
+def test_config_checks_each_kind_names_its_fields():
+    base = {"name": "x", "title": "x", "minutes": 1, "cluster": "c.toml", "policies": ["RA", "FOLDING"],
+            "class": {"a": {"workload": "synthetic"}}, "arrivals": {"rates": RATES, "jobs": 4, "mix": {"a": 1}}}
+    ok = [{"text": "t", "metric": "response", "lower": "FOLDING", "than": "RA", "about": 0.17, "quote": "q"},
+          {"text": "t", "kind": "peaks", "metric": "preemptions", "policy": "FOLDING"},
+          {"text": "t", "kind": "bound", "metric": "sync_delay", "policy": "FOLDING", "under": 1.5}]
+    assert len(from_dict({**base, "claim": ok}).claims) == 3
+    bad = [({"text": "t", "metric": "response", "lower": "FOLDING", "than": "RA", "about": 0.1, "up_to": 0.2},
+            "claim[0]: about: give one of at_least, up_to, about"),
+           ({"text": "t", "kind": "bound", "metric": "preemptions", "policy": "FOLDING"}, "under/over"),
+           ({"text": "t", "kind": "peaks", "metric": "response", "lower": "FOLDING", "than": "RA"}, "policy"),
+           ({"text": "t", "kind": "bound", "metric": "response", "policy": "EQUI", "under": 1}, "'EQUI'")]
+    for claim, words in bad:
+        with pytest.raises(ConfigError, match=words.replace("[", r"\[").replace("]", r"\]")):
+            from_dict({**base, "claim": [claim]})
+
+
+def test_sync_delay_from_a_hand_worked_equi_timeline():
+    # tests/unit/scheduler/test_scheduler_policies.py's EQUI sequence: A acks at 1.0 and is resized at 1.0 (B's arrival);
+    # at C's arrival A acks at 2.0 but B can only finish (2.5): A is held 0.5 s, its synchronisation delay.
+    jobs = [Job("A", 0, SevcikModel(8, 0, 0, 4), phases=4), Job("B", 0.6, SevcikModel(3, 0, 0, 4)),
+            Job("C", 1.2, SevcikModel(0.5, 0, 0, 1))]
+    delays = timeline_delays(simulate(jobs, "EQUI", 4).timeline)
+    assert delays == [("A", pytest.approx(0.0)), ("A", pytest.approx(0.5))]
+    assert cell_mean(delays, 0) == (pytest.approx(0.25), 2)
+    assert cell_mean([(0, 1.0), (1, 3.0)], 1) == (3.0, 1)  # job 0 is warm-up
+    assert math.isnan(cell_mean([], 0)[0])
+    assert Estimate(math.nan).known is False

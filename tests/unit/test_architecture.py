@@ -1,0 +1,62 @@
+"""The layers of docs/architecture.md are a contract: import-linter checks them on every run."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def lint_imports() -> str:
+    exe = Path(sys.executable).parent / "lint-imports"
+    return str(exe) if exe.exists() else shutil.which("lint-imports") or "lint-imports"
+
+
+def test_every_import_contract_is_kept():
+    proc = subprocess.run([lint_imports(), "--no-cache"], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert "broken" not in proc.stdout.lower().replace("0 broken", "")
+    kept = proc.stdout.count("KEPT")
+    assert kept >= 5, proc.stdout  # every contract of pyproject.toml ran
+
+
+def lint_with(probe: Path, source: str) -> subprocess.CompletedProcess:
+    """lint-imports with one extra module written for the run and removed at once."""
+    probe.write_text(source)
+    try:
+        return subprocess.run([lint_imports(), "--no-cache"], cwd=ROOT, capture_output=True, text=True)
+    finally:
+        probe.unlink()
+
+
+def test_a_broken_layer_is_caught(tmp_path):
+    # The check can fail: a workloads module importing the testbed breaks two contracts.
+    proc = lint_with(ROOT / "workloads" / "_layer_probe.py", "import testbed  # deliberately upward\n")
+    assert proc.returncode != 0
+    assert "workloads._layer_probe -> testbed" in proc.stdout
+
+
+def test_docker_outside_the_backends_is_caught():
+    # The load package must go through testbed.backends: a module of it importing Docker breaks a contract.
+    proc = lint_with(ROOT / "testbed" / "load" / "_backend_probe.py", "import docker  # around the backends\n")
+    assert proc.returncode != 0
+    assert "testbed.load._backend_probe -> docker" in proc.stdout
+
+
+def test_test_files_are_named_after_the_folder_they_test():
+    """tests/unit/<package>/test_<package>_<subject>.py and tests/integration/test_<package>_<subject>.py,
+    so a package's tests are found by its name (`pytest tests/unit/scheduler`, or `-k scheduler`);
+    this file checks the whole tree and is the exception."""
+    packages = {"nowlab", "experiments", "scheduler", "testbed", "workloads", "containers", "compose"}
+    tests = ROOT / "tests"
+    wrong = [str(p.relative_to(tests)) for p in (tests / "unit").glob("*/test_*.py")
+             if p.parent.name not in packages or not p.name.startswith(f"test_{p.parent.name}_")]
+    wrong += [str(p.relative_to(tests)) for p in (tests / "integration").glob("test_*.py")
+              if p.name.removeprefix("test_").split("_")[0] not in packages]
+    wrong += [p.name for p in tests.glob("test_*.py")]  # none left at the top
+    wrong += [str(p.relative_to(tests)) for p in (tests / "unit").glob("test_*.py") if p.name != Path(__file__).name]
+    assert wrong == []
+    names = [p.name for p in tests.rglob("test_*.py")]
+    assert len(names) == len(set(names)), "test basenames must be unique (pytest's prepend import mode)"
