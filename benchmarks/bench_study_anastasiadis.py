@@ -26,8 +26,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from experiments.studies.anastasiadis.spec import full_spec, quick_spec
-from experiments.studies.anastasiadis.study import run_study
+from experiments.studies.anastasiadis_sevcik.spec import full_spec, quick_spec
+from experiments.studies.anastasiadis_sevcik.study import run_study
 
 
 def main() -> None:

@@ -14,7 +14,7 @@ Measured on a part, never the whole (the machine is shared):
 Sum of (replications x cost) over the 20 x (14 + variants) cells, divided by the
 workers, is the estimate; the committed run's own total is printed beside it.
 
-    .venv/bin/python benchmarks/bench_study_precision.py --cells experiments/studies/anastasiadis/results/cells.csv
+    .venv/bin/python benchmarks/bench_study_precision.py --cells experiments/studies/anastasiadis_sevcik/results/cells.csv
 """
 from __future__ import annotations
 
@@ -27,9 +27,9 @@ from pathlib import Path
 import pandas as pd
 from scipy import stats as st
 
-from experiments.studies.anastasiadis.replication import run_replication
-from experiments.studies.anastasiadis.spec import full_spec
-from experiments.studies.anastasiadis.study import tasks_for
+from experiments.studies.anastasiadis_sevcik.replication import run_replication
+from experiments.studies.anastasiadis_sevcik.spec import full_spec
+from experiments.studies.anastasiadis_sevcik.study import tasks_for
 
 
 def needed(cov: float, target: float = 0.05, cap: int = 2000, floor: int = 3) -> int:

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from experiments.claims import judge
-from experiments.studies.anastasiadis.stats import t_interval
+from experiments.studies.anastasiadis_sevcik.stats import t_interval
 
 KEYS = ["policy", "rate", "replication"]
 #: Statistic column -> the job column it summarizes and how.

@@ -31,9 +31,9 @@ def anastasiadis(
 ) -> None:
     """Anastasiadis & Sevcik (1996): 4 workloads x 5 loads x 14 policies (+ DIF variants), report and claims."""
     # Imported here so `nowlab --help` does not pay for numpy/scipy/matplotlib.
-    from experiments.studies.anastasiadis.report import print_claims, write_outputs
-    from experiments.studies.anastasiadis.spec import SpecError, full_spec, quick_spec
-    from experiments.studies.anastasiadis.study import run_study
+    from experiments.studies.anastasiadis_sevcik.report import print_claims, write_outputs
+    from experiments.studies.anastasiadis_sevcik.spec import SpecError, full_spec, quick_spec
+    from experiments.studies.anastasiadis_sevcik.study import run_study
 
     overrides: dict[str, object] = {"workers": workers, "seed": seed}
     if max_replications is not None:

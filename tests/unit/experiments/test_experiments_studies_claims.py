@@ -10,12 +10,12 @@ import math
 import pandas as pd
 import pytest
 
-from experiments.studies.anastasiadis import claims_adaptive as ca
-from experiments.studies.anastasiadis import claims_dif as cd
-from experiments.studies.anastasiadis import claims_sdf as cs
-from experiments.studies.anastasiadis import paper
-from experiments.studies.anastasiadis.claim import NOT_REPRODUCED, PARTLY, REPRODUCED, Thresholds
-from experiments.studies.anastasiadis.claims import dif_variant_table, evaluate, reproduces, to_frame
+from experiments.studies.anastasiadis_sevcik import claims_adaptive as ca
+from experiments.studies.anastasiadis_sevcik import claims_dif as cd
+from experiments.studies.anastasiadis_sevcik import claims_sdf as cs
+from experiments.studies.anastasiadis_sevcik import paper
+from experiments.studies.anastasiadis_sevcik.claim import NOT_REPRODUCED, PARTLY, REPRODUCED, Thresholds
+from experiments.studies.anastasiadis_sevcik.claims import dif_variant_table, evaluate, reproduces, to_frame
 
 WKS = ("WK1", "WK2", "WK3", "WK4")
 TH = Thresholds()

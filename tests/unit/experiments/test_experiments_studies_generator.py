@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from experiments.studies.anastasiadis import paper
-from experiments.studies.anastasiadis.spec import WORKLOADS, GeneratorSpec
-from experiments.studies.anastasiadis.workload import (
+from experiments.studies.anastasiadis_sevcik import paper
+from experiments.studies.anastasiadis_sevcik.spec import WORKLOADS, GeneratorSpec
+from experiments.studies.anastasiadis_sevcik.workload import (
     exact_moments,
     generate,
     mean_interarrival_ks,

@@ -11,7 +11,7 @@ import typer
 from typer.testing import CliRunner
 
 from nowlab.commands import experiments as experiments_cli
-from experiments.studies.anastasiadis import paper
+from experiments.studies.anastasiadis_sevcik import paper
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +50,7 @@ def test_figures_show_the_cells(quick_run):
     are the cells' numbers (drawn again from cells.csv, not saved)."""
     import matplotlib.image
     import matplotlib.pyplot as plt
-    from experiments.studies.anastasiadis import plots
+    from experiments.studies.anastasiadis_sevcik import plots
 
     out, _ = quick_run
     cells = pd.read_csv(out / "cells.csv")

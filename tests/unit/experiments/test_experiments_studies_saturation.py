@@ -6,15 +6,15 @@ import math
 import numpy as np
 import pytest
 
-from experiments.studies.anastasiadis.replication import (
+from experiments.studies.anastasiadis_sevcik.replication import (
     KS,
     ReplicationTask,
     run_replication,
     simulate_prefix,
 )
-from experiments.studies.anastasiadis.saturation import Window, is_saturated, prefix_is_exact
-from experiments.studies.anastasiadis.spec import WORKLOADS, GeneratorSpec
-from experiments.studies.anastasiadis.workload import generate, stream_seed
+from experiments.studies.anastasiadis_sevcik.saturation import Window, is_saturated, prefix_is_exact
+from experiments.studies.anastasiadis_sevcik.spec import WORKLOADS, GeneratorSpec
+from experiments.studies.anastasiadis_sevcik.workload import generate, stream_seed
 
 GEN = GeneratorSpec()
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from experiments.studies.anastasiadis.spec import SpecError as StudySpecError, build_spec
+from experiments.studies.anastasiadis_sevcik.spec import SpecError as StudySpecError, build_spec
 from experiments.config import ConfigError
 from testbed.config_loader import field_path, known_keys, load_toml, read_toml, validate
 from testbed.spec import ClusterSpec, SpecError, from_dict

@@ -6,7 +6,7 @@ import statistics
 
 import pandas as pd
 
-from experiments.studies.anastasiadis.claim import (
+from experiments.studies.anastasiadis_sevcik.claim import (
     NOT_REPRODUCED,
     PARTLY,
     REPRODUCED,

@@ -5,7 +5,7 @@ import math
 
 import pandas as pd
 
-from experiments.studies.anastasiadis.claim import (
+from experiments.studies.anastasiadis_sevcik.claim import (
     NOT_REPRODUCED,
     PARTLY,
     REPRODUCED,

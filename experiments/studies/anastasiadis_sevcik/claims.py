@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from experiments.studies.anastasiadis import claims_adaptive, claims_dif, claims_sdf
-from experiments.studies.anastasiadis.claim import REPRODUCED, Claim, Thresholds, cell
+from experiments.studies.anastasiadis_sevcik import claims_adaptive, claims_dif, claims_sdf
+from experiments.studies.anastasiadis_sevcik.claim import REPRODUCED, Claim, Thresholds, cell
 from scheduler.policies.dif import DifReading, same_as
 
 __all__ = ["Claim", "Thresholds", "cell", "evaluate", "to_frame", "dif_variant_table", "readings_run",

@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from experiments.studies.anastasiadis.analytic import wait_over_run_aep, wait_over_run_ap1
+from experiments.studies.anastasiadis_sevcik.analytic import wait_over_run_aep, wait_over_run_ap1
 
 #: figure file stem -> (title, policies in the bar order, extra policies for the partition panel)
 FAMILIES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {

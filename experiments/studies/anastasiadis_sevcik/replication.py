@@ -20,14 +20,14 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from experiments.studies.anastasiadis.saturation import (
+from experiments.studies.anastasiadis_sevcik.saturation import (
     Window,
     is_saturated,
     prefix_is_exact,
     prefix_length,
 )
-from experiments.studies.anastasiadis.spec import WORKLOADS, GeneratorSpec
-from experiments.studies.anastasiadis.workload import JobStream, generate, stream_seed
+from experiments.studies.anastasiadis_sevcik.spec import WORKLOADS, GeneratorSpec
+from experiments.studies.anastasiadis_sevcik.workload import JobStream, generate, stream_seed
 
 KS = 1000.0  # seconds per ks
 

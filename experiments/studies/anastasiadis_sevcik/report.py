@@ -14,8 +14,8 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from experiments.studies.anastasiadis import paper
-from experiments.studies.anastasiadis.claims import (
+from experiments.studies.anastasiadis_sevcik import paper
+from experiments.studies.anastasiadis_sevcik.claims import (
     SECTION_7,
     SECTION_64,
     Claim,
@@ -25,10 +25,10 @@ from experiments.studies.anastasiadis.claims import (
     reproduces,
     to_frame,
 )
-from experiments.studies.anastasiadis.plots import all_figures
-from experiments.studies.anastasiadis.spec import WORKLOADS, GeneratorSpec
-from experiments.studies.anastasiadis.study import StudyResult
-from experiments.studies.anastasiadis.workload import exact_moments, generate, stream_seed
+from experiments.studies.anastasiadis_sevcik.plots import all_figures
+from experiments.studies.anastasiadis_sevcik.spec import WORKLOADS, GeneratorSpec
+from experiments.studies.anastasiadis_sevcik.study import StudyResult
+from experiments.studies.anastasiadis_sevcik.workload import exact_moments, generate, stream_seed
 
 #: Jobs drawn to show the generator's sample moments next to the exact ones.
 MOMENT_SAMPLE_JOBS = 400_000

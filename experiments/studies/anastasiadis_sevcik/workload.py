@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from experiments.studies.anastasiadis.spec import GeneratorSpec, WorkloadSpec
+from experiments.studies.anastasiadis_sevcik.spec import GeneratorSpec, WorkloadSpec
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from pydantic import (
     model_validator,
 )
 
-from experiments.studies.anastasiadis import paper
+from experiments.studies.anastasiadis_sevcik import paper
 from scheduler.policies.dif import VARIANTS, DifReading, same_as
 from testbed.config_loader import one_line
 

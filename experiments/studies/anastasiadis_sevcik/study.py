@@ -32,13 +32,13 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from experiments.studies.anastasiadis.replication import (
+from experiments.studies.anastasiadis_sevcik.replication import (
     ReplicationResult,
     ReplicationTask,
     run_replication,
 )
-from experiments.studies.anastasiadis.spec import StudySpec
-from experiments.studies.anastasiadis.stats import replications_needed, t_interval
+from experiments.studies.anastasiadis_sevcik.spec import StudySpec
+from experiments.studies.anastasiadis_sevcik.stats import replications_needed, t_interval
 
 CellKey = tuple[str, float, str]  # (workload, load, policy)
 Runner = Callable[[ReplicationTask], ReplicationResult]
