@@ -60,3 +60,34 @@ def test_test_files_are_named_after_the_folder_they_test():
     assert wrong == []
     names = [p.name for p in tests.rglob("test_*.py")]
     assert len(names) == len(set(names)), "test basenames must be unique (pytest's prepend import mode)"
+
+
+def named_paths(doc: Path) -> list[str]:
+    """Every repository path docs/architecture.md names in backticks (a token with a slash)."""
+    import re
+    tokens = re.findall(r"`([^`\s]+)`", doc.read_text())
+    paths = []
+    for t in tokens:
+        t = t.rstrip(".,;:")
+        if "/" not in t or t.startswith(("/", "http", "-", "~")) or "*" in t or "<" in t or "{" in t:
+            continue
+        first = t.split("/")[0]
+        if first in {"nowlab", "experiments", "scheduler", "testbed", "workloads", "containers", "compose",
+                     "tests", "benchmarks", "checks", "hardening", "docs", "scripts", "tools"}:
+            paths.append(t)
+    return paths
+
+
+def test_every_path_the_architecture_names_exists():
+    """The architecture page stays true: a module or folder it names that moves or disappears fails here."""
+    doc = ROOT / "docs" / "architecture.md"
+    paths = named_paths(doc)
+    assert len(paths) >= 20, paths  # the page names the layers' modules by path
+    missing = [p for p in paths if not (ROOT / p).exists()]
+    assert missing == [], f"docs/architecture.md names paths that do not exist: {missing}"
+
+
+def test_the_path_check_can_fail(tmp_path):
+    doc = tmp_path / "architecture.md"
+    doc.write_text("The engine is `scheduler/engine.py`; the old one was `scheduler/no_such_module.py`.\n")
+    assert [p for p in named_paths(doc) if not (ROOT / p).exists()] == ["scheduler/no_such_module.py"]
