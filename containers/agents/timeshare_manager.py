@@ -15,7 +15,7 @@ Runs inside a workstation (the image copies containers/agents/ whole):
     NOWLAB_CLUSTER_SECRET=<hex> python3 /opt/nowlab/agents/timeshare_manager.py --name ws1 --port 7717
 Standard library, and workloads.channel_auth and workloads.control_gate (standard library
 only themselves), found on the image's PYTHONPATH (/opt/nowlab) in the workloads/ folder
-every workstation mounts; on the host, experiments/timeshare_host.py puts the repository on
+every workstation mounts; on the host, experiments/studies/zhou_brent/host.py puts the repository on
 PYTHONPATH. It prints `listening HOST PORT` on stdout once it accepts requests (--port 0: any
 free port).
 
@@ -65,7 +65,7 @@ child, forked at start and told over a pipe which pids are stopped, sees the pip
 the manager dies however it dies and continues them; it ignores SIGTERM and SIGINT so it
 outlives the manager. Only a SIGKILL of the guardian too (the container itself going) can leave
 a rank stopped, and then the rank goes with the container. The global manager's watchdog
-(testbed/timeshare_client.py) notices a dead manager from missed status polls.
+(experiments/studies/zhou_brent/manager_client.py) notices a dead manager from missed status polls.
 
 Switch cost on this host (2 cores, Debian 12, shared with other runs, no container; 13:10 UTC
 24 Nov 2026: `benchmarks/bench_timeshare_switch.py --slot-s 0.1 --duration-s 10`, two burning
@@ -614,7 +614,7 @@ def reply_to(manager, line):
 
 def serve_connection(manager, sock, rest):
     """Thread body for one client that passed the handshake: a reply to each line until it closes
-    (the host keeps its connections, testbed/timeshare_client.py).
+    (the host keeps its connections, experiments/studies/zhou_brent/manager_client.py).
 
     `rest` is what it sent after its answer. A line longer than MAX_LINE_BYTES gets an error
     reply and the connection is closed."""
@@ -655,7 +655,7 @@ def main(argv=None):
         p.error(str(exc))
     if secret is None:  # never serve unauthenticated: a request stops and continues processes
         p.error(f"{channel_auth.TIMESHARE.secret_env} is not set: the manager serves only peers that hold "
-                f"the cluster's secret (experiments/timeshare_cluster.py and timeshare_host.py give it)")
+                f"the cluster's secret (experiments/studies/zhou_brent/cluster.py and host.py give it)")
     logging.basicConfig(level=logging.WARNING, format=f"timeshare manager {a.name}: %(message)s")
     try:
         os.setpriority(os.PRIO_PROCESS, 0, a.nice)

@@ -20,10 +20,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from experiments.timeshare_host import AGENT, manager_env
+from experiments.studies.zhou_brent.host import AGENT, manager_env
 from scheduler.timeshare.office import RegistrationOffice
 from scheduler.timeshare.tables import TableSlot, WorkstationTable
-from testbed.timeshare_client import ManagerClient, ManagerRefused, Watchdog, WireSlot
+from experiments.studies.zhou_brent.manager_client import ManagerClient, ManagerRefused, Watchdog, WireSlot
 from workloads import channel_auth
 
 SHARE_TOLERANCE = 0.15  # each job's CPU within 15 % of its half: the host is shared and noisy
