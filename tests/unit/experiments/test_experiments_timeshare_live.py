@@ -60,7 +60,7 @@ def test_wire_slots_keep_the_order_the_widths_and_the_dummies_and_the_manager_ac
             [(t.process, t.parallel_s, t.sequential_s) for t in table.slots]
         request = {"round_s": table.round_s, "workstation": w,
                    "slots": [{"job": s.job, "parallel_s": s.parallel_s, "sequential_s": s.sequential_s} for s in slots]}
-        assert agent.parse_table(request, set(table.processes), w)[0] == table.round_s
+        assert sys.modules["timeshare_requests"].parse_table(request, set(table.processes), w)[0] == table.round_s
     ws5 = wire_slots(tables["ws5"])  # J3 and J5 (Σβ 0.75): a dummy slot of sequential work ends the round
     assert ws5[-1].job is None and ws5[-1].parallel_s == 0.0 and ws5[-1].sequential_s > 0
 
