@@ -19,8 +19,8 @@ from pathlib import Path
 from _common import console, table
 from rich.progress import Progress
 
-from experiments.timeshare_host import AGENT, manager_env
-from testbed.timeshare_client import ManagerClient, WireSlot
+from experiments.studies.zhou_brent.host import AGENT, manager_env
+from experiments.studies.zhou_brent.manager_client import ManagerClient, WireSlot
 from workloads import channel_auth
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")

@@ -252,13 +252,13 @@ def _workstations(folder: Path) -> object:
 
 
 def _timeshare(folder: Path) -> object:
-    from experiments.timeshare_spec import load_timeshare_spec
+    from experiments.studies.zhou_brent.spec import load_timeshare_spec
     spec = load_timeshare_spec(folder / "timeshare.toml")
     return spec, spec.tables()
 
 
 def _run_rows(folder: Path) -> object:
-    from experiments.timeshare_files import read_rows
+    from experiments.studies.zhou_brent.files import read_rows
     return read_rows(folder)
 
 
@@ -286,11 +286,11 @@ STREAM = "id,class,arrival\n0,short,0\n1,cg,1.5\n2,short,1.5\n7,cg,30\n"
 
 
 def _run_dir_files() -> dict[str, str]:
-    """A valid time-sharing run directory (every file of experiments/timeshare_files.py)."""
+    """A valid time-sharing run directory (every file of experiments/studies/zhou_brent/files.py)."""
     import tempfile
 
-    from experiments.timeshare_files import write_rows
-    from experiments.timeshare_measure import (IntervalRow, JobRow, ManagerRow, RunRow, RunRows, ShareRow, SkewRow,
+    from experiments.studies.zhou_brent.files import write_rows
+    from experiments.studies.zhou_brent.measure import (IntervalRow, JobRow, ManagerRow, RunRow, RunRows, ShareRow, SkewRow,
                                                TableRow)
     rows = RunRows(RunRow("s", "loose", 2, 0.4, 5.0, 0.5, 1.0, ""),
                    (JobRow("A", "ws1 ws2 ws3", 3, 0.5, 3.0, 1.5, 3.1, 2.0, 1.0, 0.97, -0.03, "yes"),),
@@ -309,8 +309,8 @@ def targets() -> dict[str, Target]:
     from experiments.summary import SummaryError
     from experiments.swf import SwfError
     from experiments.taskgraph_files import WorkstationsError
-    from experiments.timeshare_files import RunFilesError
-    from experiments.timeshare_spec import TimeshareSpecError
+    from experiments.studies.zhou_brent.files import RunFilesError
+    from experiments.studies.zhou_brent.spec import TimeshareSpecError
     from scheduler.taskgraph.spec import TaskGraphError
     from scheduler.timeshare.slots import SlotError
     from testbed.spec import SpecError
@@ -323,7 +323,7 @@ def targets() -> dict[str, Target]:
             *(_text(p) for p in sorted((ROOT / "experiments" / "results").rglob("*.swf"))[:3]))
     tg = [_text(p) for p in sorted((config_dir / "taskgraphs").glob("*.toml"))]
     summaries = tuple(_text(p) for p in sorted((config_dir / "summaries").glob("*.toml")))
-    timeshare = tuple(_text(p) for p in sorted((config_dir / "timeshare").glob("*.toml")))
+    timeshare = tuple(_text(p) for p in sorted((ROOT / "experiments" / "studies" / "zhou_brent" / "configs").glob("*.toml")))
     run_files = _run_dir_files()
     return {t.name: t for t in (
         Target("cluster-spec", "spec.toml", specs, _spec, SpecError),

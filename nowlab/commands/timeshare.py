@@ -15,12 +15,12 @@ timeshare_app = typer.Typer(no_args_is_help=True,
 
 
 def table_command(spec_file: Path = typer.Argument(..., help="Time-sharing spec (TOML), e.g. "
-                                                   "experiments/configs/timeshare/zhou-brent-fig3.toml")) -> None:
+                                                   "experiments/studies/zhou_brent/configs/zhou-brent-fig3.toml")) -> None:
     """Print each job's allocation and every workstation's scheduling table (identical tables once)."""
     from rich.console import Console
     from rich.table import Table
 
-    from experiments.timeshare_spec import load_timeshare_spec
+    from experiments.studies.zhou_brent.spec import load_timeshare_spec
 
     with user_errors():
         spec = load_timeshare_spec(spec_file)
@@ -61,7 +61,7 @@ def simulate_command(
     from rich.console import Console
     from rich.table import Table
 
-    from experiments.timeshare_spec import load_timeshare_spec
+    from experiments.studies.zhou_brent.spec import load_timeshare_spec
     from scheduler.timeshare.simulate import LocalPolicy
     from scheduler.timeshare.tables import Resync
 
@@ -133,14 +133,14 @@ def run_command(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from experiments.timeshare_files import write_failure
-    from experiments.timeshare_live import LiveSetup
-    from experiments.timeshare_report import record_run
-    from experiments.timeshare_run import (OS_ALONE, JobFailed, OsAlone, TimeshareRunError, TimeshareRunner, parse_variant,
+    from experiments.studies.zhou_brent.files import write_failure
+    from experiments.studies.zhou_brent.global_manager import LiveSetup
+    from experiments.studies.zhou_brent.report import record_run
+    from experiments.studies.zhou_brent.live import (OS_ALONE, JobFailed, OsAlone, TimeshareRunError, TimeshareRunner, parse_variant,
                                            programs as spec_programs)
-    from experiments.timeshare_spec import load_timeshare_spec
-    from experiments.timeshare_stream import StreamRun, StreamRunner
-    from experiments.timeshare_stream_report import record_stream
+    from experiments.studies.zhou_brent.spec import load_timeshare_spec
+    from experiments.studies.zhou_brent.stream import StreamRun, StreamRunner
+    from experiments.studies.zhou_brent.stream_report import record_stream
     from scheduler.timeshare.simulate import LocalPolicy
     from testbed.state import cluster_dir
     from scheduler.timeshare.tables import ResyncPlan
@@ -211,12 +211,12 @@ def report_command(
     spec_file: Optional[Path] = typer.Option(None, "--spec", help="The runs' time-sharing spec (with --meter-from)."),
 ) -> None:
     """Redo each run's report (report.md and its PNGs) from its CSV files; with --compare, the runs side by side."""
-    from experiments.timeshare_files import read_rows, write_rows
-    from experiments.timeshare_measure import borrow_dedicated
-    from experiments.timeshare_report import compare_markdown, write_report
-    from experiments.timeshare_owners import read_owner_commands
-    from experiments.timeshare_spec import load_timeshare_spec
-    from experiments.timeshare_stream_report import (compare_streams_markdown, read_stream_rows, remeter_stream,
+    from experiments.studies.zhou_brent.files import read_rows, write_rows
+    from experiments.studies.zhou_brent.measure import borrow_dedicated
+    from experiments.studies.zhou_brent.report import compare_markdown, write_report
+    from experiments.studies.zhou_brent.owners import read_owner_commands
+    from experiments.studies.zhou_brent.spec import load_timeshare_spec
+    from experiments.studies.zhou_brent.stream_report import (compare_streams_markdown, read_stream_rows, remeter_stream,
                                                      write_stream_report)
 
     with user_errors():
@@ -250,9 +250,9 @@ def _backend(cluster: str | None, workstations: tuple[str, ...], drift_ppm: dict
     """The cluster's workstations (they must hold every name the spec gives) or this host;
     `drift_ppm` runs managers' clocks off."""
     if cluster is None:
-        from experiments.timeshare_host import HostBackend
+        from experiments.studies.zhou_brent.host import HostBackend
         return HostBackend(drift_ppm=drift_ppm)
-    from experiments.timeshare_cluster import ClusterBackend
+    from experiments.studies.zhou_brent.cluster import ClusterBackend
     from testbed.cluster import Cluster
 
     c = Cluster.attach(cluster)

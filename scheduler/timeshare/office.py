@@ -6,6 +6,8 @@ sequential work only. A servant stands on one node: that process is marked *out*
 run); every other is *in* (kept blocked). The office manager's timer moves the servant on
 when the node's slot is over; here the timer is a pure function of the time it is given,
 so a daemon calls `advance(now)` and stops or continues the processes the answer names.
+Which slot holds a time is workloads/wire/timeshare_table.py's `dispatch_at`, the arithmetic
+the local job manager in each workstation follows too.
 
 Nodes of registered processes the current table does not name have width 0: the servant
 passes them by, so they stay *in* until a table gives them a slot.
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 
 from scheduler.timeshare.slots import SlotError
 from scheduler.timeshare.tables import WorkstationTable
+from workloads.wire.timeshare_table import dispatch_at
 
 
 class OfficeError(SlotError):
@@ -174,17 +177,11 @@ class RegistrationOffice:
         if self._head is None or self._round_s is None or not any(n.width_s > 0 for n in self._nodes()):
             self._out = None
             return Dispatch(None, None, True, float("inf"), self._slot_start_s)
-        lap_s = sum(n.width_s for n in self._nodes())  # the round, as the list now stands
-        laps = (now_s - self._slot_start_s) // lap_s  # whole rounds skipped in one step
-        if laps > 0:
-            self._slot_start_s += laps * lap_s
-        while self._head.width_s <= 0 or now_s >= self._slot_start_s + self._head.width_s:
-            self._slot_start_s += self._head.width_s
-            self._head = self._head.next
-        head = self._head
-        parallel_end_s = self._slot_start_s + head.parallel_s
-        if now_s < parallel_end_s:
-            self._out = head.process
-            return Dispatch(head.process, head.process, False, parallel_end_s, self._slot_start_s)
-        self._out = None
-        return Dispatch(None, head.process, True, self._slot_start_s + head.width_s, self._slot_start_s)
+        nodes = list(self._nodes())
+        lap_s = sum(n.width_s for n in nodes)  # the round, as the list now stands
+        # The servant's node begins its round; before it has begun (now_s earlier), it stands there.
+        at = dispatch_at([(n.process, n.parallel_s, n.sequential_s) for n in nodes], lap_s,
+                         self._slot_start_s, max(now_s, self._slot_start_s))
+        self._head, self._slot_start_s = nodes[at.index], at.slot_start_s
+        self._out = None if at.sequential else at.job
+        return Dispatch(self._out, at.job, at.sequential, at.until_s, at.slot_start_s)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-WIDTH_TOLERANCE_S = 1e-9  # widths are sums of floats: this much off the round is rounding, not an error
+from workloads.wire.timeshare_table import WIDTH_TOLERANCE_S, beta_ok, widths_fill_round
 
 
 class SlotError(ValueError):
@@ -54,7 +54,7 @@ class IntegratedSlot:
 
 def check_beta(beta: float, name: str = "β") -> float:
     """β must lie in (0, 1]: a zero share is no slot, and no process gets more than the CPU."""
-    if not (isinstance(beta, (int, float)) and math.isfinite(beta) and 0.0 < beta <= 1.0):
+    if not beta_ok(beta):
         raise SlotError(f"{name}: must be in (0, 1], got {beta}")
     return float(beta)
 
@@ -126,9 +126,8 @@ def check_widths(widths_s: Sequence[float], round_s: float) -> None:
     for i, w in enumerate(widths_s):
         if not (math.isfinite(w) and w >= 0):
             raise SlotError(f"slot {i}: width must be a time >= 0, got {w}")
-    total = math.fsum(widths_s)
-    if abs(total - round_s) > WIDTH_TOLERANCE_S * max(1.0, round_s):
-        raise SlotError(f"slots: widths add up to {total:g} s, not the round of {round_s:g} s")
+    if not widths_fill_round(widths_s, round_s):
+        raise SlotError(f"slots: widths add up to {math.fsum(widths_s):g} s, not the round of {round_s:g} s")
 
 
 def shortest_round_s(betas: Sequence[float], min_slot_s: float, max_round_s: float) -> float:

@@ -22,8 +22,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from scheduler.timeshare.slots import (WIDTH_TOLERANCE_S, Distribution, SlotError, check_beta, check_round,
-                                       check_widths, sequential_ratio)
+from scheduler.timeshare.slots import (Distribution, SlotError, check_beta, check_round, check_widths,
+                                       sequential_ratio)
+from workloads.wire.timeshare_table import round_tolerance_s
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +70,7 @@ class WorkstationTable:
         check_widths([w for s in self.slots for w in (s.parallel_s, s.sequential_s)], self.round_s)
         at_s = 0.0
         for s in self.slots:
-            if abs(s.offset_s - at_s) > WIDTH_TOLERANCE_S * max(1.0, self.round_s):
+            if abs(s.offset_s - at_s) > round_tolerance_s(self.round_s):
                 raise SlotError(f"{self.workstation}: slot of {s.process} starts at {s.offset_s:g} s, "
                                 f"where the slot before it ends at {at_s:g} s")
             at_s += s.width_s
@@ -159,7 +160,7 @@ def build_tables(jobs: Sequence[JobShare], workstations: Sequence[str], round_s:
                             f"{', '.join(j.workstations)} in round_s = {round_s:g} s (order the jobs differently or lower β)")
         for w in j.workstations:
             busy[w].append((offset_s, offset_s + block_s, j))
-    tolerance_s = WIDTH_TOLERANCE_S * max(1.0, round_s)
+    tolerance_s = round_tolerance_s(round_s)
     tables = {}
     for w in workstations:
         slots: list[TableSlot] = []
@@ -182,7 +183,7 @@ def build_tables(jobs: Sequence[JobShare], workstations: Sequence[str], round_s:
 def _first_fit_s(block_s: float, busy: Sequence[Sequence[tuple[float, float, JobShare]]],
                  round_s: float) -> float | None:
     """The earliest offset where block_s is free on every one of the workstations (busy intervals given)."""
-    tolerance_s = WIDTH_TOLERANCE_S * max(1.0, round_s)
+    tolerance_s = round_tolerance_s(round_s)
     candidates = sorted({0.0} | {end for intervals in busy for _, end, _ in intervals})
     for offset_s in candidates:
         end_s = offset_s + block_s

@@ -1,4 +1,4 @@
-"""Time-sharing managers in a cluster's workstations (experiments/timeshare_cluster.py): started
+"""Time-sharing managers in a cluster's workstations (experiments/studies/zhou_brent/cluster.py): started
 detached, they answer the host with the cluster's secret; stopped, they go, and nothing of
 them is left. A manager answers 'shutting down' while it lets go of its processes: the stop
 waits through that (the first run in containers failed on it)."""
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from experiments.timeshare_cluster import ClusterBackend
-from testbed.timeshare_client import ManagerUnreachable
+from experiments.studies.zhou_brent.cluster import ClusterBackend
+from experiments.studies.zhou_brent.manager_client import ManagerUnreachable
 
 pytestmark = pytest.mark.integration
 

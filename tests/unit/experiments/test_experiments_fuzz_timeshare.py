@@ -26,7 +26,7 @@ def test_each_parser_gives_a_valid_object_or_one_line_naming_the_file(tmp_path: 
 
 def test_a_short_row_in_a_run_file_is_one_line(tmp_path: Path) -> None:
     # found by the fuzzing: a short row gave None to float() (a TypeError)
-    from experiments.timeshare_files import RunFilesError, read_rows
+    from experiments.studies.zhou_brent.files import RunFilesError, read_rows
 
     TARGETS["timeshare-run-timeline"].write(tmp_path, "workstation,job,start_s,end_s\nws1,A0.0,0\n")
     with pytest.raises(RunFilesError, match=r"^timeline\.csv line 2: expected 4 columns, got 3$"):
@@ -34,7 +34,7 @@ def test_a_short_row_in_a_run_file_is_one_line(tmp_path: Path) -> None:
 
 
 def test_a_run_file_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
-    from experiments.timeshare_files import RunFilesError, read_rows
+    from experiments.studies.zhou_brent.files import RunFilesError, read_rows
 
     TARGETS["timeshare-run-skew"].write(tmp_path, b"\xffworkstation,kind,at_s,skew_s,rtt_s\n")
     with pytest.raises(RunFilesError, match=r"^skew\.csv: not UTF-8 text$"):

@@ -1,4 +1,4 @@
-"""The live global job manager (experiments/timeshare_live.py) over real local managers and real MPI jobs.
+"""The live global job manager (experiments/studies/zhou_brent/global_manager.py) over real local managers and real MPI jobs.
 
 Pure parts first (the wire conversion, the timeline arithmetic, bad setups); then the host
 test: three local managers as processes of this host (workstations ws1-ws3), two CG jobs of
@@ -19,21 +19,21 @@ from types import SimpleNamespace
 
 import pytest
 
-from experiments.timeshare_host import manager_env
-from experiments.timeshare_live import LiveGlobalManager, LiveSetup, LiveTimeshareError
-from experiments.timeshare_spec import load_timeshare_spec
-from experiments.timeshare_timeline import RunInterval, intervals, job_time_s, shares, whole_rounds
-from experiments.timeshare_wire import wire_slots
+from experiments.studies.zhou_brent.host import manager_env
+from experiments.studies.zhou_brent.global_manager import LiveGlobalManager, LiveSetup, LiveTimeshareError
+from experiments.studies.zhou_brent.spec import load_timeshare_spec
+from experiments.studies.zhou_brent.timeline import RunInterval, intervals, job_time_s, shares, whole_rounds
+from experiments.studies.zhou_brent.wire import wire_slots
 from scheduler.timeshare.slots import Distribution
 from scheduler.timeshare.tables import JobShare, Resync, ResyncPlan, TableSlot, WorkstationTable, build_tables
-from testbed.timeshare_client import ManagerClient, ManagerUnreachable
+from experiments.studies.zhou_brent.manager_client import ManagerClient, ManagerUnreachable
 from workloads import channel_auth
 from workloads.launch import LocalLauncher
 from workloads.protocol import RESULT_PREFIX
 
 ROOT = Path(__file__).resolve().parents[3]
 AGENT = ROOT / "containers" / "agents" / "timeshare_manager.py"
-FIG3 = ROOT / "experiments" / "configs" / "timeshare" / "zhou-brent-fig3.toml"
+FIG3 = ROOT / "experiments" / "studies" / "zhou_brent" / "configs" / "zhou-brent-fig3.toml"
 WORKSTATIONS = ("ws1", "ws2", "ws3")
 SHARE_TOLERANCE = 0.05   # each job's measured share within 5 % of its β (issue 17)
 # ws2's clock runs 1 % fast: every resync has a skew to remove (8 ms per 0.8 s). A resync lands at a
@@ -60,7 +60,7 @@ def test_wire_slots_keep_the_order_the_widths_and_the_dummies_and_the_manager_ac
             [(t.process, t.parallel_s, t.sequential_s) for t in table.slots]
         request = {"round_s": table.round_s, "workstation": w,
                    "slots": [{"job": s.job, "parallel_s": s.parallel_s, "sequential_s": s.sequential_s} for s in slots]}
-        assert agent.parse_table(request, set(table.processes), w)[0] == table.round_s
+        assert sys.modules["timeshare_requests"].parse_table(request, set(table.processes), w)[0] == table.round_s
     ws5 = wire_slots(tables["ws5"])  # J3 and J5 (Σβ 0.75): a dummy slot of sequential work ends the round
     assert ws5[-1].job is None and ws5[-1].parallel_s == 0.0 and ws5[-1].sequential_s > 0
 

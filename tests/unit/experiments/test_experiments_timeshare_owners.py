@@ -1,13 +1,13 @@
-"""Owners in live time-sharing runs (experiments/timeshare_owners.py): their log, summaries and set-up, pure."""
+"""Owners in live time-sharing runs (experiments/studies/zhou_brent/owners.py): their log, summaries and set-up, pure."""
 from __future__ import annotations
 
 import math
 
 import pytest
 
-from experiments.timeshare_owners import (OwnerCommand, OwnerLogError, OwnerSetup, parse_owner_log,
+from experiments.studies.zhou_brent.owners import (OwnerCommand, OwnerLogError, OwnerSetup, parse_owner_log,
                                           read_owner_commands, summarise, write_owner_commands)
-from experiments.timeshare_spec import TimeshareSpec
+from experiments.studies.zhou_brent.spec import TimeshareSpec
 
 
 def test_the_log_reads_each_command_and_leaves_out_a_line_cut_by_the_stop():

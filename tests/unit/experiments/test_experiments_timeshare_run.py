@@ -1,4 +1,4 @@
-"""The time-sharing runner and its report (experiments/timeshare_run.py, timeshare_measure.py, timeshare_report.py).
+"""The time-sharing runner and its report (experiments/studies/zhou_brent/live.py, measure.py, report.py).
 
 Pure parts first (the resync option, the programs, bad input, the CSV round trip); then the
 whole path on this host: three local managers as host processes, two CG jobs of three ranks on
@@ -17,21 +17,21 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from experiments.timeshare_cluster import manager_argv as cluster_manager_argv
-from experiments.timeshare_cluster import parent_pid
-from experiments.timeshare_files import RunFilesError, read_rows, write_rows
-from experiments.timeshare_host import HostBackend
-from experiments.timeshare_live import LiveSetup
-from experiments.timeshare_measure import IntervalRow, RunRows
-from experiments.timeshare_report import SPEEDUP_TOLERANCE, record_run, render_markdown
-from experiments.timeshare_run import (JobProgram, JobRun, OsAlone, TimeshareRun, TimeshareRunError, TimeshareRunner,
+from experiments.studies.zhou_brent.cluster import manager_argv as cluster_manager_argv
+from experiments.studies.zhou_brent.cluster import parent_pid
+from experiments.studies.zhou_brent.files import RunFilesError, read_rows, write_rows
+from experiments.studies.zhou_brent.host import HostBackend
+from experiments.studies.zhou_brent.global_manager import LiveSetup
+from experiments.studies.zhou_brent.measure import IntervalRow, RunRows
+from experiments.studies.zhou_brent.report import SPEEDUP_TOLERANCE, record_run, render_markdown
+from experiments.studies.zhou_brent.live import (JobProgram, JobRun, OsAlone, TimeshareRun, TimeshareRunError, TimeshareRunner,
                                        job_argv, parse_resync, parse_variant, programs, same_answer, wait_of)
-from experiments.timeshare_spec import TimeshareSpec, load_timeshare_spec
-from experiments.timeshare_timeline import shares, whole_rounds
+from experiments.studies.zhou_brent.spec import TimeshareSpec, load_timeshare_spec
+from experiments.studies.zhou_brent.timeline import shares, whole_rounds
 from scheduler.timeshare.tables import Resync, ResyncPlan
 
 ROOT = Path(__file__).resolve().parents[3]
-FIG3 = ROOT / "experiments" / "configs" / "timeshare" / "zhou-brent-fig3.toml"
+FIG3 = ROOT / "experiments" / "studies" / "zhou_brent" / "configs" / "zhou-brent-fig3.toml"
 WORKSTATIONS = ("ws1", "ws2", "ws3")
 ROUND_S = 0.4
 
@@ -144,7 +144,7 @@ def test_a_damaged_run_directory_is_one_line_naming_the_file(tmp_path):
 
 
 def _minimal_rows() -> RunRows:
-    from experiments.timeshare_measure import JobRow, ManagerRow, RunRow, ShareRow, SkewRow, TableRow
+    from experiments.studies.zhou_brent.measure import JobRow, ManagerRow, RunRow, ShareRow, SkewRow, TableRow
     return RunRows(RunRow("s", "loose", 2, 0.4, 5.0, 0.5, 1.0, ""),
                    (JobRow("A", "ws1 ws2 ws3", 3, 0.5, 3.0, 1.5, 3.1, 2.0, 1.0, 0.97, -0.03, "yes"),),
                    (ShareRow("ws1", "A", 0.5, 0.49, 6),), (IntervalRow("ws1", "A", 0.0, 0.2),),
@@ -225,7 +225,7 @@ def test_two_cg_jobs_time_shared_on_three_host_workstations_end_to_end_with_thei
     assert "Effective speedup" in md and "loose every 2 rounds" in md
     # the report is redone from the CSVs alone, to the same text
     (out / "report.md").unlink()
-    from experiments.timeshare_report import write_report
+    from experiments.studies.zhou_brent.report import write_report
     write_report(out)
     assert (out / "report.md").read_text() == md
 
@@ -266,7 +266,7 @@ def test_a_job_that_never_checks_in_fails_the_run_in_one_line_and_every_manager_
 def test_runs_side_by_side_give_each_variants_skew_and_worst_errors():
     loose = _minimal_rows()
     strict = replace(loose, run=replace(loose.run, resync="strict", every_rounds=1), skews=())
-    from experiments.timeshare_report import compare_markdown
+    from experiments.studies.zhou_brent.report import compare_markdown
     md = compare_markdown([("a", loose, None), ("b", strict, None)])
     assert "| a | loose every 2 | yes | polite | A 3.1 | 1 | 1.00 | 1.00 | 1.00 | 0 | - | - | -3.0% | -2.0% | 0.40 |" in md
     assert "| b | strict | yes | polite | A 3.1 | 0 | - | - | - | 0 |" in md
@@ -300,7 +300,7 @@ def test_the_os_variant_is_no_managers_and_the_rest_are_resync_plans(text):
 
 
 def test_the_os_alone_arm_starts_no_owners_for_want_of_managers(tmp_path):
-    from experiments.timeshare_owners import OwnerSetup
+    from experiments.studies.zhou_brent.owners import OwnerSetup
     with pytest.raises(TimeshareRunError, match=r"^simulate.owners: owners check in with the local managers"):
         TimeshareRunner(two_job_spec(), (cg("A", 40, 5, tmp_path), cg("B", 40, 5, tmp_path)), HostBackend(), OsAlone(),
                         owners=OwnerSetup({"ws1": 1}, 1.0, 0.1))
@@ -319,8 +319,8 @@ def os_alone_run(waits: tuple[str, str] = ("spin", "spin")) -> TimeshareRun:
 
 
 def test_a_run_with_no_managers_reports_each_jobs_times_and_nothing_it_did_not_measure(tmp_path):
-    from experiments.timeshare_measure import measure
-    from experiments.timeshare_report import write_report
+    from experiments.studies.zhou_brent.measure import measure
+    from experiments.studies.zhou_brent.report import write_report
     rows = measure(os_alone_run())
     assert (rows.run.resync, rows.run.managers, rows.run.wait, rows.run.run_s) == ("os", False, "spin", 7.0)
     assert math.isnan(rows.run.round_s) and math.isnan(rows.run.lead_before_round0_s)
@@ -347,13 +347,13 @@ def test_a_run_with_no_managers_reports_each_jobs_times_and_nothing_it_did_not_m
 
 
 def test_a_run_whose_jobs_waited_differently_names_each_jobs_wait():
-    from experiments.timeshare_measure import measure
+    from experiments.studies.zhou_brent.measure import measure
     assert measure(os_alone_run(("spin", "polite"))).run.wait == "A:spin B:polite"
 
 
 def test_the_2x2_reads_as_one_table_managers_and_waits_in_their_columns():
-    from experiments.timeshare_measure import measure
-    from experiments.timeshare_report import compare_markdown
+    from experiments.studies.zhou_brent.measure import measure
+    from experiments.studies.zhou_brent.report import compare_markdown
     loose = _minimal_rows()
     spinning = replace(loose, run=replace(loose.run, resync="loose", every_rounds=1, wait="spin"))
     os_polite = measure(os_alone_run(("polite", "polite")))
@@ -370,7 +370,7 @@ def test_the_2x2_reads_as_one_table_managers_and_waits_in_their_columns():
 
 
 def test_a_result_line_cut_in_two_is_joined_and_one_that_stays_broken_is_one_line():
-    from experiments.timeshare_run import result_of
+    from experiments.studies.zhou_brent.live import result_of
     whole = 'NOWLAB_RESULT {"job": "A", "x": [1.5, 2.5], "compute_s": 1.0}'
     assert result_of("noise\n" + whole + "\n", "A")["x"] == [1.5, 2.5]
     assert result_of("noise\n" + whole[:30] + "\n" + whole[30:] + "\n", "A")["compute_s"] == 1.0
@@ -383,8 +383,8 @@ def test_a_result_line_cut_in_two_is_joined_and_one_that_stays_broken_is_one_lin
 def test_a_failed_job_names_its_cause_not_open_mpis_notice_and_keeps_its_output(tmp_path):
     import json
 
-    from experiments.timeshare_files import write_failure
-    from experiments.timeshare_run import JobFailed, failure_cause
+    from experiments.studies.zhou_brent.files import write_failure
+    from experiments.studies.zhou_brent.live import JobFailed, failure_cause
     notice = ("--------------------------------------------------------------------------\n"
               "MPI_ABORT was invoked on rank 1 in communicator MPI_COMM_WORLD\nwith errorcode 1.\n"
               "You may or may not see output from other processes, depending on\n"

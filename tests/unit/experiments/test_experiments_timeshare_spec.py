@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from experiments.timeshare_spec import TimeshareSpecError, load_timeshare_spec
+from experiments.studies.zhou_brent.spec import TimeshareSpecError, load_timeshare_spec
 from scheduler.timeshare.simulate import simulate_timeshare
 
-FIG3 = Path(__file__).resolve().parents[3] / "experiments" / "configs" / "timeshare" / "zhou-brent-fig3.toml"
+FIG3 = Path(__file__).resolve().parents[3] / "experiments" / "studies" / "zhou_brent" / "configs" / "zhou-brent-fig3.toml"
 
 MINIMAL = """
 workstations = ["a", "b", "c"]
@@ -123,8 +123,8 @@ def test_the_specs_waits_are_the_workloads_wait_modes():
     """Named again in the spec so it is read without importing mpi4py: the same names as workloads/polite.py's."""
     import ast
 
-    from experiments.timeshare_spec import WAITS
-    source = (FIG3.parents[3] / "workloads" / "polite.py").read_text()
+    from experiments.studies.zhou_brent.spec import WAITS
+    source = (FIG3.parents[4] / "workloads" / "polite.py").read_text()
     enum = next(n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.ClassDef) and n.name == "WaitMode")
     values = [n.value.value for n in enum.body if isinstance(n, ast.Assign)]
     assert tuple(values) == WAITS == ("polite", "spin")

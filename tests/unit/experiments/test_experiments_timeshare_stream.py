@@ -1,4 +1,4 @@
-"""Time sharing on an arrival stream (experiments/timeshare_stream.py): live replanning at arrivals and ends.
+"""Time sharing on an arrival stream (experiments/studies/zhou_brent/stream.py): live replanning at arrivals and ends.
 
 On this host: three local managers as host processes, a large synthetic job from t = 0 and a
 short one arriving 1.5 s later; the global manager replans at the arrival and at the short
@@ -10,12 +10,12 @@ import math
 
 import pytest
 
-from experiments.timeshare_host import HostBackend
-from experiments.timeshare_live import LiveSetup
-from experiments.timeshare_run import TimeshareRunError
-from experiments.timeshare_spec import TimeshareSpec
-from experiments.timeshare_stream import StreamRunner
-from experiments.timeshare_stream_report import (StreamFilesError, compare_streams_markdown, read_stream_rows,
+from experiments.studies.zhou_brent.host import HostBackend
+from experiments.studies.zhou_brent.global_manager import LiveSetup
+from experiments.studies.zhou_brent.live import TimeshareRunError
+from experiments.studies.zhou_brent.spec import TimeshareSpec
+from experiments.studies.zhou_brent.stream import StreamRunner
+from experiments.studies.zhou_brent.stream_report import (StreamFilesError, compare_streams_markdown, read_stream_rows,
                                                   record_stream, write_stream_report)
 from scheduler.timeshare.tables import Resync, ResyncPlan
 
@@ -114,7 +114,7 @@ def test_a_damaged_stream_directory_is_one_line_naming_the_file(tmp_path):
 
 def recorded_rows(spec: TimeshareSpec, t0_epoch: float = math.nan):
     """A run's rows as if measured 10% slower than the simulator at the spec's speed, with no meter noted."""
-    from experiments.timeshare_stream_report import StreamJobRow, StreamRow, StreamRows, predict
+    from experiments.studies.zhou_brent.stream_report import StreamJobRow, StreamRow, StreamRows, predict
     from scheduler.timeshare.simulate import LocalPolicy
 
     pred = predict(spec, LocalPolicy.PROPER_SHARE, ResyncPlan(Resync.LOOSE, 1), {"ws3": 1})
@@ -128,7 +128,7 @@ def recorded_rows(spec: TimeshareSpec, t0_epoch: float = math.nan):
 def test_predictions_at_the_metered_speed_and_runs_written_before_it(tmp_path):
     """A stream run predicted again at the speed its jobs' kernel was delivered (the keeper's
     meter), and a run directory written before those columns existed read as unmetered."""
-    from experiments.timeshare_stream_report import (jobs_kernel, remeter_stream, with_metered,
+    from experiments.studies.zhou_brent.stream_report import (jobs_kernel, remeter_stream, with_metered,
                                                      write_stream_rows)
 
     spec = stream_spec()
@@ -173,7 +173,7 @@ def test_predictions_at_the_metered_speed_and_runs_written_before_it(tmp_path):
 
 
 def test_the_keepers_record_over_the_run_is_kept_beside_it(tmp_path):
-    from experiments.timeshare_stream_report import keep_meter, metered_speed
+    from experiments.studies.zhou_brent.stream_report import keep_meter, metered_speed
 
     src = tmp_path / "cluster"
     src.mkdir()

@@ -7,7 +7,7 @@ from typer.testing import CliRunner
 
 from nowlab.cli import app
 
-FIG3 = str(Path(__file__).resolve().parents[3] / "experiments" / "configs" / "timeshare" / "zhou-brent-fig3.toml")
+FIG3 = str(Path(__file__).resolve().parents[3] / "experiments" / "studies" / "zhou_brent" / "configs" / "zhou-brent-fig3.toml")
 
 
 def test_table_prints_the_three_tables_of_fig4():

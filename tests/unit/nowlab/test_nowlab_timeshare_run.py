@@ -5,12 +5,12 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from experiments.timeshare_files import write_rows
-from experiments.timeshare_measure import (IntervalRow, JobRow, ManagerRow, RunRow, RunRows, ShareRow, SkewRow,
+from experiments.studies.zhou_brent.files import write_rows
+from experiments.studies.zhou_brent.measure import (IntervalRow, JobRow, ManagerRow, RunRow, RunRows, ShareRow, SkewRow,
                                            TableRow)
 from nowlab.cli import app
 
-CONFIGS = Path(__file__).resolve().parents[3] / "experiments" / "configs" / "timeshare"
+CONFIGS = Path(__file__).resolve().parents[3] / "experiments" / "studies" / "zhou_brent" / "configs"
 FIG3 = str(CONFIGS / "zhou-brent-fig3.toml")
 
 
@@ -56,7 +56,7 @@ def test_report_of_a_directory_without_csvs_is_one_line(tmp_path):
 def test_report_fills_a_run_without_dedicated_runs_from_one_with_them(tmp_path):
     from dataclasses import replace
 
-    from experiments.timeshare_files import read_rows
+    from experiments.studies.zhou_brent.files import read_rows
 
     nan = float("nan")
     write_rows(tmp_path / "loose1", rows("loose"))
@@ -93,7 +93,7 @@ def test_dedicated_times_of_other_jobs_are_one_line_naming_the_job(tmp_path):
 
 
 def test_a_run_file_written_before_dedicated_from_policy_drift_and_wait_existed_reads_with_their_defaults(tmp_path):
-    from experiments.timeshare_files import read_rows
+    from experiments.studies.zhou_brent.files import read_rows
 
     write_rows(tmp_path, rows("loose"))
     run_csv = tmp_path / "run.csv"
@@ -125,8 +125,8 @@ def test_a_bad_wait_and_what_only_managers_do_under_the_os_alone_are_one_line(tm
 
 def test_wait_overrides_every_jobs_wait_and_the_os_alone_run_is_recorded_so(tmp_path, monkeypatch):
     """The run itself is stood in for (no processes): what the command gives the runner, and what it writes."""
-    from experiments.timeshare_files import read_rows
-    from experiments.timeshare_run import JobRun, OsAlone, TimeshareRun, TimeshareRunner
+    from experiments.studies.zhou_brent.files import read_rows
+    from experiments.studies.zhou_brent.live import JobRun, OsAlone, TimeshareRun, TimeshareRunner
 
     seen: list[TimeshareRunner] = []
 

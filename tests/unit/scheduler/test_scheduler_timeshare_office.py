@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scheduler.timeshare.office import OfficeError, RegistrationOffice
 from scheduler.timeshare.tables import TableSlot, WorkstationTable
+from workloads.wire.timeshare_table import dispatch_at
 
 
 def _table(slots, round_s=10.0, ws="ws1") -> WorkstationTable:
@@ -110,3 +113,42 @@ def test_a_table_for_another_workstation_is_refused():
     office = _office("J1")
     with pytest.raises(OfficeError, match="ws1: given the table of ws9"):
         office.follow(_table([("J1", 10.0, 0.0)], ws="ws9"))
+
+
+# --- the servant, stepping, agrees with the table arithmetic from the table's start ---------------
+# (the local job manager in each workstation dispatches by that arithmetic directly)
+
+@st.composite
+def tables(draw):
+    n = draw(st.integers(1, 4))
+    slots, offset = [], 0.0
+    for i in range(n):
+        dummy = draw(st.booleans()) and i > 0
+        parallel = 0.0 if dummy else draw(st.floats(0.05, 2.0))
+        sequential = draw(st.sampled_from([0.0, 0.1, 0.35]))
+        if dummy and sequential == 0.0:
+            sequential = 0.2
+        slots.append(TableSlot(None if dummy else f"J{i}", offset, parallel, sequential))
+        offset += parallel + sequential
+    return WorkstationTable("ws1", offset, tuple(slots))
+
+
+@settings(max_examples=60, deadline=None)
+@given(table=tables(), anchor=st.floats(-5.0, 5.0), steps=st.lists(st.floats(0.0, 1.3), min_size=1, max_size=25))
+def test_the_servant_stepping_agrees_with_dispatch_from_the_tables_start(table, anchor, steps):
+    office = RegistrationOffice("ws1")
+    for p in table.processes:
+        office.check_in(p)
+    office.follow(table, now_s=anchor)
+    wire = [(s.process, s.parallel_s, s.sequential_s) for s in table.slots]
+    offsets = [s.offset_s + d for s in table.slots for d in (0.0, s.parallel_s)] + [table.round_s]
+    now = anchor
+    for step in steps:
+        now += step
+        if min(abs((now - anchor) % table.round_s - b) for b in offsets) < 1e-6:
+            continue  # at a boundary the two sum the widths in a different order: either answer is right
+        d = office.advance(now)
+        _, job, sequential, start_s, until_s = dispatch_at(wire, table.round_s, anchor, now)
+        assert (job, sequential) == (d.slot_process, d.sequential)
+        assert until_s == pytest.approx(d.until_s, abs=1e-6)
+        assert start_s == pytest.approx(d.slot_start_s, abs=1e-6)

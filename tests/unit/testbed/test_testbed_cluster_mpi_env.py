@@ -11,7 +11,7 @@ import stat
 
 import pytest
 
-from experiments.timeshare_cluster import ClusterBackend
+from experiments.studies.zhou_brent.cluster import ClusterBackend
 from testbed import cluster_secret, pool, state
 from testbed.cluster import Cluster
 from testbed.spec import from_dict

@@ -17,13 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from experiments.timeshare_host import AGENT, manager_env
-from scheduler.timeshare.office import RegistrationOffice
-from scheduler.timeshare.tables import TableSlot, WorkstationTable
-from testbed.timeshare_client import ManagerClient, ManagerRefused, Watchdog, WireSlot
+from experiments.studies.zhou_brent.host import AGENT, manager_env
+from experiments.studies.zhou_brent.manager_client import ManagerClient, ManagerRefused, Watchdog, WireSlot
 from workloads import channel_auth
 
 SHARE_TOLERANCE = 0.15  # each job's CPU within 15 % of its half: the host is shared and noisy
@@ -38,45 +34,11 @@ def load_agent():
 
 
 agent = load_agent()
+requests = sys.modules["timeshare_requests"]  # the agent's sibling files, on sys.path once it is loaded
+office_module = sys.modules[agent.Manager.__module__]
 
 
-# --- pure: the agent's copy of the office's arithmetic ------------------------------------------
-
-@st.composite
-def tables(draw):
-    n = draw(st.integers(1, 4))
-    slots, offset = [], 0.0
-    for i in range(n):
-        dummy = draw(st.booleans()) and i > 0
-        parallel = 0.0 if dummy else draw(st.floats(0.05, 2.0))
-        sequential = draw(st.sampled_from([0.0, 0.1, 0.35]))
-        if dummy and sequential == 0.0:
-            sequential = 0.2
-        slots.append(TableSlot(None if dummy else f"J{i}", offset, parallel, sequential))
-        offset += parallel + sequential
-    return WorkstationTable("ws1", offset, tuple(slots))
-
-
-@settings(max_examples=60, deadline=None)
-@given(table=tables(), anchor=st.floats(-5.0, 5.0), steps=st.lists(st.floats(0.0, 1.3), min_size=1, max_size=25))
-def test_the_agents_dispatch_agrees_with_the_registration_office(table, anchor, steps):
-    office = RegistrationOffice("ws1")
-    for p in table.processes:
-        office.check_in(p)
-    office.follow(table, now_s=anchor)
-    wire = [(s.process, s.parallel_s, s.sequential_s) for s in table.slots]
-    offsets = [s.offset_s + d for s in table.slots for d in (0.0, s.parallel_s)] + [table.round_s]
-    now = anchor
-    for step in steps:
-        now += step
-        if min(abs((now - anchor) % table.round_s - b) for b in offsets) < 1e-6:
-            continue  # at a boundary the two sum the widths in a different order: either answer is right
-        d = office.advance(now)
-        _, job, sequential, start_s, until_s = agent.dispatch_at(wire, table.round_s, anchor, now)
-        assert (job, sequential) == (d.slot_process, d.sequential)
-        assert until_s == pytest.approx(d.until_s, abs=1e-6)
-        assert start_s == pytest.approx(d.slot_start_s, abs=1e-6)
-
+# --- pure: what a table request may say ----------------------------------------------------------
 
 @pytest.mark.parametrize("request_, field", [
     ({"round_s": 0.4, "slots": [{"job": "A", "parallel_s": 0.0, "sequential_s": 0.4}]}, "slots[0].parallel_s: β"),
@@ -90,8 +52,8 @@ def test_the_agents_dispatch_agrees_with_the_registration_office(table, anchor, 
     ({"round_s": 0.4, "workstation": "ws9", "slots": [{"job": "A", "parallel_s": 0.4}]}, "workstation:"),
 ])
 def test_a_bad_table_is_refused_in_one_line_naming_the_field(request_, field):
-    with pytest.raises(agent.RequestError) as err:
-        agent.parse_table(request_, {"A", "B"}, "ws1")
+    with pytest.raises(requests.RequestError) as err:
+        requests.parse_table(request_, {"A", "B"}, "ws1")
     assert str(err.value).startswith(field)
     assert "\n" not in str(err.value)
 
@@ -337,7 +299,7 @@ def test_a_timer_that_fails_continues_what_it_stopped(monkeypatch):
         def broken(*_args):
             raise RuntimeError("a bug in the office")
 
-        monkeypatch.setattr(agent, "dispatch_at", broken)
+        monkeypatch.setattr(office_module, "dispatch_at", broken)
         with manager.cond:
             manager.cond.notify_all()  # wake the timer now, inside the dummy slot
         assert failed.wait(1.0)

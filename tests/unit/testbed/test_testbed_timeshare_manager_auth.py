@@ -1,6 +1,6 @@
 """A time-sharing manager (containers/agents/timeshare_manager.py) serves only holders of the cluster's secret.
 
-Real managers on 127.0.0.1, real clients (testbed/timeshare_client.py, workloads/timeshare_checkin.py):
+Real managers on 127.0.0.1, real clients (experiments/studies/zhou_brent/manager_client.py, workloads/timeshare_checkin.py):
 another secret, an answer made for another channel and a request without the handshake are
 closed and counted, and none of them stops, registers or changes anything.
 """
@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from experiments.timeshare_host import AGENT, manager_env
-from testbed.timeshare_client import ManagerClient, ManagerUnreachable
+from experiments.studies.zhou_brent.host import AGENT, manager_env
+from experiments.studies.zhou_brent.manager_client import ManagerClient, ManagerUnreachable
 from workloads import channel_auth
 from workloads.timeshare_checkin import ENV, TimeshareRefused, check_in
 

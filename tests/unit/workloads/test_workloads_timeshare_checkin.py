@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from experiments.timeshare_host import AGENT, ROOT, manager_env
-from testbed.timeshare_client import ManagerClient
+from experiments.studies.zhou_brent.host import AGENT, ROOT, manager_env
+from experiments.studies.zhou_brent.manager_client import ManagerClient
 from workloads import channel_auth
 from workloads.timeshare_checkin import ENV, TimeshareAddressError, TimeshareSecretError, check_in, manager_address
 

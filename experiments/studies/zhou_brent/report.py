@@ -1,6 +1,6 @@
 """A time-sharing run's report: Markdown beside its PNGs, from the run's CSV files alone.
 
-`write_report(dir)` reads the CSVs experiments/timeshare_files.py wrote and writes report.md,
+`write_report(dir)` reads the CSVs experiments/studies/zhou_brent/files.py wrote and writes report.md,
 timeline.png (Zhou & Brent Figs. 3/4: who ran when, the tables beside it), skew.png and
 speedup.png. `render_markdown` is pure.
 """
@@ -10,11 +10,11 @@ import math
 import statistics
 from pathlib import Path
 
-from experiments.timeshare_files import read_rows, write_rows
-from experiments.timeshare_measure import RunRows, SkewRow, measure
-from experiments.timeshare_owners import owners_markdown, read_owner_commands, summarise, write_owner_commands
-from experiments.timeshare_report_plot import skew_png, speedup_png, timeline_png
-from experiments.timeshare_run import TimeshareRun
+from experiments.studies.zhou_brent.files import read_rows, write_rows
+from experiments.studies.zhou_brent.measure import RunRows, SkewRow, measure
+from experiments.studies.zhou_brent.owners import owners_markdown, read_owner_commands, summarise, write_owner_commands
+from experiments.studies.zhou_brent.report_plot import skew_png, speedup_png, timeline_png
+from experiments.studies.zhou_brent.live import TimeshareRun
 
 SPEEDUP_TOLERANCE = 0.10  # S_e measured within 10 % of β·S_d (issue 17)
 SHARE_TOLERANCE = 0.05    # a job's share within 5 % of its β

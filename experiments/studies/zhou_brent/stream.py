@@ -23,14 +23,14 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from experiments.timeshare_live import LiveGlobalManager, LiveSetup, LiveTimeshareRecord, TableRefused
-from experiments.timeshare_owners import LiveOwners, OwnerCommand, OwnerSetup
-from experiments.timeshare_run import (SYNTHETIC_PHASE_REF_S, JobRun, Progress, TimeshareBackend, TimeshareRunError,
+from experiments.studies.zhou_brent.global_manager import LiveGlobalManager, LiveSetup, LiveTimeshareRecord, TableRefused
+from experiments.studies.zhou_brent.owners import LiveOwners, OwnerCommand, OwnerSetup
+from experiments.studies.zhou_brent.live import (SYNTHETIC_PHASE_REF_S, JobRun, Progress, TimeshareBackend, TimeshareRunError,
                                        quiet, finish_job, job_argv, tear_down)
-from experiments.timeshare_spec import TimeshareSpec
+from experiments.studies.zhou_brent.spec import TimeshareSpec
 from scheduler.timeshare.manager import GlobalManager
 from scheduler.timeshare.tables import WorkstationTable
-from testbed.timeshare_client import ManagerClient
+from experiments.studies.zhou_brent.manager_client import ManagerClient
 from workloads.launch import Handle
 
 POLL_S = 0.1

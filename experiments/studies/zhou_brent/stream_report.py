@@ -1,4 +1,4 @@
-"""A stream run's report (experiments/timeshare_stream.py): each job's response measured beside predicted.
+"""A stream run's report (experiments/studies/zhou_brent/stream.py): each job's response measured beside predicted.
 
 `measure_stream` is pure: the run and its spec to flat rows. The prediction is the simulator's
 (scheduler/timeshare/simulate.py) for the same spec, replanning with the same global manager,
@@ -16,11 +16,11 @@ from typing import Sequence
 
 import pandas as pd
 
-from experiments.timeshare_owners import (OwnerCommand, owners_markdown, read_owner_commands, summarise,
+from experiments.studies.zhou_brent.owners import (OwnerCommand, owners_markdown, read_owner_commands, summarise,
                                          write_owner_commands)
-from experiments.timeshare_spec import TimeshareSpec
-from experiments.timeshare_stream import StreamRun
-from experiments.timeshare_timeline import intervals
+from experiments.studies.zhou_brent.spec import TimeshareSpec
+from experiments.studies.zhou_brent.stream import StreamRun
+from experiments.studies.zhou_brent.timeline import intervals
 from scheduler.timeshare.simulate import JobRecord, LocalPolicy
 from scheduler.timeshare.tables import Resync, ResyncPlan
 from testbed.meter import (QUOTAS_CSV, SAMPLES_CSV, append_quotas, append_samples, read_quotas, series,

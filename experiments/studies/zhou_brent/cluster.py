@@ -1,4 +1,4 @@
-"""Time sharing in a running cluster's workstations: the Docker-facing part of experiments/timeshare_run.py.
+"""Time sharing in a running cluster's workstations: the Docker-facing part of experiments/studies/zhou_brent/live.py.
 
 Each workstation a table uses gets its local manager, started detached in the container as the
 zygotes and the resident pool are (`Control.detach`:
@@ -17,11 +17,11 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from experiments.timeshare_owners import OWNER_AGENT, OwnerSetup
+from experiments.studies.zhou_brent.owners import OWNER_AGENT, OwnerSetup
 from testbed.cluster import GUEST_PREFIX, Cluster
 from testbed.parallel import parallel
 from testbed.remote_exec import RemoteProcess
-from testbed.timeshare_client import DEFAULT_PORT, ManagerClient, ManagerRefused, ManagerUnreachable
+from experiments.studies.zhou_brent.manager_client import DEFAULT_PORT, ManagerClient, ManagerRefused, ManagerUnreachable
 from workloads import channel_auth
 
 AGENT_PATH = "/opt/nowlab/agents/timeshare_manager.py"

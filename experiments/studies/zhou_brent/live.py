@@ -12,9 +12,9 @@ scheduling tables kept by the local job managers (docs/timeshare.md). In order:
    unfinished jobs are ended, and every manager is stopped (its SIGTERM handler continues what
    it held; its guardian does if it dies otherwise).
 Where the processes run is the backend's: managers and ranks on this host's Open MPI
-(`experiments/timeshare_host.py`, for tests) or in a cluster's workstations
-(`experiments/timeshare_cluster.py`). Every job starts at once under fixed tables; a spec
-with arrivals and replanning is an arrival stream, run by experiments/timeshare_stream.py.
+(`experiments/studies/zhou_brent/host.py`, for tests) or in a cluster's workstations
+(`experiments/studies/zhou_brent/cluster.py`). Every job starts at once under fixed tables; a spec
+with arrivals and replanning is an arrival stream, run by experiments/studies/zhou_brent/stream.py.
 With `OsAlone` in place of the LiveSetup, steps 2 and 4 are left out: no coscheduling at all
 (Zhou & Brent §1's local scheduling), the arm that shows what the managers are for.
 """
@@ -27,11 +27,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from experiments.timeshare_live import LiveGlobalManager, LiveSetup, LiveTimeshareRecord
-from experiments.timeshare_owners import LiveOwners, OwnerBackend, OwnerCommand, OwnerSetup
-from experiments.timeshare_spec import JobEntry, TimeshareSpec
+from experiments.studies.zhou_brent.global_manager import LiveGlobalManager, LiveSetup, LiveTimeshareRecord
+from experiments.studies.zhou_brent.owners import LiveOwners, OwnerBackend, OwnerCommand, OwnerSetup
+from experiments.studies.zhou_brent.spec import JobEntry, TimeshareSpec
 from scheduler.timeshare.tables import Resync, ResyncPlan
-from testbed.timeshare_client import ManagerClient
+from experiments.studies.zhou_brent.manager_client import ManagerClient
 from workloads.launch import Handle
 from workloads.protocol import RESULT_PREFIX
 
@@ -259,7 +259,7 @@ class TimeshareRunner:
     def __post_init__(self) -> None:
         if self.spec.simulate.replan:
             raise TimeshareRunError("simulate.replan: this runner keeps its tables fixed; a stream is "
-                                    "experiments/timeshare_stream.py's")
+                                    "experiments/studies/zhou_brent/stream.py's")
         names = [p.job for p in self.programs]
         known = {a.share.job: a.share for a in self.spec.allocations()}
         for p in self.programs:

@@ -18,7 +18,7 @@ from scheduler.timeshare.manager import GlobalManager
 from scheduler.timeshare.simulate import Clock, LocalPolicy, TimeshareResult, TimeshareSetup, simulate_timeshare
 from scheduler.timeshare.slots import Distribution, SlotError
 from scheduler.timeshare.tables import JobShare, Resync, ResyncPlan, WorkstationTable, build_tables
-from experiments.timeshare_owners import OwnerSetup
+from experiments.studies.zhou_brent.owners import OwnerSetup
 from testbed.config_loader import load_toml
 
 
@@ -93,7 +93,7 @@ class SimulateEntry(_Strict):
 
 
 class OwnerEntry(_Strict):
-    """Live owners (experiments/timeshare_owners.py) on the workstations [simulate] owners names, as many
+    """Live owners (experiments/studies/zhou_brent/owners.py) on the workstations [simulate] owners names, as many
     processes as it gives: each thinks (exponential, mean think_s), then runs a command of exponential
     demand (mean demand_s: seconds of the workstation at its cap, alone; Menascé & Rao's D). The
     simulation then gives each owner the chance demand_s / (think_s + demand_s) of being ready."""

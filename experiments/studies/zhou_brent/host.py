@@ -1,6 +1,6 @@
 """Time sharing on this host: local managers as host processes, ranks on the host's Open MPI.
 
-The whole path of experiments/timeshare_run.py without Docker (tests, development): each
+The whole path of experiments/studies/zhou_brent/live.py without Docker (tests, development): each
 "workstation" is a name; its manager listens on 127.0.0.1 on a free port, and a rank finds it
 by its --hosts name (NOWLAB_TIMESHARE=ws1=127.0.0.1:P1,...). All ranks share this host's cores.
 Loopback is open to every user of this host, so the managers want a secret here too: one per
@@ -17,12 +17,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from experiments.timeshare_owners import OWNER_AGENT, OwnerSetup
-from testbed.timeshare_client import ManagerClient
+from experiments.studies.zhou_brent.owners import OWNER_AGENT, OwnerSetup
+from experiments.studies.zhou_brent.manager_client import ManagerClient
 from workloads import channel_auth
 from workloads.launch import LocalHandle, LocalLauncher
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 AGENT = ROOT / "containers" / "agents" / "timeshare_manager.py"
 STOP_TIMEOUT_S = 10.0
 

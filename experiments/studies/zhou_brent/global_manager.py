@@ -35,10 +35,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
 
-from experiments.timeshare_spec import TimeshareSpec
-from experiments.timeshare_wire import wire_slots
+from experiments.studies.zhou_brent.spec import TimeshareSpec
+from experiments.studies.zhou_brent.wire import wire_slots
 from scheduler.timeshare.tables import ResyncPlan, WorkstationTable
-from testbed.timeshare_client import (DeadManager, ManagerClient, ManagerRefused, ManagerStatus, ManagerUnreachable,
+from experiments.studies.zhou_brent.manager_client import (DeadManager, ManagerClient, ManagerRefused, ManagerStatus, ManagerUnreachable,
                                       Watchdog, WireSlot)
 
 DEFAULT_HORIZON_S = 1e7  # resyncs are planned this far ahead: longer than any run

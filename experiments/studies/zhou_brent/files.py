@@ -8,7 +8,7 @@ from dataclasses import MISSING, astuple, fields
 from pathlib import Path
 from typing import TypeVar
 
-from experiments.timeshare_measure import (IntervalRow, JobRow, ManagerRow, RunRow, RunRows, ShareRow, SkewRow,
+from experiments.studies.zhou_brent.measure import (IntervalRow, JobRow, ManagerRow, RunRow, RunRows, ShareRow, SkewRow,
                                            TableRow)
 
 FILES = {"run": ("run.csv", RunRow), "jobs": ("jobs.csv", JobRow), "shares": ("shares.csv", ShareRow),

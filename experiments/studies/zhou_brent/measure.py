@@ -1,7 +1,7 @@
 """What a time-sharing run measured, as flat rows: S_e against β·S_d, shares, who ran when, skew, switch cost.
 
-Pure: from a TimeshareRun (experiments/timeshare_run.py) to the rows the report writes as CSV
-and draws (experiments/timeshare_report.py). Zhou & Brent §2: a job given utilisation ratio β
+Pure: from a TimeshareRun (experiments/studies/zhou_brent/live.py) to the rows the report writes as CSV
+and draws (experiments/studies/zhou_brent/report.py). Zhou & Brent §2: a job given utilisation ratio β
 on p processors has effective speedup S_e(p) = β·S_d(p), S_d(p) = T_d(1) / T_d(p); measured,
 S_e(p) = T_d(1) / T_e(p), with T_e(p) its time time-shared. Times of one workstation's
 timeline are on its manager's clock, given here from that workstation's round 0.
@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from experiments.timeshare_run import OS_ALONE, TimeshareRun, wait_of
-from experiments.timeshare_timeline import intervals, shares, whole_rounds
+from experiments.studies.zhou_brent.live import OS_ALONE, TimeshareRun, wait_of
+from experiments.studies.zhou_brent.timeline import intervals, shares, whole_rounds
 
 NAN = math.nan
 

@@ -8,7 +8,7 @@ import matplotlib
 matplotlib.use("Agg")  # files only; no display on a build machine
 import matplotlib.pyplot as plt  # noqa: E402
 
-from experiments.timeshare_measure import RunRows  # noqa: E402
+from experiments.studies.zhou_brent.measure import RunRows  # noqa: E402
 
 IDLE = "#dddddd"
 

@@ -6,7 +6,7 @@ planner's tables and the manager's wire lives here, above both. Pure.
 from __future__ import annotations
 
 from scheduler.timeshare.tables import WorkstationTable
-from testbed.timeshare_client import WireSlot
+from experiments.studies.zhou_brent.manager_client import WireSlot
 
 
 def wire_slots(table: WorkstationTable) -> tuple[WireSlot, ...]:

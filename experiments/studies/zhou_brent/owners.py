@@ -21,7 +21,7 @@ from typing import Protocol
 
 import pandas as pd
 
-from testbed.timeshare_client import ManagerClient
+from experiments.studies.zhou_brent.manager_client import ManagerClient
 
 OWNERS_JOB = "@owners"          # containers/agents/timeshare_manager.py OWNERS
 OWNER_AGENT = "agents/owner.py"  # under the image's /opt/nowlab, or the repository's containers/

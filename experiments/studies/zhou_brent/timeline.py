@@ -2,7 +2,7 @@
 
 A manager's timeline is a list of (time_s, job) switches, on its own clock: from time_s on,
 `job` is the parallel job marked out (None: no parallel job runs; sequential work only).
-Pure: the live global manager (experiments/timeshare_live.py) collects the timelines, and a
+Pure: the live global manager (experiments/studies/zhou_brent/global_manager.py) collects the timelines, and a
 report draws them and checks each job's share against its β (Zhou & Brent §2: S_e = β S_d).
 """
 from __future__ import annotations
