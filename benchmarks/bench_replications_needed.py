@@ -35,7 +35,7 @@ from scipy.stats import norm  # noqa: E402
 from experiments import miss_causes  # noqa: E402
 from experiments.report import analyse, md_table  # noqa: E402
 from experiments.store import ResultsStore  # noqa: E402
-from experiments.summary import DEFAULT_TARGETS  # noqa: E402
+from experiments.studies.padhye_dowdy.summary import DEFAULT_TARGETS  # noqa: E402
 
 MULTIPLES = (1, 2, 4, 8, 16, 32)
 STATS = (("response", "response_rel"), ("median_execution", "execution_rel"))

@@ -34,7 +34,7 @@ from experiments.records import JobOutcome  # noqa: E402
 from experiments.replay import owner_load, speeds_for  # noqa: E402
 from experiments.report import md_table  # noqa: E402
 from experiments.store import ResultsStore  # noqa: E402
-from experiments.summary import DEFAULT_TARGETS  # noqa: E402
+from experiments.studies.padhye_dowdy.summary import DEFAULT_TARGETS  # noqa: E402
 from scheduler.engine import simulate  # noqa: E402
 
 

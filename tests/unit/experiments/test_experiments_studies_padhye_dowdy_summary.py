@@ -11,7 +11,7 @@ import pytest
 from experiments.records import JobOutcome, StreamJob
 from experiments.report import analyse, render_markdown, report_blocks
 from experiments.store import ResultsStore
-from experiments.summary import Figure, SummaryError, figure_from_store, load_config, summary_tables, write_summary
+from experiments.studies.padhye_dowdy.summary import Figure, SummaryError, figure_from_store, load_config, summary_tables, write_summary
 from workloads.records import ResizeRecord
 
 RATES = [0.1, 0.2]
@@ -101,7 +101,7 @@ def test_write_summary_from_stores(tmp_path: Path):
     assert "## Synchronisation delay" in page and "| FOLDING | 0.1/s | 0.55 ± " in page
     assert "| RA | 0.1/s | n/a |" in page  # RA never resized: no delay, not zero
     cfg = tmp_path / "summary.toml"
-    fig9 = Path(__file__).resolve().parents[3] / "experiments" / "configs" / "fig9-multiclass-20-80.toml"
+    fig9 = Path(__file__).resolve().parents[3] / "experiments" / "studies" / "padhye_dowdy" / "configs" / "fig9-multiclass-20-80.toml"
     cfg.write_text('title = "Hand-made"\n[figures]\nfig4 = { config = "x.toml", results = "fig4.sqlite", '
                    'misses = "the resizes ran long" }\n'
                    'fig5 = { config = "x.toml", results = "fig5.sqlite" }\n'
@@ -142,7 +142,7 @@ def test_summary_while_a_figure_is_starting(tmp_path: Path):
 def test_shipped_summary_config(tmp_path: Path):
     """The Padhye & Dowdy summary names every figure from 3 to 11 and its cross-figure claims name
     figures it lists; with no store yet, each figure is a 'not run' row."""
-    path = Path(__file__).resolve().parents[3] / "experiments" / "configs" / "summaries" / "padhye-dowdy.toml"
+    path = Path(__file__).resolve().parents[3] / "experiments" / "studies" / "padhye_dowdy" / "configs" / "summaries" / "padhye-dowdy.toml"
     config = load_config(path)
     assert list(config.figures) == [f"fig{i}" for i in range(3, 12)]
     assert [(c.larger, c.smaller) for c in config.claims] == [("fig5", "fig4"), ("fig6", "fig7"), ("fig6", "fig7"),
@@ -157,7 +157,7 @@ def test_nowlab_summary_command(tmp_path: Path):
     import sys
 
     root = Path(__file__).resolve().parents[3]
-    shipped = root / "experiments" / "configs" / "summaries" / "padhye-dowdy.toml"
+    shipped = root / "experiments" / "studies" / "padhye_dowdy" / "configs" / "summaries" / "padhye-dowdy.toml"
     done = subprocess.run([sys.executable, "-m", "nowlab", "summary", str(shipped), "--out", str(tmp_path / "out")],
                           cwd=root, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
@@ -211,7 +211,7 @@ def test_summary_says_how_often_the_governor_was_at_its_ceiling():
 
 def test_summary_counts_each_figures_misses_by_cause_and_lists_them():
     from experiments import miss_causes
-    from experiments.summary import SummaryConfig, all_misses, render
+    from experiments.studies.padhye_dowdy.summary import SummaryConfig, all_misses, render
 
     def misses(*causes: str) -> pd.DataFrame:
         return pd.DataFrame([{**{c: float("nan") for c in miss_causes.COLUMNS}, "policy": "RA", "rate": 0.2,
