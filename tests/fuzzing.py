@@ -242,12 +242,12 @@ def _stream(folder: Path) -> object:
 
 
 def _taskgraph(folder: Path) -> object:
-    from experiments.taskgraph_files import load_graph
+    from experiments.studies.menasce_rao.files import load_graph
     return load_graph(folder / "graph.toml")
 
 
 def _workstations(folder: Path) -> object:
-    from experiments.taskgraph_files import load_workstations
+    from experiments.studies.menasce_rao.files import load_workstations
     return load_workstations(folder / "workstations.toml")
 
 
@@ -308,7 +308,7 @@ def targets() -> dict[str, Target]:
     from experiments.config import ConfigError
     from experiments.studies.padhye_dowdy.summary import SummaryError
     from experiments.swf import SwfError
-    from experiments.taskgraph_files import WorkstationsError
+    from experiments.studies.menasce_rao.files import WorkstationsError
     from experiments.timeshare_files import RunFilesError
     from experiments.timeshare_spec import TimeshareSpecError
     from scheduler.taskgraph.spec import TaskGraphError
@@ -324,7 +324,7 @@ def targets() -> dict[str, Target]:
                     for p in [*experiment_configs, ROOT / "tests" / "data" / "exp_tiny.toml"])
     swfs = (_text(ROOT / "tests" / "data" / "archive_sdsc_sp2_head.swf"),
             *(_text(p) for p in sorted((ROOT / "experiments" / "results").rglob("*.swf"))[:3]))
-    tg = [_text(p) for p in sorted((config_dir / "taskgraphs").glob("*.toml"))]
+    tg = [_text(p) for p in sorted((studies / "menasce_rao" / "configs").glob("*.toml"))]
     summaries = tuple(_text(p) for p in sorted((studies / "padhye_dowdy" / "configs" / "summaries").glob("*.toml")))
     timeshare = tuple(_text(p) for p in sorted((config_dir / "timeshare").glob("*.toml")))
     run_files = _run_dir_files()

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from experiments.taskgraph_files import load_graph
-from experiments.taskgraph_live import makespan_s, precedence_violations, run, task_argv, workstations_of
+from experiments.studies.menasce_rao.files import load_graph
+from experiments.studies.menasce_rao.live import makespan_s, precedence_violations, run, task_argv, workstations_of
 from scheduler.taskgraph.spec import TaskGraph
 
 

@@ -16,7 +16,7 @@ from scheduler.taskgraph.spec import TaskGraph, TaskGraphError
 from scheduler.taskgraph.workstations import WorkstationSet
 from testbed.config_loader import load_toml
 
-TASKGRAPHS_DIR = Path(__file__).resolve().parent / "configs" / "taskgraphs"
+TASKGRAPHS_DIR = Path(__file__).resolve().parent / "configs"
 
 
 class WorkstationsError(ValueError):
@@ -24,7 +24,7 @@ class WorkstationsError(ValueError):
 
 
 def resolve(name_or_path: str | Path) -> Path:
-    """A path as given, or a shipped file by name (`wavefront` -> configs/taskgraphs/wavefront.toml)."""
+    """A path as given, or a shipped file by name (`wavefront` -> configs/wavefront.toml, beside this module)."""
     path = Path(name_or_path)
     if path.exists() or path.suffix:
         return path
