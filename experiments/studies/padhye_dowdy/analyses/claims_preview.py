@@ -9,7 +9,7 @@ cells with experiments.claims, as a report judges the measured ones. It previews
 the model expects to hold, and how many replications a verdict needs to stand outside its
 95% interval; it is not evidence for the paper (nothing here is measured live).
 
-Usage: .venv/bin/python benchmarks/sim_claims_preview.py [--replications N] [--equi] [--cost-scale F]
+Usage: .venv/bin/python -m experiments.studies.padhye_dowdy.analyses.claims_preview [--replications N] [--equi] [--cost-scale F]
        [--results STORE.sqlite] CONFIG.toml...
   --results: a finished run's store; its kept profiles are the models (what-ifs on a run).
   --equi: also run Fig. 3 with EQUI (remainder handed out) beside EQUI-FLOOR (the paper's).

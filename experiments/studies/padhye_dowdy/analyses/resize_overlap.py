@@ -1,6 +1,6 @@
 """Do resizes that overlap in time slow each other's data transfer? Read from stored runs.
 
-    python benchmarks/probes/resize_overlap.py STORE.sqlite [STORE.sqlite ...] [--link-bit-s 1e8]
+    python -m experiments.studies.padhye_dowdy.analyses.resize_overlap STORE.sqlite [STORE.sqlite ...] [--link-bit-s 1e8]
 
 For every resize that moved data, the number of other jobs' resizes whose partition-to-running
 span overlaps its own, and its measured redistribution time over what one resize alone would
@@ -15,13 +15,11 @@ from __future__ import annotations
 
 import argparse
 import sqlite3
-import sys
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from experiments.models.resize import busiest_fraction, moved_fraction  # noqa: E402
+from experiments.models.resize import busiest_fraction, moved_fraction
 
 
 def procs(text: str) -> tuple[int, ...]:

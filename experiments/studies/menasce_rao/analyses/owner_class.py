@@ -1,7 +1,7 @@
 """Do owners slow a guest more on a fast, governed workstation than eq. 7 says? (issue 15)
 
-    .venv/bin/python benchmarks/owner_class_probe.py --rounds 6
-    .venv/bin/python benchmarks/owner_class_probe.py --arms gov-0.265,raw-0.265,gov-0.1 --rounds 4
+    .venv/bin/python -m experiments.studies.menasce_rao.analyses.owner_class --rounds 6
+    .venv/bin/python -m experiments.studies.menasce_rao.analyses.owner_class --arms gov-0.265,raw-0.265,gov-0.1 --rounds 4
 
 Menascé & Rao's Table 3 runs 13-26% slower than eq. 7 on the two faster classes (0.206 and
 0.265 reference cores, governed), and within 7% on the slowest (0.1): the README of
@@ -25,15 +25,13 @@ import sys
 import threading
 from pathlib import Path
 
-from _common import console, table
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from testbed import from_dict  # noqa: E402
-from testbed.lifecycle import cluster  # noqa: E402
-from testbed.load import owners  # noqa: E402
-from testbed.load.model import owner_utilization  # noqa: E402
-from testbed.load.validation import ROLES, OwnerSampler, dedicated_seconds, guest_iterations, metered_round  # noqa: E402
-from testbed.spec import OwnerLoad  # noqa: E402
+from experiments.analysis_io import console, table, use_bench_home
+from testbed import from_dict
+from testbed.lifecycle import cluster
+from testbed.load import owners
+from testbed.load.model import owner_utilization
+from testbed.load.validation import ROLES, OwnerSampler, dedicated_seconds, guest_iterations, metered_round
+from testbed.spec import OwnerLoad
 
 N, D, Z = 2, 0.2, 1.0  # Table 3's owners, the paper's 1 s and 5 s x0.2
 DEDICATED, LOADED = ROLES[0], ROLES[1]
@@ -74,6 +72,7 @@ def run_arm(arm: str, rounds: int, guest_s: float, seed: int, out: list[dict], l
 
 
 def main() -> int:
+    use_bench_home()
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--arms", default="gov-0.265,raw-0.265", help="comma-separated gov-SPEED / raw-CPU")
     parser.add_argument("--rounds", type=int, default=6, help="rounds per arm (even: each workstation loaded alike)")

@@ -1,7 +1,7 @@
 """How likely a config's cells meet the prediction targets by chance alone, for other designs.
 
-    python benchmarks/demo_chance.py results/demo-....sqlite
-    python benchmarks/demo_chance.py STORE --variant '{"arrivals.rates": [0.1, 0.15]}' --variant '{"arrivals.jobs": 20}'
+    python -m experiments.studies.padhye_dowdy.analyses.demo_chance results/demo-....sqlite
+    python -m experiments.studies.padhye_dowdy.analyses.demo_chance STORE --variant '{"arrivals.rates": [0.1, 0.15]}' --variant '{"arrivals.jobs": 20}'
 
 Takes a stored run's config, profiles and calibration, changes the config as each variant
 says (dotted keys), and for every cell runs the prediction's ensemble (200 replays with each
@@ -16,20 +16,17 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 from pydantic import ValidationError
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from experiments import owner_schedules  # noqa: E402
-from experiments.config import ExperimentConfig  # noqa: E402
-from experiments.predict import ensemble  # noqa: E402
-from experiments.replay import class_models, speeds_for  # noqa: E402
-from experiments.runner import stream_for  # noqa: E402
-from experiments.store import ResultsStore  # noqa: E402
+from experiments import owner_schedules
+from experiments.config import ExperimentConfig
+from experiments.predict import ensemble
+from experiments.replay import class_models, speeds_for
+from experiments.runner import stream_for
+from experiments.store import ResultsStore
 
 
 def varied(raw: dict, variant: dict) -> ExperimentConfig:

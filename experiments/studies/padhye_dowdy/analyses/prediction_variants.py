@@ -1,6 +1,6 @@
 """Benchmark: a stored run's cells predicted three ways from its own profile, side by side.
 
-    .venv/bin/python benchmarks/bench_prediction_variants.py RESULTS.sqlite [...] [--out DIR]
+    .venv/bin/python -m experiments.studies.padhye_dowdy.analyses.prediction_variants RESULTS.sqlite [...] [--out DIR]
 
 The measured jobs are the same in every variant; only what the prediction takes from the
 profile changes, on copies of the stores (the originals are not touched):
@@ -31,7 +31,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
-from _common import console, stored_runs_args, table  # noqa: E402  (also puts the repo on sys.path)
+from experiments.analysis_io import console, stored_runs_args, table  # noqa: E402
 
 from experiments import profile_checks  # noqa: E402
 from experiments.replay import replay  # noqa: E402
@@ -132,7 +132,7 @@ def write(cells: pd.DataFrame, overall: pd.DataFrame, n: pd.Series, args: argpar
     plt.close(fig)
     per_run = cells.groupby(["run", "variant"], sort=False)[["response_miss", "execution_miss"]].sum()
     lines = ["# Prediction variants: the same runs predicted from their profiles three ways", "",
-             f"Made by `{' '.join(['.venv/bin/python', 'benchmarks/bench_prediction_variants.py', *sys.argv[1:]])}`.",
+             f"Made by `{' '.join(['.venv/bin/python', '-m', 'experiments.studies.padhye_dowdy.analyses.prediction_variants', *sys.argv[1:]])}`.",
              "", (__doc__ or "").split("\n\n", 2)[2].split("Prints per cell")[0].strip(), "",
              "## Cells missing the targets (response / median execution)", "",
              "| run | " + " | ".join(VARIANTS) + " |", "|---|" + "---|" * len(VARIANTS)]

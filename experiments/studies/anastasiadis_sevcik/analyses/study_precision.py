@@ -14,7 +14,7 @@ Measured on a part, never the whole (the machine is shared):
 Sum of (replications x cost) over the 20 x (14 + variants) cells, divided by the
 workers, is the estimate; the committed run's own total is printed beside it.
 
-    .venv/bin/python benchmarks/bench_study_precision.py --cells experiments/studies/anastasiadis_sevcik/results/cells.csv
+    .venv/bin/python -m experiments.studies.anastasiadis_sevcik.analyses.study_precision --cells experiments/studies/anastasiadis_sevcik/results/cells.csv
 """
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--cov-scale", type=float, default=1.0,
                     help="multiply every spread by this (30 heavy-tailed replications tend to understate it; "
-                         "WK3 90% run to 5% gave 1.2-1.45x)")
+                         "WK3 90%% run to 5%% gave 1.2-1.45x)")
     ap.add_argument("--speed", type=float, default=None,
                     help="cost now / committed run's, given instead of timing (skips the timing)")
     args = ap.parse_args()

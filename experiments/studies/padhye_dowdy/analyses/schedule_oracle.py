@@ -10,7 +10,7 @@ If the oracle places (nearly) every job as the live run did and meets the target
 reproduces the live scheduler and the misses are the job-time model's; if not, the simulated
 policy or its overheads differ from the live one.
 
-    .venv/bin/python benchmarks/bench_schedule_oracle.py RESULTS.sqlite [...] [--out DIR]
+    .venv/bin/python -m experiments.studies.padhye_dowdy.analyses.schedule_oracle RESULTS.sqlite [...] [--out DIR]
 
 Reads the stores only (about a second of CPU per store). Prints, per run and policy, the jobs
 placed differently from live by the single replay and by the oracle, the mean partitions, and
@@ -18,24 +18,20 @@ the cells whose oracle misses a target; --out writes oracle.csv and oracle.md th
 """
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common  # noqa: E402  (sets sys.path)
+import numpy as np
+import pandas as pd
 
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from experiments import miss_causes  # noqa: E402
-from experiments.config import ExperimentConfig  # noqa: E402
-from experiments.predict import engine_jobs  # noqa: E402
-from experiments.records import JobOutcome  # noqa: E402
-from experiments.replay import owner_load, speeds_for  # noqa: E402
-from experiments.report import md_table  # noqa: E402
-from experiments.store import ResultsStore  # noqa: E402
-from experiments.studies.padhye_dowdy.summary import DEFAULT_TARGETS  # noqa: E402
-from scheduler.engine import simulate  # noqa: E402
+from experiments import analysis_io, miss_causes
+from experiments.config import ExperimentConfig
+from experiments.predict import engine_jobs
+from experiments.records import JobOutcome
+from experiments.replay import owner_load, speeds_for
+from experiments.report import md_table
+from experiments.store import ResultsStore
+from experiments.studies.padhye_dowdy.summary import DEFAULT_TARGETS
+from scheduler.engine import simulate
 
 
 def oracle_jobs(store: ResultsStore, cell_id: int, replication: int, policy: str, pairs: pd.DataFrame,
@@ -111,7 +107,7 @@ def one_store(path: Path) -> tuple[list[dict], list[dict], list[dict]]:
 
 
 def main() -> None:
-    args = _common.stored_runs_args(__doc__, "the oracle report")
+    args = analysis_io.stored_runs_args(__doc__, "the oracle report")
     per_policy, per_cell, excess = [], [], []
     for path in args.results:
         a, b, c = one_store(path)
@@ -119,21 +115,21 @@ def main() -> None:
         per_cell += b
         excess += c
     pol, cells = pd.DataFrame(per_policy), pd.DataFrame(per_cell)
-    _common.table("Jobs placed differently from the live run (past warm-up)",
+    analysis_io.table("Jobs placed differently from the live run (past warm-up)",
                   ["run", "policy", "jobs", "replay", "oracle", "partition live", "replay", "oracle"],
                   [[r.run, r.policy, str(r.jobs), str(r._4), str(r._5), f"{r._6:.2f}", f"{r._7:.2f}", f"{r._8:.2f}"]
                    for r in pol.itertuples()])
     summary = misses_by_policy(pol, cells)
-    _common.table("Misses (response / median execution) and placements, by policy",
+    analysis_io.table("Misses (response / median execution) and placements, by policy",
                   list(summary.columns), [[str(v) for v in r] for r in summary.itertuples(index=False)])
     worst = cells.assign(w=np.maximum(cells["response, oracle error"].abs(),
                                       cells["median execution, oracle error"].abs())).nlargest(8, "w")
-    _common.table("Oracle's largest errors", ["run", "policy", "rate", "response", "median execution"],
+    analysis_io.table("Oracle's largest errors", ["run", "policy", "rate", "response", "median execution"],
                   [[r.run, r.policy, f"{r.rate:g}", f"{r._4:+.1%}", f"{r._6:+.1%}"] for r in worst.itertuples()])
     if args.out:
-        _common.write_report(
+        analysis_io.write_report(
             args.out, "oracle", cells, lambda path: plot(cells, path), "The simulator told each job's measured time",
-            "bench_schedule_oracle.py", args.results,
+            "-m experiments.studies.padhye_dowdy.analyses.schedule_oracle", args.results,
             "## By policy\n\n" + md_table(summary) + "\n\n## By run and policy (jobs past warm-up)\n\n"
             + md_table(pol.round(2)) + "\n\n## By cell (errors: (predicted - measured) / measured)\n\n"
             + md_table(cells.round(3)) + "\n\n![oracle](oracle.png)\n\n## Execution over the class model at the "

@@ -15,27 +15,23 @@ The noise check beside it sets that against the live runs' own: the log-sd of me
 profiled execution of the jobs that kept one partition, per class and size (8 jobs or more).
 Where the live spread is the larger, the replications above are a lower bound.
 
-    .venv/bin/python benchmarks/bench_replications_needed.py RESULTS.sqlite [...] [--out DIR]
+    .venv/bin/python -m experiments.studies.padhye_dowdy.analyses.replications_needed RESULTS.sqlite [...] [--out DIR]
 
 Reads the stores only, in a second or two; --out writes needed.md, needed.csv, needed.png and noise.csv there.
 """
 from __future__ import annotations
 
 import math
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common  # noqa: E402  (sets sys.path)
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
 
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from scipy.stats import norm  # noqa: E402
-
-from experiments import miss_causes  # noqa: E402
-from experiments.report import analyse, md_table  # noqa: E402
-from experiments.store import ResultsStore  # noqa: E402
-from experiments.studies.padhye_dowdy.summary import DEFAULT_TARGETS  # noqa: E402
+from experiments import analysis_io, miss_causes
+from experiments.report import analyse, md_table
+from experiments.store import ResultsStore
+from experiments.studies.padhye_dowdy.summary import DEFAULT_TARGETS
 
 MULTIPLES = (1, 2, 4, 8, 16, 32)
 STATS = (("response", "response_rel"), ("median_execution", "execution_rel"))
@@ -114,7 +110,7 @@ def plot(every: list[pd.DataFrame], together: pd.DataFrame, path: Path) -> None:
 
 
 def main() -> None:
-    args = _common.stored_runs_args(__doc__, "needed.md, needed.csv and needed.png")
+    args = analysis_io.stored_runs_args(__doc__, "needed.md, needed.csv and needed.png")
     per_fig, every, noise = [], [], []
     for path in args.results:
         frame, minutes = cells_of(path)
@@ -137,7 +133,7 @@ def main() -> None:
              for m in MULTIPLES}
     cols = ["run", "replications", "minutes of cells", "x1: expected misses", "x1: chance all met",
             "x4: chance all met", "x16: chance all met", f"multiple for {WANTED:.0%}", "minutes it takes"]
-    _common.table("Replications an exact model needs to meet every target", cols,
+    analysis_io.table("Replications an exact model needs to meet every target", cols,
                   [[str(r[c]) for c in cols] for r in per_fig])
     line = "; ".join(f"{m}: {e:.1f} expected misses, {p:.0%} all met" for m, (e, p) in total.items())
     print(f"all runs together ({len(together)} targets), by multiple of the replications: {line}")
@@ -147,9 +143,9 @@ def main() -> None:
                   f"of {len(ratio)} class sizes" if len(ratio) else "no class size with 8 unresized jobs")
     print(noise_line)
     if args.out:
-        _common.write_report(args.out, "needed", table, lambda path: plot(every, together, path),
+        analysis_io.write_report(args.out, "needed", table, lambda path: plot(every, together, path),
                              "Replications an exact model needs to meet every prediction target",
-                             "bench_replications_needed.py", args.results,
+                             "-m experiments.studies.padhye_dowdy.analyses.replications_needed", args.results,
                              md_table(table) + "\n\nAll runs together, by multiple of the replications: " + line
                              + ".\n\n![needed](needed.png)\n\n## Noise check: the replays' noise against the live "
                              "runs'\n\n" + (md_table(checked) if not checked.empty else "") + "\n\n" + noise_line

@@ -1,7 +1,7 @@
 """Would more training runs, or availability read during the run, bring Sanjay & Vadhiyar's
 model under 10% held-out error? Answered from the stored live runs, without running anything.
 
-    python benchmarks/sv_learning_curve.py experiments/results/sanjay-vadhiyar/live-cg/cg-runs.csv \
+    python -m experiments.studies.sanjay_vadhiyar.analyses.learning_curve experiments/results/sanjay-vadhiyar/live-cg/cg-runs.csv \
         experiments/results/sanjay-vadhiyar/live-cg/fig7/runs.csv --application cg
 
 TRAIN is `nowlab select train`'s CSV; HELDOUT is `nowlab select live`'s runs.csv (measured runs
@@ -20,7 +20,6 @@ or the noise of the runs, is what is left.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -29,9 +28,8 @@ from rich.console import Console
 from rich.progress import track
 from rich.table import Table
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from experiments.models.sv_model import SvModelError  # noqa: E402
-from experiments.models.sv_regression import TrainingRun, fit, holdout_mape  # noqa: E402
+from experiments.models.sv_model import SvModelError
+from experiments.models.sv_regression import TrainingRun, fit, holdout_mape
 
 WINDOWS = {"before": ("before_min_avail_cpu", "before_min_avail_bw_bit_s", "min_avail_cpu", "min_avail_bw_bit_s"),
            "run": ("run_min_avail_cpu", "run_min_avail_bw_bit_s", "run_min_avail_cpu", "run_min_avail_bw_bit_s")}

@@ -1,6 +1,6 @@
 """Benchmark: which summary of a job's workstations' metered speeds explains its time best.
 
-    .venv/bin/python benchmarks/bench_job_speed_statistic.py RESULTS.sqlite [...] [--out DIR]
+    .venv/bin/python -m experiments.studies.padhye_dowdy.analyses.job_speed_statistic RESULTS.sqlite [...] [--out DIR]
 
 A live job's delivered speed (experiments/delivered.py) was, until 30 Nov 2026, the slowest of
 its workstations' speeds over its span, each the mean of quota x core factor
@@ -33,7 +33,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
-from _common import console, stored_runs_args, table, write_report  # noqa: E402  (also puts the repo on sys.path)
+from experiments.analysis_io import console, stored_runs_args, table, write_report  # noqa: E402
 
 from testbed.meter import delivered_speed, read_quotas, read_samples  # noqa: E402
 from experiments.report import md_table  # noqa: E402
@@ -163,7 +163,7 @@ def main() -> None:
     if args.out:
         write_report(args.out, "statistic", summary, lambda path: plot(summary, by_p, path),
                      "Which summary of a job's workstations' speeds explains its time",
-                     "bench_job_speed_statistic.py", args.results,
+                     "-m experiments.studies.padhye_dowdy.analyses.job_speed_statistic", args.results,
                      md_table(summary.round(4)) + "\n\n## By p, median\n\n"
                      + md_table(by_p.round(4).reset_index()) + "\n\n![statistic](statistic.png)\n")
 

@@ -1,7 +1,7 @@
 """Why does Sanjay & Vadhiyar's Eq. 1 miss held-out live runs, and does a fitting variant the
 paper's method permits do better? Answered from the stored runs, without running anything.
 
-    python benchmarks/sv_residuals.py experiments/results/sanjay-vadhiyar/live-cg/cg-runs.csv \
+    python -m experiments.studies.sanjay_vadhiyar.analyses.residuals experiments/results/sanjay-vadhiyar/live-cg/cg-runs.csv \
         experiments/results/sanjay-vadhiyar/live-cg/fig7/runs.csv --application cg \
         --noise-floor experiments/results/sanjay-vadhiyar/noise-floor/runs.csv \
         --csv residuals-cg.csv --png residuals-cg.png
@@ -39,12 +39,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import console, table  # noqa: E402
+from experiments.analysis_io import console, table
 
-from experiments.models.sv_functions import LOAD, PROBLEM_SIZE, PROCESSORS, Fn, shown  # noqa: E402
-from experiments.models.sv_model import GBIT, SvModel  # noqa: E402
-from experiments.models.sv_regression import (KEEP, MIN_UNLOADED_RUNS, TIE, UNLOADED_SHARE,  # noqa: E402
+from experiments.models.sv_functions import LOAD, PROBLEM_SIZE, PROCESSORS, Fn, shown
+from experiments.models.sv_model import GBIT, SvModel
+from experiments.models.sv_regression import (KEEP, MIN_UNLOADED_RUNS, TIE, UNLOADED_SHARE,
                                               TrainingRun, fit)
 
 EXTRA_LOAD: dict[str, Fn] = {"x^1.5": lambda x: x ** 1.5, "x^3": lambda x: x ** 3}

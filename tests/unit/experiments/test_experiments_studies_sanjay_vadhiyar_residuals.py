@@ -1,11 +1,7 @@
-"""benchmarks/sv_residuals.py's batched fit is what its variant table rests on: it must match
+"""The residuals analysis' batched fit (experiments/studies/sanjay_vadhiyar/analyses/residuals.py) is what its variant table rests on: it must match
 scipy's NNLS and pick what sv_regression.fit picks, and its choice rule must keep the base fit
 unless a variant is better by more than the noise of the comparison."""
 from __future__ import annotations
-
-import importlib.util
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,17 +9,12 @@ from scipy.optimize import nnls
 
 from experiments.models.sv_model import SvModel
 from experiments.models.sv_regression import fit
-
-SCRIPT = Path(__file__).resolve().parents[3] / "benchmarks" / "sv_residuals.py"
+from experiments.studies.sanjay_vadhiyar.analyses import residuals
 
 
 @pytest.fixture(scope="module")
 def res():
-    spec = importlib.util.spec_from_file_location("sv_residuals", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["sv_residuals"] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
+    return residuals
 
 
 def test_batched_nnls_matches_scipy_also_where_a_coefficient_is_held_at_zero(res):

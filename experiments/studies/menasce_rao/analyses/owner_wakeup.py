@@ -1,6 +1,6 @@
 """How late a guest waiting for a message wakes beside owners (issue 15, after owner_class_probe).
 
-    .venv/bin/python benchmarks/owner_wakeup_probe.py --messages 150 --rounds 4
+    .venv/bin/python -m experiments.studies.menasce_rao.analyses.owner_wakeup --messages 150 --rounds 4
 
 Eq. 7 inflates a task's compute by 1/(1 - U_ow) and nothing else. A task of the wave front also
 waits for its predecessors' messages, blocked; when a message arrives while an owner holds the
@@ -16,17 +16,14 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-from pathlib import Path
 
-from _common import console, table
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from testbed import from_dict  # noqa: E402
-from testbed.cluster import GUEST_PREFIX  # noqa: E402
-from testbed.lifecycle import cluster  # noqa: E402
-from testbed.load import owners  # noqa: E402
-from testbed.load.model import owners_at_cpu  # noqa: E402
-from testbed.spec import OwnerLoad  # noqa: E402
+from experiments.analysis_io import console, table, use_bench_home
+from testbed import from_dict
+from testbed.cluster import GUEST_PREFIX
+from testbed.lifecycle import cluster
+from testbed.load import owners
+from testbed.load.model import owners_at_cpu
+from testbed.spec import OwnerLoad
 
 N, D, Z = 2, 0.2, 1.0
 PORT = 5601
@@ -60,6 +57,7 @@ def predicted_wait(n: int, d: float, z: float) -> float:
 
 
 def main() -> int:
+    use_bench_home()
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--speed", type=float, default=0.265, help="reference cores, governed")
     parser.add_argument("--messages", type=int, default=150)
