@@ -1,4 +1,4 @@
-"""How late a guest waiting for a message wakes beside owners (issue 15, after owner_class_probe).
+"""How late a guest waiting for a message wakes beside owners (issue 15, after the owner_class analysis).
 
     .venv/bin/python -m experiments.studies.menasce_rao.analyses.owner_wakeup --messages 150 --rounds 4
 
