@@ -6,26 +6,14 @@ import statistics
 import sys
 from pathlib import Path
 
-from rich.console import Console
-from rich.table import Table
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("NOWLAB_HOME", str(Path.home() / ".nowlab-bench"))
 
-console = Console()
+from experiments.analysis_io import console, table  # noqa: E402,F401  (the benchmarks' console and table)
 
 
 def median(values: list[float]) -> float:
     return statistics.median(values)
-
-
-def table(title: str, columns: list[str], rows: list[list[str]]) -> None:
-    t = Table(title=title)
-    for col in columns:
-        t.add_column(col, justify="right")
-    for row in rows:
-        t.add_row(*row)
-    console.print(t)
 
 
 def cpu_self_s() -> float:
@@ -41,31 +29,3 @@ def containers_cpu_s(client, names: list[str]) -> float:
     from testbed.backends.docker.cgroups import read_usage_ns
 
     return sum(read_usage_ns(client.api.inspect_container(name)["Id"]) for name in names) / 1e9
-
-
-def stored_runs_args(doc: str, writes: str):
-    """The command line of a benchmark over stored runs: RESULTS.sqlite [...] [--out DIR],
-    each store checked to exist (one line naming it when not)."""
-    import argparse
-
-    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
-    ap.add_argument("results", nargs="+", type=Path)
-    ap.add_argument("--out", type=Path, help=f"write {writes} here")
-    args = ap.parse_args()
-    for src in args.results:
-        if not src.exists():
-            sys.exit(f"error: results: {src} does not exist")
-    return args
-
-
-def write_report(out: Path, stem: str, frame, plot, title: str, script: str, results: list[Path],
-                 body: str) -> Path:
-    """A benchmark's report in out/: stem.csv (the frame), stem.png (`plot(path)`) and stem.md,
-    headed by its title and the command that made it; returns the Markdown's path."""
-    out.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(out / f"{stem}.csv", index=False)
-    plot(out / f"{stem}.png")
-    command = f".venv/bin/python benchmarks/{script} {' '.join(str(r) for r in results)} --out {out}"
-    path = out / f"{stem}.md"
-    path.write_text(f"# {title}\n\nMade by `{command}`.\n\n{body}")
-    return path

@@ -9,8 +9,8 @@ profiled.
 
 Why the mean, not the slowest member, though the slowest member sets a coupled job's pace:
 each member's figure is a short average of noisy core readings, and the least of several
-noisy figures lies under all of them. Over 13 stored runs (benchmarks/
-bench_job_speed_statistic.py, 30 Nov 2026) the minimum read a median 0.98 of the mean on 2
+noisy figures lies under all of them. Over 13 stored runs (the job speed statistic
+analysis, 30 Nov 2026) the minimum read a median 0.98 of the mean on 2
 workstations, 0.96 on 8 and 0.956 on 16, where a job on 1 reads 1.0, so predictions brought to
 one reference speed came out about 4% fast on 8; and time x mean varied less than time x
 minimum among a class's jobs that did the same work on the same p (31 of 41 groups).

@@ -9,7 +9,7 @@ A cell's figure can miss for four reasons, which call for different remedies:
   RA decide on the queue's length at an arrival or a completion, so a job finishing a fraction
   of a second either side of an arrival sends the rest of the cell down another branch. Which
   side it falls is the job times': replayed with each job's measured time, the engine places
-  98% of RA's jobs as the live run did (benchmarks/bench_schedule_oracle.py);
+  98% of RA's jobs as the live run did (experiments/studies/padhye_dowdy/analyses/schedule_oracle.py);
 - job time: the jobs took longer or shorter than their class model on the partitions they had.
 
 Schedule and job time are split against the single replay (the profile's mean work,

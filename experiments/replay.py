@@ -138,7 +138,7 @@ def owner_load(config: ExperimentConfig, store: ResultsStore, cell_id: int, repl
 def replay(store: ResultsStore, log: Log = lambda _msg: None, *, basis: str | None = None) -> int:
     """Predict every cell that has measured jobs; returns how many cells were predicted.
     `basis`: predict under this `[profile] speed_basis` instead of the run's own (to compare
-    the two on one run, benchmarks/bench_prediction_variants.py)."""
+    the two on one run, experiments/studies/padhye_dowdy/analyses/prediction_variants.py)."""
     config = ExperimentConfig.model_validate(store.config)
     if basis is not None:
         config = config.model_copy(update={"profile": config.profile.model_copy(

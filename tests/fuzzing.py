@@ -201,7 +201,7 @@ def _absolute(text: str, base: Path, *keys: str) -> str:
 
 
 def _summary(folder: Path) -> object:
-    from experiments.summary import load_config
+    from experiments.studies.padhye_dowdy.summary import load_config
     return load_config(folder / "summary.toml")
 
 
@@ -242,12 +242,12 @@ def _stream(folder: Path) -> object:
 
 
 def _taskgraph(folder: Path) -> object:
-    from experiments.taskgraph_files import load_graph
+    from experiments.studies.menasce_rao.files import load_graph
     return load_graph(folder / "graph.toml")
 
 
 def _workstations(folder: Path) -> object:
-    from experiments.taskgraph_files import load_workstations
+    from experiments.studies.menasce_rao.files import load_workstations
     return load_workstations(folder / "workstations.toml")
 
 
@@ -306,9 +306,9 @@ def _run_dir_files() -> dict[str, str]:
 def targets() -> dict[str, Target]:
     """Every parser fuzzed, by name (the name a test or `fuzz_parsers.py --only` picks)."""
     from experiments.config import ConfigError
-    from experiments.summary import SummaryError
+    from experiments.studies.padhye_dowdy.summary import SummaryError
     from experiments.swf import SwfError
-    from experiments.taskgraph_files import WorkstationsError
+    from experiments.studies.menasce_rao.files import WorkstationsError
     from experiments.studies.zhou_brent.files import RunFilesError
     from experiments.studies.zhou_brent.spec import TimeshareSpecError
     from scheduler.taskgraph.spec import TaskGraphError
@@ -317,13 +317,16 @@ def targets() -> dict[str, Target]:
 
     specs = tuple(_text(p) for p in sorted((ROOT / "compose" / "specs").glob("*.toml")))
     config_dir = ROOT / "experiments" / "configs"
+    studies = ROOT / "experiments" / "studies"
+    experiment_configs = [p for d in (config_dir, studies / "padhye_dowdy" / "configs",
+                                      studies / "anastasiadis_sevcik" / "configs") for p in sorted(d.glob("*.toml"))]
     configs = tuple(_absolute(_text(p), p.parent, "cluster", "path")
-                    for p in [*sorted(config_dir.glob("*.toml")), ROOT / "tests" / "data" / "exp_tiny.toml"])
+                    for p in [*experiment_configs, ROOT / "tests" / "data" / "exp_tiny.toml"])
     swfs = (_text(ROOT / "tests" / "data" / "archive_sdsc_sp2_head.swf"),
             *(_text(p) for p in sorted((ROOT / "experiments" / "results").rglob("*.swf"))[:3]))
-    tg = [_text(p) for p in sorted((config_dir / "taskgraphs").glob("*.toml"))]
-    summaries = tuple(_text(p) for p in sorted((config_dir / "summaries").glob("*.toml")))
-    timeshare = tuple(_text(p) for p in sorted((ROOT / "experiments" / "studies" / "zhou_brent" / "configs").glob("*.toml")))
+    tg = [_text(p) for p in sorted((studies / "menasce_rao" / "configs").glob("*.toml"))]
+    summaries = tuple(_text(p) for p in sorted((studies / "padhye_dowdy" / "configs" / "summaries").glob("*.toml")))
+    timeshare = tuple(_text(p) for p in sorted((studies / "zhou_brent" / "configs").glob("*.toml")))
     run_files = _run_dir_files()
     return {t.name: t for t in (
         Target("cluster-spec", "spec.toml", specs, _spec, SpecError),

@@ -199,7 +199,7 @@ def summary_cmd(
 ) -> None:
     """One page for several figures: every claim with the paper's number, ours, the verdict, the
     prediction errors of its cells, and the claims that compare figures."""
-    from experiments.summary import SummaryError, write_summary
+    from experiments.studies.padhye_dowdy.summary import SummaryError, write_summary
 
     try:
         md, csv = write_summary(config, out)

@@ -1,7 +1,7 @@
 """`nowlab taskgraph`: Menascé & Rao task graphs: show a graph, place it, predict its execution time, run it live.
 
 Parses and checks the input, calls `experiments.models` (TGS, Monte Carlo) and
-`scheduler.taskgraph` (spec, policies) and, for `run`, `experiments.taskgraph_live` on a running
+`scheduler.taskgraph` (spec, policies) and, for `run`, `experiments.studies.menasce_rao.live` on a running
 cluster, and prints.
 """
 from __future__ import annotations
@@ -48,7 +48,7 @@ def _owners(text: str | None):
 def _setup(graph: str, workstations: str, policy: str, kind: str | None, count: int | None,
            owners: str | None, bandwidth_bit_s: int, latency_s: float):
     from experiments.models.tgs import Network
-    from experiments.taskgraph_files import load_graph, load_workstations
+    from experiments.studies.menasce_rao.files import load_graph, load_workstations
     from scheduler.taskgraph.placement import get_policy
     from scheduler.taskgraph.workstations import select
 
@@ -76,7 +76,7 @@ def _ws_line(ws) -> str:
 @app.command("show")
 def show(graph: str = typer.Argument(..., help=GRAPH_HELP)) -> None:
     """The graph's tasks (demand, level, predecessors) and arcs."""
-    from experiments.taskgraph_files import load_graph
+    from experiments.studies.menasce_rao.files import load_graph
 
     with user_errors():
         g = load_graph(graph)
@@ -190,7 +190,7 @@ def predict(graph: str = typer.Argument(..., help=GRAPH_HELP), workstations: str
 
 
 def _write_csv(path: Path | None, result, means=()) -> None:
-    from experiments.taskgraph_files import write_timeline_csv
+    from experiments.studies.menasce_rao.files import write_timeline_csv
 
     if path is not None:
         with user_errors():
@@ -209,8 +209,8 @@ def run_live(graph: str = typer.Argument(..., help=GRAPH_HELP),
     """Run GRAPH live on a cluster with speeds in reference cores: every task a real process on the
     workstation POLICY gives it (TGS's placement), messages over the shaped network; measured beside TGS."""
     from experiments.models.tgs import GuestCount, Network, tgs
-    from experiments.taskgraph_files import load_graph
-    from experiments.taskgraph_live import makespan_s, precedence_violations, run, workstations_of
+    from experiments.studies.menasce_rao.files import load_graph
+    from experiments.studies.menasce_rao.live import makespan_s, precedence_violations, run, workstations_of
     from scheduler.taskgraph.placement import get_policy
     from scheduler.taskgraph.workstations import select
     from testbed.cluster import Cluster
@@ -412,7 +412,7 @@ def placements(cluster: Optional[str] = StudyCluster,
 
     from experiments.studies.menasce_rao import placements as pl
     from experiments.studies.menasce_rao.placements_report import write
-    from experiments.taskgraph_files import load_graph
+    from experiments.studies.menasce_rao.files import load_graph
 
     command = "nowlab taskgraph " + shlex.join(sys.argv[2:])
     with user_errors():

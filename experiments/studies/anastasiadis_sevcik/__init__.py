@@ -14,5 +14,7 @@ The package is split so that each module has one job:
 - ``claims_sdf``, ``claims_adaptive``, ``claims_dif``  the claims of §6.1, §6.2-6.3, §6.4-7;
 - ``claims``      runs them all, and again under each reading of DIF;
 - ``analytic``    the Section 4 waiting/running ratios (Figure 1);
-- ``plots``       the figures; ``report`` the CSV, Markdown report and rich table.
+- ``plots``       the figures; ``report`` the CSV, Markdown report and rich table;
+- ``configs/``    the adaptive family live (a config for the core's ``nowlab run``);
+- ``analyses/``   one-question investigations, each run as a module.
 """

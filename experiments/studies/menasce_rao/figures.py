@@ -19,7 +19,7 @@ from experiments.studies.menasce_rao.owner_use import OwnerUse, mean_of_quota, m
 from experiments.studies.menasce_rao.paper import CLASSES
 from experiments.studies.menasce_rao.sweeps import Point
 from experiments.studies.menasce_rao.tables import POLICY
-from experiments.taskgraph_files import load_graph
+from experiments.studies.menasce_rao.files import load_graph
 from scheduler.taskgraph.placement import get_policy
 from testbed.cluster import Cluster
 

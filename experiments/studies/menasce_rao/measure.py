@@ -16,7 +16,7 @@ from experiments.models.tgs_montecarlo import MonteCarloSettings, monte_carlo
 from experiments.studies.menasce_rao.owner_use import OwnerUse
 from experiments.studies.menasce_rao.paper import CLASSES
 from experiments.studies.menasce_rao.tables import repeat_runs, with_speeds
-from experiments.taskgraph_live import makespan_s, workstations_of
+from experiments.studies.menasce_rao.live import makespan_s, workstations_of
 from scheduler.taskgraph.placement import PlacementState, Policy
 from scheduler.taskgraph.spec import TaskGraph, TaskSpec
 from scheduler.taskgraph.workstations import Owners, Workstation

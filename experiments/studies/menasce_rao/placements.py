@@ -27,7 +27,7 @@ from experiments.studies.menasce_rao.measure import (Log, Planned, Prediction, k
                                                      network_of, predict, run_reps)
 from experiments.studies.menasce_rao.paper import CLASSES
 from experiments.studies.menasce_rao.sweeps import BASELINE_D_S, BASELINE_N, BASELINE_Z_S, Point
-from experiments.taskgraph_files import load_graph
+from experiments.studies.menasce_rao.files import load_graph
 from scheduler.taskgraph.placement import POLICIES, get_policy
 from testbed.cluster import Cluster
 from testbed.spec import OwnerLoad

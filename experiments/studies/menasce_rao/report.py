@@ -60,7 +60,7 @@ def write(results: Sequence[RowResult], out: Path, command: str) -> Path:
 
 def _markdown(results: Sequence[RowResult], command: str) -> str:
     lines = ["# Menascé & Rao (1996), Tables 2 and 3, live", "",
-             f"Made by `{command}`. The wave front (`experiments/configs/taskgraphs/wavefront.toml`) on the "
+             f"Made by `{command}`. The wave front (`experiments/studies/menasce_rao/configs/wavefront.toml`) on the "
              "first n workstations of one class of `compose/specs/menasce-rao.toml` (speeds 0.100, 0.206, "
              "0.265 reference cores, governed, 10 Mbit/s), placed by PVM's default; every time of the paper "
              f"is scaled by {TIME_SCALE:g} (a task is 6.8 s on our LX, 34 s on theirs). Measured: the median "

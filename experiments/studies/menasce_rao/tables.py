@@ -1,6 +1,6 @@
 """Menascé & Rao's Tables 2 and 3, live: the wave front on 1, 2 and 3 workstations of each class.
 
-Each row runs `experiments/configs/taskgraphs/wavefront.toml` on the first n workstations
+Each row runs `experiments/studies/menasce_rao/configs/wavefront.toml` on the first n workstations
 of one class of `compose/specs/menasce-rao.toml` (PVM's default placement, as the paper's
 validation: "the same type of workstation was used in each experiment to run all tasks"),
 `reps` times, and predicts it with TGS and eq. 7 (the paper's T_mod) and with the Monte
@@ -25,8 +25,8 @@ from experiments.models.tgs import Network, TaskTiming, tgs
 from experiments.models.tgs_montecarlo import MonteCarloSettings, monte_carlo
 from experiments.studies.menasce_rao import owner_use
 from experiments.studies.menasce_rao.paper import CLASSES, PAPER, TIME_SCALE
-from experiments.taskgraph_files import load_graph
-from experiments.taskgraph_live import TaskRun, makespan_s, precedence_violations, run, workstations_of
+from experiments.studies.menasce_rao.files import load_graph
+from experiments.studies.menasce_rao.live import TaskRun, makespan_s, precedence_violations, run, workstations_of
 from scheduler.taskgraph.placement import get_policy
 from scheduler.taskgraph.spec import TaskGraph
 from scheduler.taskgraph.workstations import Owners, Workstation

@@ -7,7 +7,9 @@ import pytest
 
 from experiments.config import ConfigError, load
 
-CONFIGS = Path(__file__).resolve().parents[3] / "experiments" / "configs"
+EXPERIMENTS = Path(__file__).resolve().parents[3] / "experiments"
+CONFIG_DIRS = (EXPERIMENTS / "configs", EXPERIMENTS / "studies" / "padhye_dowdy" / "configs",
+               EXPERIMENTS / "studies" / "anastasiadis_sevcik" / "configs")
 SPEC = (Path(__file__).resolve().parents[3] / "compose" / "specs" / "demo4.toml").as_posix()
 
 GOOD = f'''
@@ -87,7 +89,7 @@ def test_missing_cluster_spec(tmp_path):
         load(write(tmp_path, GOOD.replace(SPEC, "/nonexistent.toml")))
 
 
-@pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.toml")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted(p for d in CONFIG_DIRS for p in d.glob("*.toml")), ids=lambda p: p.name)
 def test_shipped_configs_load(path):
     config = load(path)
     assert config.minutes > 0

@@ -25,7 +25,7 @@ def test_each_parser_gives_a_valid_object_or_one_line_naming_the_file(tmp_path: 
 
 @pytest.mark.parametrize("name", ["taskgraph", "workstations"])
 def test_every_shipped_file_is_a_valid_seed(tmp_path: Path, name: str) -> None:
-    shipped = sorted((Path(__file__).resolve().parents[3] / "experiments" / "configs" / "taskgraphs").glob("*.toml"))
+    shipped = sorted((Path(__file__).resolve().parents[3] / "experiments" / "studies" / "menasce_rao" / "configs").glob("*.toml"))
     assert len(TARGETS["taskgraph"].seeds) + len(TARGETS["workstations"].seeds) == len(shipped) >= 4
     assert TARGETS[name].seeds
     assert [check(TARGETS[name], tmp_path, seed) for seed in TARGETS[name].seeds] == ["valid"] * len(TARGETS[name].seeds)

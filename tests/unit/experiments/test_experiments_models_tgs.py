@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from experiments.models.owner_trace import OwnerTrace
 from experiments.models.tgs import GuestCount, Network, tgs
 from experiments.models.tgs_montecarlo import MonteCarloSettings, monte_carlo
-from experiments.taskgraph_files import load_graph, load_workstations
+from experiments.studies.menasce_rao.files import load_graph, load_workstations
 from scheduler.taskgraph.placement import POLICIES, get_policy, pvm_default
 from scheduler.taskgraph.spec import TaskGraph
 from scheduler.taskgraph.workstations import Owners, Workstation, select

@@ -62,7 +62,7 @@ def test_the_report_gives_the_metered_kernel_prediction_and_its_verdict(tmp_path
 def test_metered_speeds_replace_the_spec_speeds_and_change_the_prediction():
     from experiments.models.tgs import Network, tgs
     from experiments.studies.menasce_rao.tables import POLICY, with_speeds
-    from experiments.taskgraph_files import load_graph
+    from experiments.studies.menasce_rao.files import load_graph
     from scheduler.taskgraph.placement import get_policy
     from scheduler.taskgraph.workstations import Workstation
 
@@ -99,7 +99,7 @@ def test_profile_speeds_refuses_no_runs():
 
 def test_every_task_of_every_rep_is_written_beside_its_prediction(tmp_path):
     from experiments.models.tgs import TaskTiming
-    from experiments.taskgraph_live import TaskRun
+    from experiments.studies.menasce_rao.live import TaskRun
 
     runs = (TaskRun("T1", "lx1", 0.0, 7.5, 7.6, ()), TaskRun("T2", "lx1", 7.6, 15.2, 15.3, ()))
     predicted = (TaskTiming("T1", "lx1", 0.0, 6.8, 1), TaskTiming("T2", "lx1", 6.8, 13.6, 1))

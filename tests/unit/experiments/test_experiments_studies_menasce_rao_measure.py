@@ -6,7 +6,7 @@ import pytest
 
 from experiments.studies.menasce_rao.measure import run_reps
 from experiments.studies.menasce_rao.owner_use import OwnerUse
-from experiments.taskgraph_files import load_graph
+from experiments.studies.menasce_rao.files import load_graph
 from scheduler.taskgraph.spec import TaskGraph
 from testbed.spec import OwnerLoad
 

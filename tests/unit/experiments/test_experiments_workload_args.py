@@ -76,7 +76,9 @@ def test_good_arguments_pass_and_render_as_before():
 
 
 def test_every_shipped_config_still_loads():
-    configs = sorted((ROOT / "experiments" / "configs").glob("*.toml"))
+    dirs = (ROOT / "experiments" / "configs", ROOT / "experiments" / "studies" / "padhye_dowdy" / "configs",
+            ROOT / "experiments" / "studies" / "anastasiadis_sevcik" / "configs")
+    configs = sorted(p for d in dirs for p in d.glob("*.toml"))
     assert len(configs) >= 10
     for path in configs:
         cfg.load(path)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from experiments.taskgraph_files import TASKGRAPHS_DIR, load_graph, load_workstations
+from experiments.studies.menasce_rao.files import TASKGRAPHS_DIR, load_graph, load_workstations
 from scheduler.taskgraph.spec import TaskGraph, TaskGraphError
 
 GOOD = """

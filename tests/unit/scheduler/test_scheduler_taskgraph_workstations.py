@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from experiments.taskgraph_files import WorkstationsError, load_workstations
+from experiments.studies.menasce_rao.files import WorkstationsError, load_workstations
 from scheduler.taskgraph.workstations import Owners, select
 
 

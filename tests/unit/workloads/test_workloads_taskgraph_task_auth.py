@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.taskgraph_live import go
+from experiments.studies.menasce_rao.live import go
 from workloads import channel_auth
 
 ROOT = Path(__file__).resolve().parents[3]
