@@ -37,8 +37,8 @@ from scheduler.snapshot import Reason, Snapshot
 from testbed import state
 from testbed.state import cluster_dir as cluster_state_dir
 import workloads
-from workloads import profile as wprofile
-from workloads import sevcik
+from workloads.host import profile as wprofile
+from workloads.host import sevcik
 
 Log = Callable[[str], None]
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from experiments.timeshare_owners import OWNER_AGENT, OwnerSetup
 from testbed.timeshare_client import ManagerClient
 from workloads import channel_auth
-from workloads.launch import LocalHandle, LocalLauncher
+from workloads.host.launch import LocalHandle, LocalLauncher
 
 ROOT = Path(__file__).resolve().parent.parent
 AGENT = ROOT / "containers" / "agents" / "timeshare_manager.py"

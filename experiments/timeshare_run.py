@@ -32,7 +32,7 @@ from experiments.timeshare_owners import LiveOwners, OwnerBackend, OwnerCommand,
 from experiments.timeshare_spec import JobEntry, TimeshareSpec
 from scheduler.timeshare.tables import Resync, ResyncPlan
 from testbed.timeshare_client import ManagerClient
-from workloads.launch import Handle
+from workloads.host.launch import Handle
 from workloads.protocol import RESULT_PREFIX
 
 SYNTHETIC_PHASE_REF_S = 0.5   # a synthetic job's phase: half a reference-second of work, all ranks

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from testbed.parallel import parallel
 from workloads import channel_auth, pool_wire
-from workloads.pool_client import PoolLauncher, PoolRank, ping
+from workloads.host.pool_client import PoolLauncher, PoolRank, ping
 
 if TYPE_CHECKING:
     from testbed.cluster import Cluster

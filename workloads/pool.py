@@ -209,7 +209,7 @@ def main() -> int:
         parser.error(str(exc))
     if secret is None:  # never serve unauthenticated: a `run` line runs any program
         parser.error(f"{channel_auth.CLUSTER_SECRET_ENV} is not set: the pool serves only hosts that hold "
-                     f"the cluster's secret (testbed/pool.py and workloads/pool_local.py give it)")
+                     f"the cluster's secret (testbed/pool.py and workloads/host/pool_local.py give it)")
     logging.basicConfig(level=logging.WARNING, format=f"pool rank {MPI.COMM_WORLD.Get_rank()}: %(message)s")
     for name in PRELOAD:
         importlib.import_module(name)

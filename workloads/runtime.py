@@ -244,7 +244,7 @@ def run_main(main: Callable[[], int]) -> int:
     Without the abort, the other ranks would poll forever for a message the dead
     rank will never send, and the scheduler would wait for a job that is stuck.
     In a resident pool the world outlives the job: the rank reports its failure
-    instead, and the pool's host side cancels the other ranks (workloads.pool_client).
+    instead, and the pool's host side cancels the other ranks (workloads.host.pool_client).
     """
     try:
         return main()

@@ -28,7 +28,7 @@ from scheduler.timeshare.slots import Distribution
 from scheduler.timeshare.tables import JobShare, Resync, ResyncPlan, TableSlot, WorkstationTable, build_tables
 from testbed.timeshare_client import ManagerClient, ManagerUnreachable
 from workloads import channel_auth
-from workloads.launch import LocalLauncher
+from workloads.host.launch import LocalLauncher
 from workloads.protocol import RESULT_PREFIX
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -8,7 +8,7 @@ import time
 
 from workloads import channel_auth, pool_wire
 from workloads.control_gate import Gate
-from workloads.pool_client import LOST, PoolLauncher, PoolRank
+from workloads.host.pool_client import LOST, PoolLauncher, PoolRank
 
 HELLO = ["python3", "-m", "workloads.hello"]
 SECRET = channel_auth.new_secret()  # the cluster's, as these stand-in ranks hold it

@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from workloads.coordinator_channel import ControlClient, control_address
-from workloads.control_server import ControlServer
+from workloads.host.control_server import ControlServer
 from workloads.protocol import LineBuffer, ProtocolError, decode, encode, parse_address
 
 

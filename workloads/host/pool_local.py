@@ -13,8 +13,8 @@ import time
 from typing import Iterator
 
 from workloads import channel_auth, pool_wire
-from workloads.launch import LocalLauncher
-from workloads.pool_client import PoolLauncher, PoolRank, ping
+from workloads.host.launch import LocalLauncher
+from workloads.host.pool_client import PoolLauncher, PoolRank, ping
 
 
 @contextlib.contextmanager
