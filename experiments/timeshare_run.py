@@ -33,7 +33,7 @@ from experiments.timeshare_spec import JobEntry, TimeshareSpec
 from scheduler.timeshare.tables import Resync, ResyncPlan
 from testbed.timeshare_client import ManagerClient
 from workloads.host.launch import Handle
-from workloads.protocol import RESULT_PREFIX
+from workloads.wire.control import RESULT_PREFIX
 
 SYNTHETIC_PHASE_REF_S = 0.5   # a synthetic job's phase: half a reference-second of work, all ranks
 ANSWER_KEYS = ("x", "x_norm", "residual_norm", "iterations", "phases_done", "data_intact")  # equal to the dedicated run's

@@ -17,7 +17,8 @@ import time
 from typing import TYPE_CHECKING, Sequence
 
 from testbed.parallel import parallel
-from workloads import channel_auth, pool_wire
+from workloads import channel_auth
+from workloads.wire import pool as pool_wire
 from workloads.host.pool_client import PoolLauncher, PoolRank, ping
 
 if TYPE_CHECKING:

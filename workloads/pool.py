@@ -49,7 +49,8 @@ from typing import Any
 
 from mpi4py import MPI
 
-from workloads import channel_auth, polite, pool_wire, runtime
+from workloads import channel_auth, polite, runtime
+from workloads.wire import pool as pool_wire
 from workloads.control_gate import Gate
 
 PRELOAD = ("numpy", "workloads.cg", "workloads.synthetic", "workloads.stencil", "workloads.compute", "workloads.hello")

@@ -35,7 +35,7 @@ from workloads import channel_auth, checkpoint, polite, timeshare_checkin
 from workloads.checkpoint import LocalState
 from workloads.coordinator_channel import ControlClient, control_address
 from workloads.redistribution_plan import resize_kind
-from workloads.protocol import RESULT_PREFIX
+from workloads.wire.control import RESULT_PREFIX
 from workloads.redistribute import redistribute
 
 PARTITION_TIMEOUT_S = 600.0

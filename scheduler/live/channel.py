@@ -4,7 +4,7 @@
 ack, partition, release, relaunch) as one blocking call. A scheduler needs
 the steps apart: the ack is an event the policy answers, and the partition
 it answers with may come much later (EQUI waits for every job to ack). So
-this module speaks the same protocol (workloads.protocol, through
+this module speaks the same protocol (workloads.wire.control, through
 workloads.host.control_server's server) one message at a time: each `Launch` starts
 one mpiexec through any workloads.host.launch.Launcher and a thread turns
 everything the job says, and finally its exit, into `Event`s on one queue.
@@ -19,7 +19,7 @@ from typing import Any, Sequence
 
 from workloads.host.control_server import ControlServer, JobConnection
 from workloads.host.launch import Handle, Launcher
-from workloads.protocol import JOB_TYPES
+from workloads.wire.control import JOB_TYPES
 
 _KINDS = tuple(sorted(JOB_TYPES - {"hello"}))
 _POLL_S = 0.5

@@ -10,7 +10,7 @@ import pytest
 from scheduler.live import Arrival, LiveExecutor, job_class
 from workloads import channel_auth
 from workloads.host.launch import LocalLauncher
-from workloads.protocol import encode
+from workloads.wire.control import encode
 
 pytestmark = pytest.mark.host_mpi  # real jobs on this host's Open MPI
 

@@ -12,7 +12,7 @@ import pytest
 
 from testbed import pool
 from workloads.host.pool_client import CANCELLED
-from workloads.protocol import RESULT_PREFIX
+from workloads.wire.control import RESULT_PREFIX
 
 pytestmark = pytest.mark.integration
 

@@ -23,7 +23,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from workloads import channel_auth, pool_wire
+from workloads import channel_auth
+from workloads.wire import pool as pool_wire
 from workloads.host.launch import OUT_OF_MEMORY, Handle, Launcher, LocalResult
 
 CANCELLED = 130  # a member stopped because another one failed, or the host cancelled the job

@@ -12,7 +12,8 @@ import contextlib
 import time
 from typing import Iterator
 
-from workloads import channel_auth, pool_wire
+from workloads import channel_auth
+from workloads.wire import pool as pool_wire
 from workloads.host.launch import LocalLauncher
 from workloads.host.pool_client import PoolLauncher, PoolRank, ping
 

@@ -29,7 +29,7 @@ from scheduler.timeshare.tables import JobShare, Resync, ResyncPlan, TableSlot, 
 from testbed.timeshare_client import ManagerClient, ManagerUnreachable
 from workloads import channel_auth
 from workloads.host.launch import LocalLauncher
-from workloads.protocol import RESULT_PREFIX
+from workloads.wire.control import RESULT_PREFIX
 
 ROOT = Path(__file__).resolve().parents[3]
 AGENT = ROOT / "containers" / "agents" / "timeshare_manager.py"

@@ -22,7 +22,8 @@ from testbed.backends.docker import engine
 from testbed.backends.swarm import gateway
 from testbed.spec import HOSTNAME
 from testbed.sshkeys import KEY_NAME, make_keypair
-from workloads import channel_auth, pool_wire
+from workloads import channel_auth
+from workloads.wire import pool as pool_wire
 from workloads.host.pool_client import ping
 
 

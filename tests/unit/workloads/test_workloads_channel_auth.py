@@ -14,7 +14,7 @@ import pytest
 from workloads import channel_auth
 from workloads.host.control_server import ControlServer
 from workloads.coordinator_channel import ControlClient
-from workloads.protocol import encode
+from workloads.wire.control import encode
 
 HELLO = {"type": "hello", "hosts": ["ws1"], "iteration": 0, "resumed": False}
 

@@ -14,7 +14,8 @@ import time
 
 import pytest
 
-from workloads import channel_auth, pool_wire
+from workloads import channel_auth
+from workloads.wire import pool as pool_wire
 from workloads.control_gate import Gate
 from workloads.host.launch import LocalLauncher
 from workloads.host.pool_client import CANCELLED, PoolLauncher, PoolRank, ping

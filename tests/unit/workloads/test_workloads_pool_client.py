@@ -6,7 +6,8 @@ import socket
 import threading
 import time
 
-from workloads import channel_auth, pool_wire
+from workloads import channel_auth
+from workloads.wire import pool as pool_wire
 from workloads.control_gate import Gate
 from workloads.host.pool_client import LOST, PoolLauncher, PoolRank
 
