@@ -16,7 +16,7 @@ import paramiko
 
 from testbed.backends.base import BackendError, CpuLimits, Sampled
 from testbed.backends.sample_lines import LineSampleStream
-from testbed.backends.ssh import hostagent
+from testbed.backends.ssh.agent import hostagent
 from testbed.backends.ssh.layout import HostFolder, translate
 from workloads.wire import sampler_lines
 
