@@ -18,8 +18,8 @@ import statistics
 import threading
 import time
 
-from workloads.host.control_server import ControlServer
 from workloads.coordinator_channel import ControlClient
+from workloads.host.control_server import ControlServer
 
 
 def _summary(name: str, samples_s: list[float], **extra: object) -> dict:

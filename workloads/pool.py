@@ -50,8 +50,8 @@ from typing import Any
 from mpi4py import MPI
 
 from workloads import channel_auth, polite, runtime
-from workloads.wire import pool as pool_wire
 from workloads.control_gate import Gate
+from workloads.wire import pool as pool_wire
 
 PRELOAD = ("numpy", "workloads.cg", "workloads.synthetic", "workloads.stencil", "workloads.compute", "workloads.hello")
 

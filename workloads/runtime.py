@@ -34,9 +34,9 @@ from mpi4py import MPI
 from workloads import channel_auth, checkpoint, polite, timeshare_checkin
 from workloads.checkpoint import LocalState
 from workloads.coordinator_channel import ControlClient, control_address
+from workloads.redistribute import redistribute
 from workloads.redistribution_plan import resize_kind
 from workloads.wire.control import RESULT_PREFIX
-from workloads.redistribute import redistribute
 
 PARTITION_TIMEOUT_S = 600.0
 # The job's communicator when a resident pool rank (workloads.pool) runs the module;

@@ -14,8 +14,8 @@ from dataclasses import asdict
 import numpy as np
 import pytest
 
-from workloads.host import profile as prof
 from workloads.cgdata import matrix_rows, rhs, serial_cg
+from workloads.host import profile as prof
 from workloads.host.control_server import ControlServer
 from workloads.host.malleable import MalleableJob, parse_result
 from workloads.redistribution_plan import plan_moves, rows_over_network

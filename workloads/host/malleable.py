@@ -15,9 +15,9 @@ from typing import Any, Sequence
 
 from workloads.host.control_server import ControlServer, JobConnection, Received
 from workloads.host.launch import Handle, Launcher
+from workloads.host.records import ResizeRecord
 from workloads.redistribution_plan import resize_kind
 from workloads.wire.control import RESULT_PREFIX
-from workloads.host.records import ResizeRecord
 
 
 @dataclass

@@ -13,9 +13,9 @@ import time
 from typing import Iterator
 
 from workloads import channel_auth
-from workloads.wire import pool as pool_wire
 from workloads.host.launch import LocalLauncher
 from workloads.host.pool_client import PoolLauncher, PoolRank, ping
+from workloads.wire import pool as pool_wire
 
 
 @contextlib.contextmanager

@@ -12,8 +12,8 @@ import time
 import pytest
 
 from workloads import channel_auth
-from workloads.host.control_server import ControlServer
 from workloads.coordinator_channel import ControlClient
+from workloads.host.control_server import ControlServer
 from workloads.wire.control import encode
 
 HELLO = {"type": "hello", "hosts": ["ws1"], "iteration": 0, "resumed": False}

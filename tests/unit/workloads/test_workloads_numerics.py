@@ -8,8 +8,8 @@ import pytest
 import scipy.sparse.linalg
 
 from workloads import cgdata, checkpoint, compute
-from workloads.host import sevcik
 from workloads.checkpoint import LocalState
+from workloads.host import sevcik
 from workloads.partition import block_bounds
 
 

@@ -7,9 +7,9 @@ import threading
 import time
 
 from workloads import channel_auth
-from workloads.wire import pool as pool_wire
 from workloads.control_gate import Gate
 from workloads.host.pool_client import LOST, PoolLauncher, PoolRank
+from workloads.wire import pool as pool_wire
 
 HELLO = ["python3", "-m", "workloads.hello"]
 SECRET = channel_auth.new_secret()  # the cluster's, as these stand-in ranks hold it

@@ -15,8 +15,8 @@ from workloads import stencildata as sd
 from workloads.host.control_server import ControlServer
 from workloads.host.launch import Launcher, LocalLauncher
 from workloads.host.malleable import MalleableJob, parse_result
-from workloads.partition import block_bounds
 from workloads.host.pool_local import local_pool
+from workloads.partition import block_bounds
 from workloads.redistribution_plan import plan_moves, rows_over_network
 
 RTOL = 1e-10
