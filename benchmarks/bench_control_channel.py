@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/bench_control_channel.py --connects 200 --flood 2000
 
-On 127.0.0.1 with the real server and client (workloads/control_server.py,
+On 127.0.0.1 with the real server and client (workloads/host/control_server.py,
 workloads/coordinator_channel.py): the time from connect to the job's hello reaching the
 server, with the handshake (as every launch now pays it) against a plain TCP connect; then
 `--flood` silent connections opened as fast as one thread can while a job connects every
@@ -18,8 +18,8 @@ import statistics
 import threading
 import time
 
-from workloads.control_server import ControlServer
 from workloads.coordinator_channel import ControlClient
+from workloads.host.control_server import ControlServer
 
 
 def _summary(name: str, samples_s: list[float], **extra: object) -> dict:

@@ -37,7 +37,7 @@ from _common import table
 from testbed import cluster, state
 from testbed.spec import load as load_spec
 from testbed.meter import speed_over
-from workloads.malleable import parse_result
+from workloads.host.malleable import parse_result
 
 SPEC = Path(__file__).resolve().parent.parent / "compose" / "specs" / "now8-governed.toml"
 # one busy loop pinned to a host core at SCHED_IDLE: the core never idles, and any runnable

@@ -37,8 +37,8 @@ from testbed.remote_exec import RemoteProcess
 from testbed.spec import from_dict
 from testbed.units import parse_rate
 from testbed.warm import MUX_PATH, wait_warm
-from workloads.control_server import ControlServer
-from workloads.malleable import MalleableJob
+from workloads.host.control_server import ControlServer
+from workloads.host.malleable import MalleableJob
 
 # Measured on now8 (0.2 core) before this work, nowlab issue 12 item 3.
 BEFORE = {

@@ -59,7 +59,7 @@ def main() -> None:
         "W": 4.0, "alpha": 1.0, "beta": 0.2, "pmax": 4})
     with contextlib.ExitStack() as stack:
         if args.local:
-            from workloads.launch import LocalLauncher
+            from workloads.host.launch import LocalLauncher
             launcher = LocalLauncher()
             hosts, controller = [f"ws{i + 1}" for i in range(args.local)], launcher.controller_address
         else:

@@ -23,7 +23,7 @@ from _common import table
 
 from testbed import cluster, from_dict
 from testbed.load.caps import CapController
-from workloads.malleable import parse_result
+from workloads.host.malleable import parse_result
 
 
 def one_run(c, hosts: list[str], phases: int, work: float, bursts: list[tuple[float, float]] | None) -> dict:

@@ -27,7 +27,7 @@ from _common import table
 
 from testbed import cluster, from_dict, keeper, state
 from testbed.meter import speed_over
-from workloads.malleable import parse_result
+from workloads.host.malleable import parse_result
 
 
 def cv(xs: list[float]) -> float:

@@ -14,9 +14,9 @@ import statistics
 import time
 from dataclasses import asdict
 
-from workloads.control_server import ControlServer
-from workloads.launch import LocalLauncher
-from workloads.malleable import MalleableJob, parse_result
+from workloads.host.control_server import ControlServer
+from workloads.host.launch import LocalLauncher
+from workloads.host.malleable import MalleableJob, parse_result
 
 
 def time_cg(launcher, hosts: list[str], n: int, iterations: int, reps: int) -> dict:

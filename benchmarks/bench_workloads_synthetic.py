@@ -15,9 +15,9 @@ import statistics
 import time
 from dataclasses import asdict
 
-from workloads.control_server import ControlServer
-from workloads.launch import LocalLauncher
-from workloads.malleable import MalleableJob, parse_result
+from workloads.host.control_server import ControlServer
+from workloads.host.launch import LocalLauncher
+from workloads.host.malleable import MalleableJob, parse_result
 
 SUBPHASES = ("broadcast_s", "compute_s", "collect_s", "barrier_s")
 

@@ -46,7 +46,7 @@ from testbed.meter import speed_over  # noqa: E402
 from testbed.spec import load as load_spec  # noqa: E402
 from experiments.studies.sanjay_vadhiyar.live import loaded  # noqa: E402
 from experiments.studies.sanjay_vadhiyar.load_draws import CpuLoad, LoadDraw  # noqa: E402
-from workloads.malleable import parse_result  # noqa: E402
+from workloads.host.malleable import parse_result  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -37,8 +37,8 @@ from scheduler.snapshot import Reason, Snapshot
 from testbed import state
 from testbed.state import cluster_dir as cluster_state_dir
 import workloads
-from workloads import profile as wprofile
-from workloads import sevcik
+from workloads.host import profile as wprofile
+from workloads.host import sevcik
 
 Log = Callable[[str], None]
 
@@ -49,7 +49,8 @@ def profile_key(cls: ClassSpec, prof: Profiling, cpus: list[float | str], image:
     how a run's delivered speed is summarised, which its jobs' speed ratios must share)."""
     argv = cls.argv(prof.demand)
     code = hashlib.sha256()
-    for path in sorted(workloads.SOURCE_DIR.glob("*.py")):  # the workloads are mounted, not in the image
+    # the workloads are mounted, not in the image; every folder of them (host/, wire/) shapes a run
+    for path in sorted(p for p in workloads.SOURCE_DIR.rglob("*.py") if "__pycache__" not in p.parts):
         code.update(path.read_bytes())
     blob = json.dumps({"method": "live-executor+resizes+hello", "launch": "pool", "argv": argv, "procs": prof.procs, "reps": prof.reps, "cpus": cpus, "image": image, "host_idle": host_idle,
                        "workloads": code.hexdigest(), "delivered_speed": delivered.STATISTIC}, sort_keys=True)

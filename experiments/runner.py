@@ -55,8 +55,8 @@ from testbed.image import image_ref
 from testbed.load.monitor import Monitor
 from testbed import speed_fit
 from testbed.spec import ClusterSpec, SpecError, load as load_spec
-from workloads.launch import Launcher, LocalLauncher
-from workloads.pool_client import PoolLauncher
+from workloads.host.launch import Launcher, LocalLauncher
+from workloads.host.pool_client import PoolLauncher
 
 Update = Callable[[str, int, int], None]
 Log = Callable[[str], None]

@@ -31,7 +31,7 @@ import pandas as pd
 from experiments import store_resizes
 from experiments.records import JobOutcome, StreamJob
 from experiments.store_lock import WriterLock
-from workloads.records import ResizeRecord
+from workloads.host.records import ResizeRecord
 
 FORMAT = "nowlab-results"
 VERSION = 4  # 2: step_failures; 3: resizes; 4: prediction_bands (an older store gains each table when opened for writing)

@@ -1,6 +1,6 @@
 """The results store's `resizes` table: one typed row per measured preemption.
 
-The columns are `workloads.records.ResizeRecord`'s fields, in its order,
+The columns are `workloads.host.records.ResizeRecord`'s fields, in its order,
 with the cell and segment in front; times are on the cell's stream clock
 (seconds after the cell's stream started), like the jobs table. Stores
 written before the table existed kept each segment's resizes as a CSV
@@ -16,7 +16,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any, get_type_hints
 
-from workloads.records import FIELDS, ResizeRecord
+from workloads.host.records import FIELDS, ResizeRecord
 
 _SET_FIELDS = ("from_procs", "to_procs", "from_hosts", "to_hosts")
 _TIME_FIELDS = ("requested_at", "sent_at", "ack_at", "partition_at", "released_at", "exited_at",

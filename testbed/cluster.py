@@ -24,7 +24,7 @@ from testbed.remote_exec import Control, ExecResult, RemoteProcess, SshControl
 from testbed.spec import ClusterSpec, SpecError
 from testbed.sshkeys import KEY_NAME, make_keypair
 from testbed.units import RateError, parse_rate
-from workloads.pool_client import Connect, PoolLauncher, direct
+from workloads.host.pool_client import Connect, PoolLauncher, direct
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 

@@ -17,8 +17,9 @@ import time
 from typing import TYPE_CHECKING, Sequence
 
 from testbed.parallel import parallel
-from workloads import channel_auth, pool_wire
-from workloads.pool_client import PoolLauncher, PoolRank, ping
+from workloads import channel_auth
+from workloads.host.pool_client import PoolLauncher, PoolRank, ping
+from workloads.wire import pool as pool_wire
 
 if TYPE_CHECKING:
     from testbed.cluster import Cluster

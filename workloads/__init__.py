@@ -1,4 +1,4 @@
-"""nowlab: workloads, the programs that run inside the workstations (and their host-side clients)."""
+"""nowlab: workloads, the programs that run inside the workstations; their host-side clients are workloads.host."""
 from pathlib import Path
 
 # The workloads' own sources: mounted read-only into every workstation (not baked into the

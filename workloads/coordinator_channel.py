@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 from workloads import channel_auth
-from workloads.protocol import LineBuffer, encode, parse_address
+from workloads.wire.control import LineBuffer, encode, parse_address
 
 ENV_VAR = "NOWLAB_CONTROL"
 CONNECT_TIMEOUT_S = 10.0

@@ -49,8 +49,9 @@ from typing import Any
 
 from mpi4py import MPI
 
-from workloads import channel_auth, polite, pool_wire, runtime
+from workloads import channel_auth, polite, runtime
 from workloads.control_gate import Gate
+from workloads.wire import pool as pool_wire
 
 PRELOAD = ("numpy", "workloads.cg", "workloads.synthetic", "workloads.stencil", "workloads.compute", "workloads.hello")
 
@@ -209,7 +210,7 @@ def main() -> int:
         parser.error(str(exc))
     if secret is None:  # never serve unauthenticated: a `run` line runs any program
         parser.error(f"{channel_auth.CLUSTER_SECRET_ENV} is not set: the pool serves only hosts that hold "
-                     f"the cluster's secret (testbed/pool.py and workloads/pool_local.py give it)")
+                     f"the cluster's secret (testbed/pool.py and workloads/host/pool_local.py give it)")
     logging.basicConfig(level=logging.WARNING, format=f"pool rank {MPI.COMM_WORLD.Get_rank()}: %(message)s")
     for name in PRELOAD:
         importlib.import_module(name)

@@ -34,9 +34,9 @@ from mpi4py import MPI
 from workloads import channel_auth, checkpoint, polite, timeshare_checkin
 from workloads.checkpoint import LocalState
 from workloads.coordinator_channel import ControlClient, control_address
-from workloads.redistribution_plan import resize_kind
-from workloads.protocol import RESULT_PREFIX
 from workloads.redistribute import redistribute
+from workloads.redistribution_plan import resize_kind
+from workloads.wire.control import RESULT_PREFIX
 
 PARTITION_TIMEOUT_S = 600.0
 # The job's communicator when a resident pool rank (workloads.pool) runs the module;
@@ -244,7 +244,7 @@ def run_main(main: Callable[[], int]) -> int:
     Without the abort, the other ranks would poll forever for a message the dead
     rank will never send, and the scheduler would wait for a job that is stuck.
     In a resident pool the world outlives the job: the rank reports its failure
-    instead, and the pool's host side cancels the other ranks (workloads.pool_client).
+    instead, and the pool's host side cancels the other ranks (workloads.host.pool_client).
     """
     try:
         return main()

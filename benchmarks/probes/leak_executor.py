@@ -3,7 +3,7 @@
     python benchmarks/probes/leak_executor.py --jobs 300 --every 0.4
 
 Runs one stream of short malleable jobs under a policy on the host's own Open MPI
-(workloads.launch.LocalLauncher: real mpiexec, real control channel, no containers), and
+(workloads.host.launch.LocalLauncher: real mpiexec, real control channel, no containers), and
 samples this process's resident memory and Python's live objects by type from a side thread.
 Prints RSS at each tenth of the jobs (and at the end before and after malloc_trim) and the object types whose counts grew most from the
 first tenth to the end: a type that grows with the jobs names what is kept.
@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from experiments.census import malloc_trim, rss_mib  # noqa: E402
 from scheduler.live import Arrival, LiveExecutor, job_class  # noqa: E402
-from workloads.launch import LocalLauncher  # noqa: E402
+from workloads.host.launch import LocalLauncher  # noqa: E402
 
 HOSTS = ["ws1", "ws2", "ws3", "ws4"]
 

@@ -16,7 +16,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from workloads import sevcik
+from workloads.host import sevcik
 
 
 def at_reference(sample: Mapping[str, Any], reference: float | None) -> float:

@@ -141,7 +141,7 @@ def _workstations(stack, console, cluster_name: Optional[str], spec_file: Option
     """(launcher, hosts, controller address, the network jobs connect from) of --local P, --spec FILE
     (up now, down at the end) or --cluster."""
     if local is not None:
-        from workloads.launch import LocalLauncher
+        from workloads.host.launch import LocalLauncher
         launcher = LocalLauncher()
         return launcher, [f"ws{i + 1}" for i in range(local)], launcher.controller_address, launcher.control_network
     from testbed.cluster import Cluster

@@ -24,8 +24,8 @@ def profile_command(
     from rich.console import Console
     from rich.table import Table
 
-    from workloads import profile as prof
-    from workloads.launch import LocalLauncher
+    from workloads.host import profile as prof
+    from workloads.host.launch import LocalLauncher
 
     console = Console()
     spec = prof.ProfileSpec(workload, tuple(int(p) for p in procs.split(",") if p), reps, tuple(shlex.split(args)))
@@ -42,7 +42,7 @@ def profile_command(
     for col in ("p", "mean time (s)", "speedup", "fit (s)", "fit error"):
         table.add_column(col, justify="right")
     means, speedups = result.mean_times(), result.speedups()
-    from workloads.sevcik import errors
+    from workloads.host.sevcik import errors
     for pt in errors(model, list(means), list(means.values())):
         table.add_row(str(pt.p), f"{pt.measured_s:.4f}", f"{speedups[pt.p]:.2f}", f"{pt.predicted_s:.4f}",
                       f"{100 * pt.relative_error:+.1f}%")

@@ -1,12 +1,12 @@
 """One mpiexec of one job, watched from the host: the executor's adapter to workloads/.
 
-`workloads.malleable.MalleableJob.resize` runs a whole preemption (request,
+`workloads.host.malleable.MalleableJob.resize` runs a whole preemption (request,
 ack, partition, release, relaunch) as one blocking call. A scheduler needs
 the steps apart: the ack is an event the policy answers, and the partition
 it answers with may come much later (EQUI waits for every job to ack). So
-this module speaks the same protocol (workloads.protocol, through
-workloads.control_server's server) one message at a time: each `Launch` starts
-one mpiexec through any workloads.launch.Launcher and a thread turns
+this module speaks the same protocol (workloads.wire.control, through
+workloads.host.control_server's server) one message at a time: each `Launch` starts
+one mpiexec through any workloads.host.launch.Launcher and a thread turns
 everything the job says, and finally its exit, into `Event`s on one queue.
 """
 from __future__ import annotations
@@ -17,9 +17,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from workloads.control_server import ControlServer, JobConnection
-from workloads.launch import Handle, Launcher
-from workloads.protocol import JOB_TYPES
+from workloads.host.control_server import ControlServer, JobConnection
+from workloads.host.launch import Handle, Launcher
+from workloads.wire.control import JOB_TYPES
 
 _KINDS = tuple(sorted(JOB_TYPES - {"hello"}))
 _POLL_S = 0.5

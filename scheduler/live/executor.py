@@ -51,9 +51,9 @@ from scheduler.results import JobRecord, TimelineEvent
 from scheduler.snapshot import Reason, Snapshot, Status
 from scheduler.state_machine import PolicyError, SchedulerState, TrackedJob, check_jobs
 from workloads import channel_auth
-from workloads.control_server import ControlServer
-from workloads.launch import OUT_OF_MEMORY, Launcher
-from workloads.records import ResizeRecord
+from workloads.host.control_server import ControlServer
+from workloads.host.launch import OUT_OF_MEMORY, Launcher
+from workloads.host.records import ResizeRecord
 from workloads.redistribution_plan import resize_kind
 
 Progress = Callable[[str, int, int], None]  # (what happened, jobs finished, jobs in all)

@@ -20,7 +20,7 @@ import pandas as pd
 from scheduler.actions import Action
 from scheduler.results import JobRecord, SimResult, TimelineEvent, interval_set
 from scheduler.snapshot import Snapshot
-from workloads.records import ResizeRecord
+from workloads.host.records import ResizeRecord
 
 
 @dataclass(frozen=True)

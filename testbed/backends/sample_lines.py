@@ -5,7 +5,8 @@ hosts; the SSH backend's real workstations) runs one long-lived sampler on each 
 writes one line per interval with its workstations' readings. How a line reaches the
 controller is the backend's (Swarm: the sampler container's stdout through the host's
 engine; SSH: the sampler's stdout over one ssh channel), given here as `open_(host)`, and so
-is the line's shape (`parse`). This holds the newest reading of each workstation.
+is a workstation's reading in it (`parse`, on workloads/wire/sampler_lines.py, the line's one
+parser). This holds the newest reading of each workstation.
 """
 from __future__ import annotations
 

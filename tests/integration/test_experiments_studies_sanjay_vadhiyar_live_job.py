@@ -6,7 +6,7 @@ import pytest
 
 from experiments.studies.sanjay_vadhiyar.live import run_job
 from experiments.studies.sanjay_vadhiyar.live_inputs import LiveApp
-from workloads.launch import LocalLauncher
+from workloads.host.launch import LocalLauncher
 
 pytestmark = pytest.mark.host_mpi  # real jobs on this host's Open MPI
 

@@ -9,8 +9,8 @@ import pytest
 
 from scheduler.live import Arrival, LiveExecutor, job_class
 from workloads import channel_auth
-from workloads.launch import LocalLauncher
-from workloads.protocol import encode
+from workloads.host.launch import LocalLauncher
+from workloads.wire.control import encode
 
 pytestmark = pytest.mark.host_mpi  # real jobs on this host's Open MPI
 
@@ -32,7 +32,7 @@ def _forge_done(port: int, job_key: str) -> bytes:
 
 
 def test_an_intruder_during_a_run_is_refused_logged_and_counted(caplog):
-    caplog.set_level(logging.WARNING, logger="workloads.control_server")
+    caplog.set_level(logging.WARNING, logger="workloads.host.control_server")
     replies: list[bytes] = []
     ex: LiveExecutor
 

@@ -1,4 +1,4 @@
-"""The live executor with the host's own Open MPI (workloads.launch.LocalLauncher): real malleable
+"""The live executor with the host's own Open MPI (workloads.host.launch.LocalLauncher): real malleable
 MPI jobs and the real control channel, no containers. Quick checks of the event handling that the
 cluster test (test_scheduler_live_executor_live.py) exercises more slowly."""
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pytest
 
 from scheduler.live import Arrival, LiveExecutor, job_class
 from scheduler.live.audit import audit, check_actions, check_physical, check_timeline, replay
-from workloads.launch import LocalLauncher
+from workloads.host.launch import LocalLauncher
 
 pytestmark = pytest.mark.host_mpi  # real jobs on this host's Open MPI
 

@@ -36,8 +36,8 @@ from testbed.cluster import Cluster
 from testbed.load import owners
 from testbed.load.monitor import Monitor
 from testbed.spec import OwnerLoad, from_dict
-from workloads.control_server import ControlServer
-from workloads.malleable import MalleableJob, parse_result
+from workloads.host.control_server import ControlServer
+from workloads.host.malleable import MalleableJob, parse_result
 
 pytestmark = pytest.mark.integration
 

@@ -11,8 +11,8 @@ import time
 import pytest
 
 from testbed import pool
-from workloads.pool_client import CANCELLED
-from workloads.protocol import RESULT_PREFIX
+from workloads.host.pool_client import CANCELLED
+from workloads.wire.control import RESULT_PREFIX
 
 pytestmark = pytest.mark.integration
 
@@ -67,7 +67,7 @@ def test_the_world_serves_only_the_clusters_secret_and_no_command_line_shows_it(
 
     from testbed import cluster_secret, state
     from workloads import channel_auth
-    from workloads.pool_client import ping
+    from workloads.host.pool_client import ping
 
     ranks = pool.ensure(live_cluster)
     secret = live_cluster.secret

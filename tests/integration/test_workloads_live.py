@@ -14,10 +14,10 @@ from dataclasses import asdict
 import numpy as np
 import pytest
 
-from workloads import profile as prof
 from workloads.cgdata import matrix_rows, rhs, serial_cg
-from workloads.control_server import ControlServer
-from workloads.malleable import MalleableJob, parse_result
+from workloads.host import profile as prof
+from workloads.host.control_server import ControlServer
+from workloads.host.malleable import MalleableJob, parse_result
 from workloads.redistribution_plan import plan_moves, rows_over_network
 
 pytestmark = pytest.mark.integration

@@ -11,10 +11,10 @@ import time
 import numpy as np
 import pytest
 
-from workloads.control_server import ControlServer
-from workloads.malleable import MalleableJob
-from workloads.pool_client import CANCELLED
-from workloads.pool_local import local_pool
+from workloads.host.control_server import ControlServer
+from workloads.host.malleable import MalleableJob
+from workloads.host.pool_client import CANCELLED
+from workloads.host.pool_local import local_pool
 
 pytestmark = pytest.mark.host_mpi  # real jobs on this host's Open MPI
 

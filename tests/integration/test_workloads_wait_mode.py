@@ -13,7 +13,7 @@ import textwrap
 
 import pytest
 
-from workloads.launch import LocalLauncher
+from workloads.host.launch import LocalLauncher
 
 pytestmark = pytest.mark.host_mpi  # real MPI on this host's Open MPI
 

@@ -38,6 +38,13 @@ def test_a_broken_layer_is_caught(tmp_path):
     assert "workloads._layer_probe -> testbed" in proc.stdout
 
 
+def test_the_node_side_importing_the_host_side_is_caught():
+    # What runs on a workstation (workloads outside workloads.host) must not need the host's job control.
+    proc = lint_with(ROOT / "workloads" / "_node_probe.py", "from workloads.host import launch  # node -> host\n")
+    assert proc.returncode != 0
+    assert "workloads._node_probe -> workloads.host.launch" in proc.stdout
+
+
 def test_docker_outside_the_backends_is_caught():
     # The load package must go through testbed.backends: a module of it importing Docker breaks a contract.
     proc = lint_with(ROOT / "testbed" / "load" / "_backend_probe.py", "import docker  # around the backends\n")

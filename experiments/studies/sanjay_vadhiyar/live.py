@@ -33,7 +33,7 @@ from testbed.load.caps import CapController
 from testbed.load.monitor import Availability, Monitor, summarize
 from testbed.parallel import parallel
 from testbed.progress import Update
-from workloads.launch import Launcher
+from workloads.host.launch import Launcher
 
 Log = Callable[[str], None]
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from experiments.studies.zhou_brent.owners import OWNER_AGENT, OwnerSetup
 from experiments.studies.zhou_brent.manager_client import ManagerClient
 from workloads import channel_auth
-from workloads.launch import LocalHandle, LocalLauncher
+from workloads.host.launch import LocalHandle, LocalLauncher
 
 ROOT = Path(__file__).resolve().parents[3]
 AGENT = ROOT / "containers" / "agents" / "timeshare_manager.py"

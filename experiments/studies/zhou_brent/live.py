@@ -32,8 +32,8 @@ from experiments.studies.zhou_brent.owners import LiveOwners, OwnerBackend, Owne
 from experiments.studies.zhou_brent.spec import JobEntry, TimeshareSpec
 from scheduler.timeshare.tables import Resync, ResyncPlan
 from experiments.studies.zhou_brent.manager_client import ManagerClient
-from workloads.launch import Handle
-from workloads.protocol import RESULT_PREFIX
+from workloads.host.launch import Handle
+from workloads.wire.control import RESULT_PREFIX
 
 SYNTHETIC_PHASE_REF_S = 0.5   # a synthetic job's phase: half a reference-second of work, all ranks
 ANSWER_KEYS = ("x", "x_norm", "residual_norm", "iterations", "phases_done", "data_intact")  # equal to the dedicated run's

@@ -31,7 +31,7 @@ from experiments.studies.zhou_brent.spec import TimeshareSpec
 from scheduler.timeshare.manager import GlobalManager
 from scheduler.timeshare.tables import WorkstationTable
 from experiments.studies.zhou_brent.manager_client import ManagerClient
-from workloads.launch import Handle
+from workloads.host.launch import Handle
 
 POLL_S = 0.1
 MAX_RETRIES = 3  # tables refused in a row before the run gives up

@@ -28,7 +28,9 @@ from testbed import shaping, state
 from testbed.backends.base import BackendError, CpuCap, CpuLimits, Progress, Provisioned
 from testbed.backends.ownership import owner_tag, tag_alive
 from testbed.backends.meter_stream import MeterStream
-from testbed.backends.ssh import fit, hostagent, registry, sampling
+from testbed.backends.ssh import fit, registry, sampling
+from testbed.backends.ssh.agent import SOURCE as AGENT_SOURCE
+from testbed.backends.ssh.agent import hostagent
 from testbed.backends.ssh.control import SshHostControl
 from testbed.backends.ssh.discovery import HostInfo, discover
 from testbed.backends.ssh.layout import (HostFolder, Peer, authorized_line, folder_of, ssh_config, ssh_wrapper,
@@ -41,7 +43,6 @@ from testbed.remote_exec import ExecResult
 from testbed.spec import ClusterSpec, SpecError, cfs_quota_us
 from testbed.sshkeys import KEY_NAME
 
-AGENT_SOURCE = Path(__file__).resolve().parent / "hostagent.py"
 OWNER_AGENTS = CONTAINERS_DIR / "agents"  # the image's /opt/nowlab/agents
 NETWORK = "ssh"  # Provisioned.network: the hosts' own network, nothing made
 NO_ROUTE_PROBE = "192.0.2.1"  # TEST-NET-1: `ip route get` of it names the default route's interface

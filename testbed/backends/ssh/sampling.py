@@ -9,7 +9,6 @@ itself when the channel closes or the workstation's record is gone.
 """
 from __future__ import annotations
 
-import json
 import shlex
 from collections.abc import Callable, Iterator, Sequence
 
@@ -17,8 +16,9 @@ import paramiko
 
 from testbed.backends.base import BackendError, CpuLimits, Sampled
 from testbed.backends.sample_lines import LineSampleStream
-from testbed.backends.ssh import hostagent
+from testbed.backends.ssh.agent import hostagent
 from testbed.backends.ssh.layout import HostFolder, translate
+from workloads.wire import sampler_lines
 
 
 def sampler_argv(folder: HostFolder, cluster: str, dev: str, *, interval_s: float, mark: str,
@@ -31,22 +31,17 @@ def sampler_argv(folder: HostFolder, cluster: str, dev: str, *, interval_s: floa
     return ["env", f"{hostagent.MARK}={cluster}", *folder.agent_argv("sample", f"{interval_s:g}", mark, "--", *tc)]
 
 
+def _reading(r: dict) -> Sampled:
+    """One workstation's reading as the agent parsed it."""
+    lim = r["limits"]
+    return Sampled(t=float(r["t"]), procs_ns=int(r["procs_ns"]), tc=str(r.get("tc") or ""),
+                   limits=CpuLimits(quota_us=int(lim["quota_us"]), period_us=int(lim["period_us"]),
+                                    cpuset=str(lim["cpuset"])))
+
+
 def parse_line(line: str) -> dict[str, Sampled]:
     """One agent line -> its workstation's readings ({} for a line that is not one)."""
-    try:
-        per_ws = json.loads(line)["ws"]
-    except (ValueError, KeyError, TypeError):
-        return {}
-    out: dict[str, Sampled] = {}
-    for ws, r in per_ws.items() if isinstance(per_ws, dict) else ():
-        try:
-            lim = r["limits"]
-            out[ws] = Sampled(t=float(r["t"]), procs_ns=int(r["procs_ns"]), tc=str(r.get("tc") or ""),
-                              limits=CpuLimits(quota_us=int(lim["quota_us"]), period_us=int(lim["period_us"]),
-                                               cpuset=str(lim["cpuset"])))
-        except (ValueError, KeyError, TypeError):
-            continue
-    return out
+    return sampler_lines.parse(line, _reading)
 
 
 # machine id -> (a connected client to its host, the agent's argv there)

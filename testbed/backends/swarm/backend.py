@@ -63,7 +63,7 @@ from testbed.placement_hosts import HostCores, place_hosts
 from testbed.remote_exec import ExecResult
 from testbed.spec import ClusterSpec, SpecError
 from testbed.sshkeys import KEY_NAME
-from workloads.pool_client import Connect
+from workloads.host.pool_client import Connect
 
 LOCAL_ENGINE = "unix:///var/run/docker.sock"
 

@@ -31,6 +31,7 @@ from testbed.backends.base import Sampled
 from testbed.backends.docker import engine
 from testbed.backends.swarm import readings
 from testbed.backends.sample_lines import LineSampleStream
+from workloads.wire import sampler_lines
 
 ROLE_LABEL = engine.ROLE_LABEL
 ROLE = "sampler"
@@ -88,21 +89,15 @@ def ensure(c: docker.DockerClient, cfg: dict, owner: dict[str, str]) -> str:
     return cid
 
 
+def _reading(r: dict) -> Sampled:
+    """One workstation's raw files, as the monitor's reading (the cgroup version worked out here)."""
+    return Sampled(t=float(r["t"]), limits=readings.limits(r), procs_ns=readings.procs_ns(r),
+                   tc=str(r.get("tc") or ""))
+
+
 def parse_line(line: str) -> dict[str, Sampled]:
     """One sampler line -> each workstation's readings ({} for a line that is not one)."""
-    try:
-        got = json.loads(line)
-        per_ws = got["ws"]
-    except (ValueError, KeyError, TypeError):
-        return {}
-    out: dict[str, Sampled] = {}
-    for ws, r in per_ws.items() if isinstance(per_ws, dict) else ():
-        try:
-            out[ws] = Sampled(t=float(r["t"]), limits=readings.limits(r), procs_ns=readings.procs_ns(r),
-                              tc=str(r.get("tc") or ""))
-        except (ValueError, KeyError, TypeError):
-            continue  # a workstation whose files were half there (it was stopping)
-    return out
+    return sampler_lines.parse(line, _reading)
 
 
 class SampleStream(LineSampleStream):

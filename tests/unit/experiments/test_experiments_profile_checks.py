@@ -145,7 +145,7 @@ def test_the_runner_takes_one_check_after_each_cell_in_turn(tmp_path: Path, monk
 def test_a_stored_profile_run_keeps_where_and_when_it_ran() -> None:
     """So a profile can be metered again from the run's kept meter series."""
     from experiments.profiles import AloneRun, stored_sample
-    from workloads.profile import Sample
+    from workloads.host.profile import Sample
 
     run = AloneRun(Sample(2, 1, 3.0, 3.4, 3.2), 0.29, 0.05, ("ws1", "ws2"), 1000.0, 1003.2)
     assert stored_sample(run) == {"p": 2, "rep": 1, "time_s": 3.0, "wall_s": 3.4, "done_s": 3.2, "hello_s": 0.05,

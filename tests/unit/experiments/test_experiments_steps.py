@@ -19,7 +19,7 @@ from experiments.runner import Runner, cells, stream_for
 from experiments.store import ResultsStore
 from scheduler.live.executor import LiveExecutor
 from nowlab.commands import experiments as experiments_cli
-from workloads.launch import LocalLauncher
+from workloads.host.launch import LocalLauncher
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 HOSTS = ["ws1", "ws2", "ws3", "ws4"]

@@ -265,7 +265,7 @@ def test_a_config_read_back_gives_the_same_stream(tmp_path: Path) -> None:
 
 
 def _resize(job: int, at: float) -> "ResizeRecord":
-    from workloads.records import ResizeRecord
+    from workloads.host.records import ResizeRecord
     r = ResizeRecord(job, requested_at=at, from_procs=(0, 1, 2), to_procs=(0, 1), from_hosts=("ws1", "ws2", "ws3"),
                      to_hosts=("ws1", "ws2"), kind="loser", iteration=3, sent_at=at + 0.1, ack_at=at + 0.5,
                      partition_at=at + 0.6, released_at=at + 0.9, exited_at=at + 1.0, relaunched_at=at + 1.1,

@@ -12,7 +12,7 @@ from experiments.records import JobOutcome, StreamJob
 from experiments.report import analyse, render_markdown, report_blocks
 from experiments.store import ResultsStore
 from experiments.studies.padhye_dowdy.summary import Figure, SummaryError, figure_from_store, load_config, summary_tables, write_summary
-from workloads.records import ResizeRecord
+from workloads.host.records import ResizeRecord
 
 RATES = [0.1, 0.2]
 

@@ -28,8 +28,8 @@ from scheduler.timeshare.slots import Distribution
 from scheduler.timeshare.tables import JobShare, Resync, ResyncPlan, TableSlot, WorkstationTable, build_tables
 from experiments.studies.zhou_brent.manager_client import ManagerClient, ManagerUnreachable
 from workloads import channel_auth
-from workloads.launch import LocalLauncher
-from workloads.protocol import RESULT_PREFIX
+from workloads.host.launch import LocalLauncher
+from workloads.wire.control import RESULT_PREFIX
 
 ROOT = Path(__file__).resolve().parents[3]
 AGENT = ROOT / "containers" / "agents" / "timeshare_manager.py"

@@ -11,7 +11,7 @@ from scheduler.engine import simulate
 from scheduler.live import Arrival, LiveExecutor, job_class
 from scheduler.model import Job, SevcikModel
 from scheduler.results import BATSIM_JOB_COLUMNS
-from workloads.launch import LocalLauncher
+from workloads.host.launch import LocalLauncher
 
 # Batsim's out_jobs.csv header as Batsim writes it, spelled out here rather than imported so that
 # a change to results.py cannot move both sides at once.

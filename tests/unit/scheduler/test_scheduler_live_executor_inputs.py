@@ -11,7 +11,7 @@ from nowlab.commands import schedule as cli
 from scheduler.live import Arrival, LiveExecutor, classes_from_dict, job_class, load_classes, read_stream
 from scheduler.live.stream import PmaxOnlyModel
 from scheduler.model import DemandModel, Knowledge, SevcikModel
-from workloads.launch import LocalLauncher
+from workloads.host.launch import LocalLauncher
 
 ARGV = ["python3", "-m", "workloads.synthetic", "--phases", "4"]
 CLASSES = f"""

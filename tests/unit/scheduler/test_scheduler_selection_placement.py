@@ -263,11 +263,11 @@ def test_engine_shows_the_owner_schedule_as_it_steps():
 
 @pytest.mark.host_mpi
 def test_live_executor_shows_the_providers_availability_to_the_policy():
-    """Real MPI jobs on this host (workloads.launch.LocalLauncher): ws1 and ws2 loaded, the job
+    """Real MPI jobs on this host (workloads.host.launch.LocalLauncher): ws1 and ws2 loaded, the job
     of two goes to ws3 and ws4, and the provider is asked before each policy call."""
     from scheduler.live import Arrival, LiveExecutor, job_class
     from scheduler.live.audit import audit
-    from workloads.launch import LocalLauncher
+    from workloads.host.launch import LocalLauncher
 
     hosts = ["ws1", "ws2", "ws3", "ws4"]
     pair = job_class("pair", {"argv": ["python3", "-m", "workloads.synthetic", "--phases", "2",

@@ -26,7 +26,8 @@ import pytest
 from testbed import backends, shaping
 from testbed.backends import Backend, BackendError
 from testbed.governor import HEADROOM_LOW
-from testbed.backends.ssh import fit, hostagent, registry, sampling
+from testbed.backends.ssh import fit, registry, sampling
+from testbed.backends.ssh.agent import hostagent
 from testbed.backends.ssh.backend import SshBackend, covering_network, route_dev, same_folder, split_machine
 from testbed.backends.ssh.control import command_argv
 from testbed.backends.ssh.discovery import HostInfo, parse_probe

@@ -22,8 +22,9 @@ from testbed.backends.docker import engine
 from testbed.backends.swarm import gateway
 from testbed.spec import HOSTNAME
 from testbed.sshkeys import KEY_NAME, make_keypair
-from workloads import channel_auth, pool_wire
-from workloads.pool_client import ping
+from workloads import channel_auth
+from workloads.host.pool_client import ping
+from workloads.wire import pool as pool_wire
 
 
 def test_the_gateway_is_labelled_with_its_cluster_but_is_no_workstation():

@@ -12,9 +12,9 @@ import time
 import pytest
 
 from workloads import channel_auth
-from workloads.control_server import ControlServer
 from workloads.coordinator_channel import ControlClient
-from workloads.protocol import encode
+from workloads.host.control_server import ControlServer
+from workloads.wire.control import encode
 
 HELLO = {"type": "hello", "hosts": ["ws1"], "iteration": 0, "resumed": False}
 
@@ -45,7 +45,7 @@ def test_the_runs_job_is_let_in_and_its_messages_arrive():
 
 
 def test_a_wrong_secret_is_refused_logged_and_its_hello_never_arrives(caplog):
-    caplog.set_level(logging.WARNING, logger="workloads.control_server")
+    caplog.set_level(logging.WARNING, logger="workloads.host.control_server")
     with ControlServer("127.0.0.1") as server:
         with pytest.raises(channel_auth.AuthError, match="refused"):
             ControlClient(("127.0.0.1", server.port), channel_auth.new_secret())
@@ -75,7 +75,7 @@ def test_a_hello_without_the_handshake_is_refused():
 
 
 def test_a_silent_peer_is_dropped_after_the_timeout_without_blocking_a_good_job(caplog):
-    caplog.set_level(logging.WARNING, logger="workloads.control_server")
+    caplog.set_level(logging.WARNING, logger="workloads.host.control_server")
     with ControlServer("127.0.0.1", handshake_timeout_s=0.5) as server:
         silent = socket.create_connection(("127.0.0.1", server.port), timeout=5)
         t0 = time.monotonic()
@@ -94,7 +94,7 @@ def test_a_silent_peer_is_dropped_after_the_timeout_without_blocking_a_good_job(
 
 
 def test_a_peer_outside_the_allowed_networks_is_refused_before_the_handshake(caplog):
-    caplog.set_level(logging.WARNING, logger="workloads.control_server")
+    caplog.set_level(logging.WARNING, logger="workloads.host.control_server")
     with ControlServer("127.0.0.1", allowed_networks=["10.99.0.0/24"]) as server:
         with pytest.raises(OSError):  # closed before any challenge: the right secret does not help
             ControlClient(("127.0.0.1", server.port), server.secret)

@@ -8,8 +8,8 @@ import subprocess
 
 import pytest
 
-from workloads import launch
-from workloads.launch import LocalLauncher
+from workloads.host import launch
+from workloads.host.launch import LocalLauncher
 
 
 class Captured(Exception):

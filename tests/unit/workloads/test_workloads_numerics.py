@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 import scipy.sparse.linalg
 
-from workloads import cgdata, checkpoint, compute, sevcik
+from workloads import cgdata, checkpoint, compute
 from workloads.checkpoint import LocalState
+from workloads.host import sevcik
 from workloads.partition import block_bounds
 
 

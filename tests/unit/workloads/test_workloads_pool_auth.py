@@ -14,11 +14,12 @@ import time
 
 import pytest
 
-from workloads import channel_auth, pool_wire
+from workloads import channel_auth
 from workloads.control_gate import Gate
-from workloads.launch import LocalLauncher
-from workloads.pool_client import CANCELLED, PoolLauncher, PoolRank, ping
-from workloads.pool_local import local_pool
+from workloads.host.launch import LocalLauncher
+from workloads.host.pool_client import CANCELLED, PoolLauncher, PoolRank, ping
+from workloads.host.pool_local import local_pool
+from workloads.wire import pool as pool_wire
 
 HELLO = ["python3", "-m", "workloads.hello"]
 

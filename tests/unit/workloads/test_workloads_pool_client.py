@@ -6,9 +6,10 @@ import socket
 import threading
 import time
 
-from workloads import channel_auth, pool_wire
+from workloads import channel_auth
 from workloads.control_gate import Gate
-from workloads.pool_client import LOST, PoolLauncher, PoolRank
+from workloads.host.pool_client import LOST, PoolLauncher, PoolRank
+from workloads.wire import pool as pool_wire
 
 HELLO = ["python3", "-m", "workloads.hello"]
 SECRET = channel_auth.new_secret()  # the cluster's, as these stand-in ranks hold it

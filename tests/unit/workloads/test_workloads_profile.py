@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from workloads.profile import DPI, FIGSIZE_IN, Profile, ProfileSpec, Sample, program, speedup_figure, write
+from workloads.host.profile import DPI, FIGSIZE_IN, Profile, ProfileSpec, Sample, program, speedup_figure, write
 
 
 def test_spec_validation():

@@ -7,8 +7,8 @@ import threading
 import pytest
 
 from workloads.coordinator_channel import ControlClient, control_address
-from workloads.control_server import ControlServer
-from workloads.protocol import LineBuffer, ProtocolError, decode, encode, parse_address
+from workloads.host.control_server import ControlServer
+from workloads.wire.control import LineBuffer, ProtocolError, decode, encode, parse_address
 
 
 def test_round_trip_keeps_floats_exact():

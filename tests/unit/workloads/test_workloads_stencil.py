@@ -12,11 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workloads import stencildata as sd
-from workloads.control_server import ControlServer
-from workloads.launch import Launcher, LocalLauncher
-from workloads.malleable import MalleableJob, parse_result
+from workloads.host.control_server import ControlServer
+from workloads.host.launch import Launcher, LocalLauncher
+from workloads.host.malleable import MalleableJob, parse_result
+from workloads.host.pool_local import local_pool
 from workloads.partition import block_bounds
-from workloads.pool_local import local_pool
 from workloads.redistribution_plan import plan_moves, rows_over_network
 
 RTOL = 1e-10

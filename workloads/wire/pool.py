@@ -1,4 +1,4 @@
-"""The resident pool's wire format, shared by the ranks (workloads.pool) and the host (workloads.pool_client).
+"""The resident pool's wire format, shared by the ranks (workloads.pool) and the host (workloads.host.pool_client).
 
 Before any of it, the host proves it holds the cluster's secret (NOWLAB_CLUSTER_SECRET): the
 handshake of workloads/channel_auth.py with the pool's context (channel_auth.POOL); a rank
@@ -23,7 +23,7 @@ from typing import Any
 PORT_BASE = 7790  # slot s of a workstation listens on PORT_BASE + s
 PORT_ENV = "NOWLAB_POOL_PORT"  # another base, for pools that share one network namespace (local runs)
 BIND_ENV = "NOWLAB_POOL_BIND"  # where ranks listen: every interface of a workstation (its own network
-# namespace: loopback and the cluster network), 127.0.0.1 for a pool on this host (workloads/pool_local.py)
+# namespace: loopback and the cluster network), 127.0.0.1 for a pool on this host (workloads/host/pool_local.py)
 MAX_SLOTS = 8
 MAX_LINE_BYTES = 4 << 20  # an exit line carries the job's stdout (the result line)
 OUTPUT_TAIL = 1 << 20

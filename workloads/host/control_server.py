@@ -25,7 +25,7 @@ from typing import Any, Iterable
 
 from workloads import channel_auth
 from workloads.control_gate import Gate
-from workloads.protocol import LineBuffer, ProtocolError, encode
+from workloads.wire.control import LineBuffer, ProtocolError, encode
 
 
 def check_bind_host(bind_host: str, allow_wildcard: bool) -> None:

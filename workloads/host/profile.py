@@ -20,9 +20,9 @@ from typing import Sequence
 
 import numpy as np
 
-from workloads import sevcik
-from workloads.launch import Launcher
-from workloads.malleable import parse_result
+from workloads.host import sevcik
+from workloads.host.launch import Launcher
+from workloads.host.malleable import parse_result
 
 WORKLOADS = {"cg": "workloads.cg", "synthetic": "workloads.synthetic", "stencil": "workloads.stencil"}
 

@@ -12,9 +12,10 @@ import contextlib
 import time
 from typing import Iterator
 
-from workloads import channel_auth, pool_wire
-from workloads.launch import LocalLauncher
-from workloads.pool_client import PoolLauncher, PoolRank, ping
+from workloads import channel_auth
+from workloads.host.launch import LocalLauncher
+from workloads.host.pool_client import PoolLauncher, PoolRank, ping
+from workloads.wire import pool as pool_wire
 
 
 @contextlib.contextmanager

@@ -13,11 +13,11 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Sequence
 
-from workloads.control_server import ControlServer, JobConnection, Received
-from workloads.launch import Handle, Launcher
+from workloads.host.control_server import ControlServer, JobConnection, Received
+from workloads.host.launch import Handle, Launcher
+from workloads.host.records import ResizeRecord
 from workloads.redistribution_plan import resize_kind
-from workloads.protocol import RESULT_PREFIX
-from workloads.records import ResizeRecord
+from workloads.wire.control import RESULT_PREFIX
 
 
 @dataclass

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, Sequence
 
-from workloads import channel_auth, timeshare_checkin
+from workloads import SOURCE_DIR, channel_auth, timeshare_checkin
 
 
 #: How a launcher says, in a failed job's output, that a member passed its workstation's
@@ -114,7 +114,7 @@ class LocalLauncher:
     MPI otherwise picks among several interfaces and a local job was seen to hang.
     """
 
-    repo_root: Path = Path(__file__).resolve().parent.parent
+    repo_root: Path = SOURCE_DIR.parent  # the folder that holds workloads/: the ranks' PYTHONPATH
     mpiexec: str = "mpiexec"
     python: str = "/usr/bin/python3"
     controller_address: str = "127.0.0.1"

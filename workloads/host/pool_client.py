@@ -23,8 +23,9 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from workloads import channel_auth, pool_wire
-from workloads.launch import OUT_OF_MEMORY, Handle, Launcher, LocalResult
+from workloads import channel_auth
+from workloads.host.launch import OUT_OF_MEMORY, Handle, Launcher, LocalResult
+from workloads.wire import pool as pool_wire
 
 CANCELLED = 130  # a member stopped because another one failed, or the host cancelled the job
 LOST = -1        # the member's connection closed without an exit: its rank (and world) died
