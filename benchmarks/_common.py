@@ -1,15 +1,20 @@
-"""Helpers shared by the benchmarks: medians and a rich table."""
+"""Helpers shared by the benchmarks, checks and hardening harnesses: medians, a rich table, CPU counters.
+
+Kept here, the lowest of the three top packages, so checks/ and hardening/ import it
+(`benchmarks._common`) rather than each keeping a copy."""
 from __future__ import annotations
 
 import os
 import statistics
-import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+if TYPE_CHECKING:
+    from testbed.backends import Backend, MachineId
+
 os.environ.setdefault("NOWLAB_HOME", str(Path.home() / ".nowlab-bench"))
 
-from experiments.analysis_io import console, table  # noqa: E402,F401  (the benchmarks' console and table)
+from experiments.analysis_io import console, table  # noqa: E402,F401  (after NOWLAB_HOME: the benchmarks' console and table)
 
 
 def median(values: list[float]) -> float:
@@ -24,8 +29,7 @@ def cpu_self_s() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def containers_cpu_s(client, names: list[str]) -> float:
-    """CPU seconds the named containers have used so far, from their cgroups on this machine."""
-    from testbed.backends.docker.cgroups import read_usage_ns
-
-    return sum(read_usage_ns(client.api.inspect_container(name)["Id"]) for name in names) / 1e9
+def machines_cpu_s(backend: Backend, machines: list[MachineId]) -> float:
+    """CPU seconds the machines have used so far, as their backend counts them
+    (`Backend.cpu_usage_ns`: for Docker, a container's cgroup on this machine)."""
+    return sum(backend.cpu_usage_ns(m) for m in machines) / 1e9

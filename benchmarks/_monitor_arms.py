@@ -7,8 +7,7 @@ import statistics
 import time
 from collections.abc import Callable
 
-from _common import cpu_self_s, table
-
+from benchmarks._common import cpu_self_s, table
 from testbed.cluster import Cluster
 from testbed.load.monitor import OWNER_MARK, TC_READ_ARGV, Monitor
 

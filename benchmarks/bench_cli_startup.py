@@ -1,6 +1,6 @@
 """Start-up cost of the command line: `nowlab simulate` as a whole command beside simulate() in-process.
 
-    .venv/bin/python benchmarks/bench_cli_startup.py [--jobs 20000] [--policy EQUI] [--P 64] [--rounds 5]
+    .venv/bin/python -m benchmarks.bench_cli_startup [--jobs 20000] [--policy EQUI] [--P 64] [--rounds 5]
 
 One jobs CSV (A&S workload WK4 at offered load 0.7, see bench_scheduler_engine.wk4) is written
 once. Then, interleaved over the rounds (the order rotates each round, as this host's speed
@@ -36,9 +36,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import console, median, table
-from bench_scheduler_engine import wk4
-
+from benchmarks._common import console, median, table
+from benchmarks.bench_scheduler_engine import wk4
 from testbed.progress import progress_bar
 
 TARGET_RATIO = 2.0  # issue 13, item 9: the whole command within 2x the in-process simulation

@@ -1,6 +1,6 @@
 """Benchmark: what the control channel's handshake costs a job, and whether a flood shuts a job out.
 
-    .venv/bin/python benchmarks/bench_control_channel.py --connects 200 --flood 2000
+    .venv/bin/python -m benchmarks.bench_control_channel --connects 200 --flood 2000
 
 On 127.0.0.1 with the real server and client (workloads/host/control_server.py,
 workloads/coordinator_channel.py): the time from connect to the job's hello reaching the

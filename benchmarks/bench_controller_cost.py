@@ -1,9 +1,9 @@
 """The controller's cost per workstation (issue 18, docs/scale.md): up, a monitor sample, a launch, a resize.
 
     # a running cluster (ops only: monitor, launch, resize):
-    nice -n 19 .venv/bin/python benchmarks/bench_controller_cost.py NAME
+    nice -n 19 .venv/bin/python -m benchmarks.bench_controller_cost NAME
     # bring up t-cost-N for each size, measure up and the ops, take it down, fit and extrapolate:
-    nice -n 19 .venv/bin/python benchmarks/bench_controller_cost.py --up 8,16,32
+    nice -n 19 .venv/bin/python -m benchmarks.bench_controller_cost --up 8,16,32
 
 Each operation reports wall seconds, the controller's CPU seconds (this process and the
 children it waited for, e.g. nsenter), the container engine's CPU seconds (dockerd,
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 import numpy as np
-from _common import console, table  # also puts the repo on sys.path
+from benchmarks._common import console, table
 
 import testbed
 from scheduler.live import Arrival, LiveExecutor, job_class

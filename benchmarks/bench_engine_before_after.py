@@ -6,7 +6,7 @@ engine's source is read with `git show REV:scheduler/engine.py` and loaded as
 a module beside today's; both run the same WK4 stream (bench_scheduler_engine)
 under every policy, interleaved, and must agree event by event.
 
-    .venv/bin/python benchmarks/bench_engine_before_after.py [--rev 5b00ac2] [--jobs 20000] [--repeats 5]
+    .venv/bin/python -m benchmarks.bench_engine_before_after [--rev 5b00ac2] [--jobs 20000] [--repeats 5]
 
 Prints per policy: the median seconds of each, the ratio now / before (of the
 medians, and of each side's fastest run: deterministic code on a host whose speed
@@ -19,18 +19,15 @@ import argparse
 import importlib.util
 import statistics
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_scheduler_engine import wk4  # noqa: E402
-
-from scheduler.engine import simulate  # noqa: E402
-from scheduler.registry import get_policy, policy_names  # noqa: E402
+from benchmarks.bench_scheduler_engine import wk4
+from scheduler.engine import simulate
+from scheduler.registry import get_policy, policy_names
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_RATIO = 1.10

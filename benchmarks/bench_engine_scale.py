@@ -7,8 +7,8 @@ mu in {0.2, 0.4, inf}, beta = W/pmax^2, 10 phases; Poisson arrivals at the offer
 (eq. 10, E(T(1)) = 16.40 s x P/32), `--jobs-per-ws` jobs per workstation so the stream
 lasts long enough for the machine to be busy throughout.
 
-    nice -n 19 .venv/bin/python benchmarks/bench_engine_scale.py            # default, ~40 s CPU here
-    nice -n 19 .venv/bin/python benchmarks/bench_engine_scale.py --jobs-per-ws 20 --sizes 64,256,1024
+    nice -n 19 .venv/bin/python -m benchmarks.bench_engine_scale            # default, ~40 s CPU here
+    nice -n 19 .venv/bin/python -m benchmarks.bench_engine_scale --jobs-per-ws 20 --sizes 64,256,1024
                                                                          # the full run, several minutes
 
 For each size and policy it prints: events (the timeline's entries: arrivals, starts,
@@ -27,7 +27,7 @@ import time
 import tracemalloc
 
 import numpy as np
-from _common import console
+from benchmarks._common import console
 from rich.console import Console
 from rich.table import Table
 

@@ -1,7 +1,7 @@
 """Benchmark: where a launch and a resize spend their time: cold, warm, and on the resident pool.
 
-    .venv/bin/python benchmarks/bench_launch.py                   # now8: 8 x 0.2 core, 100 Mbit/s
-    .venv/bin/python benchmarks/bench_launch.py --n 4 --cpu 0.1   # smaller, while others share the host
+    .venv/bin/python -m benchmarks.bench_launch                   # now8: 8 x 0.2 core, 100 Mbit/s
+    .venv/bin/python -m benchmarks.bench_launch --n 4 --cpu 0.1   # smaller, while others share the host
 
 Brings up its own cluster (--name, default he-bench-launch) unless --cluster NAME
 is given, waits until its ssh masters and zygotes are up (testbed/warm.py), and
@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from _common import console, table  # also puts the repo on sys.path
+from benchmarks._common import console, table
 from rich.progress import Progress
 
 from testbed import pool

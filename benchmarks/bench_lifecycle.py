@@ -1,15 +1,14 @@
 """Time from `up` to every workstation ssh-ready, and the time of `down`, at 4, 16 and 32.
 
 Target (issue 2): 16 workstations up and ssh-ready in <= 15 s, down in <= 5 s.
-Run: .venv/bin/python benchmarks/bench_lifecycle.py [--reps 3]
+Run: .venv/bin/python -m benchmarks.bench_lifecycle [--reps 3]
 """
 from __future__ import annotations
 
 import argparse
 import time
 
-from _common import median, table
-
+from benchmarks._common import median, table
 from testbed import from_dict, lifecycle
 
 

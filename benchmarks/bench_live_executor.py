@@ -1,7 +1,7 @@
 """Benchmark: one synthetic arrival stream run live under several policies.
 
-    .venv/bin/python benchmarks/bench_live_executor.py --policies RA EQUI FOLDING --repeats 1
-    .venv/bin/python benchmarks/bench_live_executor.py --local 4 --phases 8 --mults 3000000
+    .venv/bin/python -m benchmarks.bench_live_executor --policies RA EQUI FOLDING --repeats 1
+    .venv/bin/python -m benchmarks.bench_live_executor --local 4 --phases 8 --mults 3000000
 
 Brings up its own 4-workstation cluster (t-bench-live4: 0.2, 0.15, 0.15 and
 0.1 core, one 20 Mbit/s link) unless --cluster NAME or --local P is given,
@@ -20,7 +20,7 @@ import contextlib
 import statistics
 from pathlib import Path
 
-from _common import console, table  # also puts the repo on sys.path
+from benchmarks._common import console, table
 
 import testbed
 from scheduler.live import Arrival, LiveExecutor, job_class

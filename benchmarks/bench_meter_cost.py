@@ -1,6 +1,6 @@
 """What the meter costs a core (issue 12's target: at most 2% of a core).
 
-    python benchmarks/bench_meter_cost.py [samples_per_core]
+    python -m benchmarks.bench_meter_cost [samples_per_core]
 
 Takes samples on every core exactly as the keeper does (testbed.meter.Smoother sizes each
 from the core's last factor, the kernels alternate) and prints, per core, the median and
@@ -13,15 +13,13 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from testbed.meter import KERNEL_ORDER, Smoother, measure  # noqa: E402
+from testbed.meter import KERNEL_ORDER, Smoother, measure
 
 SAMPLES_PER_S = 2.0  # the keeper's rate per core: one sample of each kernel a second
 TARGET_SHARE = 0.02

@@ -4,7 +4,7 @@ Workload: Anastasiadis & Sevcik Table 3 (WK4: W hyper-exponential, pmax in
 {4, 16, 64}, beta = W/pmax^2, alpha = W (1/pmax^2)^mu, mu in {0.2, 0.4, inf}),
 Poisson arrivals at the given offered load on P = 32, 10 phases per job.
 
-    .venv/bin/python benchmarks/bench_scheduler_engine.py [--jobs 20000] [--load 0.7] [--repeats 3]
+    .venv/bin/python -m benchmarks.bench_scheduler_engine [--jobs 20000] [--load 0.7] [--repeats 3]
 
 Prints, as medians over the repeats: seconds and jobs/s for every policy, then
 AEP in our engine vs AEP written directly on SimPy (same rules, same

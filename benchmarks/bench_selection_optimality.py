@@ -6,15 +6,14 @@ Random clusters as §5.2 draws them (a random light/medium/heavy mix, links at 2
 random maximum); each algorithm gets the same budget. Prints mean and worst gap per size,
 for MD (time falls with P) and IS (communication grows with P, so the best set is small).
 
-    .venv/bin/python benchmarks/bench_selection_optimality.py [budget_s] [clusters]
+    .venv/bin/python -m benchmarks.bench_selection_optimality [budget_s] [clusters]
 """
 from __future__ import annotations
 
 import sys
 import time
 
-from _common import console, table
-
+from benchmarks._common import console, table
 from experiments.studies.sanjay_vadhiyar.apps import APPLICATIONS
 from experiments.studies.sanjay_vadhiyar.optimality import ALGORITHMS, budget_cluster, optimality_gaps
 from scheduler.selection import select_hosts

@@ -1,6 +1,6 @@
 """Benchmark: a monitor sample on the SSH backend, by three ssh commands per workstation or from one agent per host.
 
-    .venv/bin/python benchmarks/bench_ssh_monitor.py --samples 10
+    .venv/bin/python -m benchmarks.bench_ssh_monitor --samples 10
 
 Issue 18 asks to fix what would break first as hosts grow; on the SSH backend a monitor
 sample opened three ssh channels per workstation (the cap, the owners' CPU time, the tc
@@ -19,9 +19,8 @@ import tempfile
 from pathlib import Path
 
 import docker
-from _common import containers_cpu_s
-from _monitor_arms import both_arms, print_table
-
+from benchmarks._common import machines_cpu_s
+from benchmarks._monitor_arms import both_arms, print_table
 from testbed import backends
 from testbed.backends.ssh.lab_machines import ROLES, container_name, lab_machines
 from testbed.cluster import Cluster
@@ -34,15 +33,17 @@ def main() -> None:
     parser.add_argument("--cpu", type=float, default=0.2)
     args = parser.parse_args()
     local = docker.from_env()
+    host = backends.get("docker")  # the machines are containers of this host
     names = [container_name(h) for h in ROLES]
     with tempfile.TemporaryDirectory() as keys, lab_machines(Path(keys)) as m:
         hosts = [{"name": h, "address": m.addresses[h], "identity": str(m.admin_key), "cores": [i % 2]}
                  for i, h in enumerate(ROLES)]
         spec = from_dict({"name": "bench-sshmon", "host": hosts, "defaults": {"cpu": args.cpu, "egress": "50mbit"},
                           "workstation": [{"name": f"ws{i + 1}"} for i in range(len(ROLES))]})
+        ids = [local.api.inspect_container(name)["Id"] for name in names]
         c = Cluster.create(spec, backend=backends.get("ssh", spec), ready_timeout=120)
         try:
-            rows = both_arms("ssh_monitor", c, args.samples, lambda: containers_cpu_s(local, names),
+            rows = both_arms("ssh_monitor", c, args.samples, lambda: machines_cpu_s(host, ids),
                              ("ssh commands", "agents"))
         finally:
             c.down()

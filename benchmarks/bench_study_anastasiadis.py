@@ -16,7 +16,7 @@ replication count (saturation stops a cell at its minimum).  The machine is
 shared, so treat the numbers as +-30%.  ``--full-cells`` compares with a real
 full run's cells.csv (its cpu_s column), when there is one.
 
-Run:  .venv/bin/python benchmarks/bench_study_anastasiadis.py [--full-cells DIR/cells.csv]
+Run:  .venv/bin/python -m benchmarks.bench_study_anastasiadis [--full-cells DIR/cells.csv]
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Benchmark: a monitor sample on a Swarm cluster, by three execs per workstation or from each host's sampler.
 
-    .venv/bin/python benchmarks/bench_swarm_monitor.py --per-node 2 --samples 10
+    .venv/bin/python -m benchmarks.bench_swarm_monitor --per-node 2 --samples 10
 
 Issue 18 named the monitor's exec per reading as the first cost of many hosts: on another
 host every reading (the cap, the owners' CPU time, the tc counters) is a `docker exec`
@@ -17,17 +17,18 @@ from __future__ import annotations
 import argparse
 
 import docker
-from _common import containers_cpu_s
-from _monitor_arms import both_arms, print_table
-
+from benchmarks._common import machines_cpu_s
+from benchmarks._monitor_arms import both_arms, print_table
+from testbed import backends
 from testbed.backends.swarm import dind
 from testbed.backends.swarm.backend import SwarmBackend
 from testbed.cluster import Cluster
 from testbed.spec import from_dict
 
 
-def nodes_cpu_s(client: docker.DockerClient, nodes: list[dind.Node]) -> float:
-    return containers_cpu_s(client, [f"nowlab-dind-{n.name}" for n in nodes])
+def node_ids(client: docker.DockerClient, nodes: list[dind.Node]) -> list[str]:
+    """The nodes' container ids on this host, which the Docker backend's CPU counter takes."""
+    return [client.api.inspect_container(f"nowlab-dind-{n.name}")["Id"] for n in nodes]
 
 
 def main() -> None:
@@ -37,15 +38,17 @@ def main() -> None:
     parser.add_argument("--cpu", type=float, default=0.1)
     args = parser.parse_args()
     local = docker.from_env()
+    host = backends.get("docker")  # the nodes are containers of this host
     nodes = dind.up(log=lambda _m: None)
     try:
+        ids = node_ids(local, nodes)
         ws = [{"name": f"ws{i * args.per_node + j + 1}", "cpu": args.cpu, "host": n.name}
               for i, n in enumerate(nodes) for j in range(args.per_node)]
         spec = from_dict({"name": "bench-swmon", "workstation": ws,
                           "host": [{"name": n.name, "address": n.address, "docker": n.url} for n in nodes]})
         c = Cluster.create(spec, backend=SwarmBackend(spec), ready_timeout=300)
         try:
-            rows = both_arms("swarm_monitor", c, args.samples, lambda: nodes_cpu_s(local, nodes),
+            rows = both_arms("swarm_monitor", c, args.samples, lambda: machines_cpu_s(host, ids),
                              ("execs", "samplers"))
         finally:
             c.down()

@@ -5,7 +5,7 @@ CPU-burning processes as jobs, gives a round of equal slots of `--slot-s`, and a
 `--duration-s` reads the manager's switch latencies, the part of them the timer's wake-up owes,
 its own CPU time, and each job's CPU time from /proc. One job runs at a time, so it keeps one
 core busy.
-Run: .venv/bin/python benchmarks/bench_timeshare_switch.py --slot-s 0.1 --duration-s 10
+Run: .venv/bin/python -m benchmarks.bench_timeshare_switch --slot-s 0.1 --duration-s 10
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from _common import console, table
+from benchmarks._common import console, table
 from rich.progress import Progress
 
 from experiments.studies.zhou_brent.host import AGENT, manager_env

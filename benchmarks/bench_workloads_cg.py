@@ -1,7 +1,7 @@
 """Benchmark: CG time per partition size, and the cost of resizing a CG job.
 
-    .venv/bin/python benchmarks/bench_workloads_cg.py --local --n 500 2000 --procs 1 2 4
-    .venv/bin/python benchmarks/bench_workloads_cg.py --cluster NAME --n 500 --procs 1 2 4 --resize
+    .venv/bin/python -m benchmarks.bench_workloads_cg --local --n 500 2000 --procs 1 2 4
+    .venv/bin/python -m benchmarks.bench_workloads_cg --cluster NAME --n 500 --procs 1 2 4 --resize
 
 --local runs on the host's Open MPI (all ranks on this machine); --cluster uses
 a running testbed cluster (`nowlab up`). Prints one JSON line per measurement.

@@ -1,6 +1,6 @@
 """Benchmark: the synthetic workload's phase times and its preemption cost.
 
-    .venv/bin/python benchmarks/bench_workloads_synthetic.py --cluster NAME --mults 66000 6600000 --redist-bytes 524288
+    .venv/bin/python -m benchmarks.bench_workloads_synthetic --cluster NAME --mults 66000 6600000 --redist-bytes 524288
 
 For each --mults: one dedicated run per partition size (mean broadcast, compute,
 collect and barrier time per phase), then a job on 4 workstations shrunk to 2

@@ -6,7 +6,7 @@ guest whose cpuidle driver is haltpoll with guest_halt_poll_ns = 0) an idle core
 once: the vCPU leaves the host's CPU, and the rank's wake-up waits for the host to run it
 again. A job alone in the cluster, whose cores idle between its messages, then ran 7-13%
 slower than the same job among others that kept the cores busy
-(benchmarks/bench_idle_cores.py), and the meter saw nothing of it: its samples run on a busy
+(checks/idle_cores.py), and the meter saw nothing of it: its samples run on a busy
 core. Predictions from profiles, taken with one job at a time, and measurements of cells,
 taken with several, then disagree by how busy the cluster happened to be.
 

@@ -81,7 +81,7 @@ class Defaults(_Strict):
     memory: ByteSize = Field(ByteSize(DEFAULT_MEMORY), description="memory of a workstation (RAM, no swap), bytes or '512MiB'")
     # An idle core of this host (a KVM guest) halts at once, and a rank waking from a polite wait
     # then waits for its vCPU: CG alone in the cluster ran 7-13% slower than among other jobs
-    # (testbed/idle_hold.py, benchmarks/bench_idle_cores.py). "poll" holds PM QoS latency 0 while
+    # (testbed/idle_hold.py, checks/idle_cores.py). "poll" holds PM QoS latency 0 while
     # the cluster is up, so idle cores poll and a job's speed no longer depends on the others.
     host_idle: HostIdle = Field("poll", description="how the controller host's cores idle while the cluster is up: "
                                                     "poll (held by the speed keeper) or halt (the kernel's default)")
@@ -398,7 +398,7 @@ class ClusterSpec(_Strict):
 MIN_QUOTA_US = 1_000
 # 10 ms: at 0.1 core a rank is throttled for at most 9 ms at a time instead of 90 ms with
 # Docker's default 100 ms, which keeps MPI latency from being quantised by the throttle
-# (measured in benchmarks/bench_cfs_period.py; see docs/cpu.md).
+# (measured in checks/cfs_period.py; see docs/cpu.md).
 DEFAULT_CFS_PERIOD_US = 10_000
 
 

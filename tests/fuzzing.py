@@ -1,5 +1,5 @@
 """The inputs every parser is fuzzed with, shared by the tests (tests/unit/*/test_*_fuzz_*.py) and the
-longer run (benchmarks/fuzz_parsers.py).
+longer run (hardening/fuzz_parsers.py).
 
 A target is one parser: the files it reads, valid files to start from (shipped ones where
 there are any), and the one error type it may raise. The property: on any input the parser
@@ -347,6 +347,6 @@ def targets() -> dict[str, Target]:
 
 
 TARGETS = targets()
-#: The test command's bound: 100 inputs per parser (benchmarks/fuzz_parsers.py runs far more).
+#: The test command's bound: 100 inputs per parser (hardening/fuzz_parsers.py runs far more).
 FUZZ = settings(max_examples=100, deadline=None, database=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])

@@ -1,6 +1,6 @@
 """How long does a cluster's resident MPI world take to answer, as workstations grow and caps shrink?
 
-    python benchmarks/probes/pool_start.py --n 32 [--cpu 0.053] [--timeout 900]
+    python -m benchmarks.probes.pool_start --n 32 [--cpu 0.053] [--timeout 900]
 
 Brings up N workstations (default cap: min(0.1, 0.85 x cores / N), as
 benchmarks/bench_controller_cost.py does), waits for the warm paths, stops the world that
@@ -12,13 +12,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-import testbed  # noqa: E402
-from testbed import pool, warm  # noqa: E402
+import testbed
+from testbed import pool, warm
 
 
 def answering(c: testbed.Cluster) -> int:

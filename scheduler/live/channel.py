@@ -86,7 +86,7 @@ class Launch:
 
         A cell keeps its jobs' launches to its end, and each held its process's pipes, its
         reader threads' queues and its decoded lines: about 40 KB a launch, the runner's
-        growth of ~19 MiB/h in the two-hour soak (benchmarks/probes/leak_executor.py)."""
+        growth of ~19 MiB/h in the two-hour soak (hardening/leak_executor.py)."""
         self.handle = None
         self.conn = None
 

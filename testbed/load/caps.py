@@ -6,7 +6,7 @@ thread then carries it out by changing the cgroup quota live. The cap is
 nominal x fraction, never below 0.1% of a core (the CFS period then grows to 1 s so that
 the quota stays at the kernel's 1 ms floor). A fraction of 0, an owner's burst, freezes
 the workstation's processes instead (Cluster.hold): the 1 s period's timer outlives the
-burst and stalled the guest for up to another second after it (benchmarks/bench_owner_burst_cost.py). On a governed (speed) workstation the cap is
+burst and stalled the guest for up to another second after it (checks/owner_burst_cost.py). On a governed (speed) workstation the cap is
 the governed quota x fraction: the fraction goes to the speed keeper, which applies it on
 every step (testbed.keeper.set_scale).
 """

@@ -2,7 +2,7 @@
 
 A small cluster of this module's own (hf-knob2: 2 workstations of 0.2 core, 100 Mbit/s).
 EQUI's preemptions live against those predicted from a profile alone, which this module also
-ran once, are now benchmarks/bench_equi_preemptions.py (a target, printed); the §2.4 check
+ran once, are now checks/equi_preemptions.py (a target, printed); the §2.4 check
 that went with them (no re-partition while a job is still to acknowledge) is in the
 live-stream test, tests/integration/test_scheduler_live_executor_live.py.
 """

@@ -45,6 +45,13 @@ def test_the_node_side_importing_the_host_side_is_caught():
     assert "workloads._node_probe -> workloads.host.launch" in proc.stdout
 
 
+def test_an_import_of_the_top_layer_is_caught():
+    # Benchmarks, checks and hardening harnesses are run, never imported: the experiments importing one breaks the layers.
+    proc = lint_with(ROOT / "experiments" / "_top_probe.py", "import checks.calibration  # deliberately upward\n")
+    assert proc.returncode != 0
+    assert "experiments._top_probe -> checks.calibration" in proc.stdout
+
+
 def test_docker_outside_the_backends_is_caught():
     # The load package must go through testbed.backends: a module of it importing Docker breaks a contract.
     proc = lint_with(ROOT / "testbed" / "load" / "_backend_probe.py", "import docker  # around the backends\n")
@@ -56,7 +63,7 @@ def test_test_files_are_named_after_the_folder_they_test():
     """tests/unit/<package>/test_<package>_<subject>.py and tests/integration/test_<package>_<subject>.py,
     so a package's tests are found by its name (`pytest tests/unit/scheduler`, or `-k scheduler`);
     this file checks the whole tree and is the exception."""
-    packages = {"nowlab", "experiments", "scheduler", "testbed", "workloads", "containers", "compose"}
+    packages = {"nowlab", "experiments", "scheduler", "testbed", "workloads", "containers", "compose", "hardening"}
     tests = ROOT / "tests"
     wrong = [str(p.relative_to(tests)) for p in (tests / "unit").glob("*/test_*.py")
              if p.parent.name not in packages or not p.name.startswith(f"test_{p.parent.name}_")]

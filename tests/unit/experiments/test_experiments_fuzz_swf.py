@@ -1,6 +1,6 @@
 """Fuzzed SWF traces, read and imported: a valid stream or one line naming the file and line.
 
-Bounded to a few seconds in the test command; `benchmarks/fuzz_parsers.py --only swf` runs
+Bounded to a few seconds in the test command; `python -m hardening.fuzz_parsers --only swf` runs
 the same property far longer. The inputs and the property are in tests/fuzzing.py.
 """
 from __future__ import annotations

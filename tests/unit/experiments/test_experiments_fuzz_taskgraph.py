@@ -1,6 +1,6 @@
 """Fuzzed task graphs and workstation files: a valid object or one line naming the file.
 
-Bounded to a few seconds in the test command; `benchmarks/fuzz_parsers.py --only taskgraph` runs
+Bounded to a few seconds in the test command; `python -m hardening.fuzz_parsers --only taskgraph` runs
 the same property far longer. The inputs and the property are in tests/fuzzing.py.
 """
 from __future__ import annotations

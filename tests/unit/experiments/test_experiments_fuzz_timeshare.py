@@ -1,6 +1,6 @@
 """Fuzzed time-sharing specs (and their scheduling tables) and run directories read back.
 
-Bounded to a few seconds in the test command; `benchmarks/fuzz_parsers.py --only timeshare-spec` runs
+Bounded to a few seconds in the test command; `python -m hardening.fuzz_parsers --only timeshare-spec` runs
 the same property far longer. The inputs and the property are in tests/fuzzing.py.
 """
 from __future__ import annotations

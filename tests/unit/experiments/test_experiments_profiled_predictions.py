@@ -4,7 +4,7 @@ The resize-cost fit, the engine's per-resize cost, start-up and work-first
 safe points, the overhead knob in config and replay, and the report's raw
 and speed-normalised errors. The live halves: the overhead knob in
 test_experiments_overhead_knob_live.py; EQUI's preemptions live against predicted in
-benchmarks/bench_equi_preemptions.py.
+checks/equi_preemptions.py.
 """
 from __future__ import annotations
 

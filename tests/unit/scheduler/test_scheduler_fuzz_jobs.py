@@ -1,6 +1,6 @@
 """Fuzzed jobs CSVs, live job classes and arrival streams: valid jobs or one line naming the file.
 
-Bounded to a few seconds in the test command; `benchmarks/fuzz_parsers.py --only jobs-csv` runs
+Bounded to a few seconds in the test command; `python -m hardening.fuzz_parsers --only jobs-csv` runs
 the same property far longer. The inputs and the property are in tests/fuzzing.py.
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Does the live executor's process grow with the jobs it has run? (issue 19's soak, narrowed)
 
-    python benchmarks/probes/leak_executor.py --jobs 300 --every 0.4
+    python -m hardening.leak_executor --jobs 300 --every 0.4
 
 Runs one stream of short malleable jobs under a policy on the host's own Open MPI
 (workloads.host.launch.LocalLauncher: real mpiexec, real control channel, no containers), and
@@ -13,16 +13,13 @@ from __future__ import annotations
 import argparse
 import collections
 import gc
-import sys
 import threading
 import time
 import tracemalloc
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from experiments.census import malloc_trim, rss_mib  # noqa: E402
-from scheduler.live import Arrival, LiveExecutor, job_class  # noqa: E402
-from workloads.host.launch import LocalLauncher  # noqa: E402
+from experiments.census import malloc_trim, rss_mib
+from scheduler.live import Arrival, LiveExecutor, job_class
+from workloads.host.launch import LocalLauncher
 
 HOSTS = ["ws1", "ws2", "ws3", "ws4"]
 

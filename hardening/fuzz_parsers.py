@@ -1,7 +1,7 @@
 """Fuzz every input parser much longer than the test command does, and count what came back.
 
-    nice -n 19 .venv/bin/python benchmarks/fuzz_parsers.py --examples 5000
-    nice -n 19 .venv/bin/python benchmarks/fuzz_parsers.py --examples 500 --only swf --only jobs-csv
+    nice -n 19 .venv/bin/python -m hardening.fuzz_parsers --examples 5000
+    nice -n 19 .venv/bin/python -m hardening.fuzz_parsers --examples 500 --only swf --only jobs-csv
 
 The inputs and the property are the tests' (tests/fuzzing.py): random text and mutated valid
 files; each answer must be a valid object or the parser's one-line error naming the file. Per
@@ -11,20 +11,34 @@ and the first few tracebacks with the input that caused them.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+from types import ModuleType
 
 from hypothesis import HealthCheck, Phase, given, settings
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from benchmarks._common import console, table
+from testbed.progress import progress_bar
 
-from _common import console, table  # noqa: E402
-from fuzzing import Target, Traceback, check, inputs, targets  # noqa: E402
-from testbed.progress import progress_bar  # noqa: E402
+
+def _tests_fuzzing() -> ModuleType:
+    """tests/fuzzing.py, the tests' own inputs and property, loaded from its file: tests/ is no
+    package, and `import tests` finds a dependency's package of that name first."""
+    spec = importlib.util.spec_from_file_location("fuzzing", Path(__file__).resolve().parents[1] / "tests" / "fuzzing.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["fuzzing"] = module  # its dataclasses look their module up while being made
+    spec.loader.exec_module(module)
+    return module
+
+
+_fuzzing = _tests_fuzzing()
+Target, Traceback, check, inputs, targets = (_fuzzing.Target, _fuzzing.Traceback, _fuzzing.check,
+                                             _fuzzing.inputs, _fuzzing.targets)
 
 
 def fuzz(target: Target, examples: int, folder: Path, tick) -> tuple[Counter, list[tuple[str, str]]]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from experiments.fault_campaign import Runner, refusals
+from hardening.campaign import Runner, refusals
 
 OUTSIDE = "control channel: refused 10.9.0.7 port 41000: outside the allowed networks"
 HANDSHAKE = "control channel: refused 172.30.0.3 port 41001: wrong answer"

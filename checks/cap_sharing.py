@@ -1,6 +1,6 @@
 """Benchmark: do k processes sharing one capped workstation get k times less each, or less than that?
 
-    .venv/bin/python benchmarks/bench_cap_sharing.py --cpu 0.1 --reps 4
+    .venv/bin/python -m checks.cap_sharing --cpu 0.1 --reps 4
 
 Menascé & Rao's model (issue 15) shares a workstation among its guest tasks by processor
 sharing (MVA): k tasks at once each take k times their time alone. Table 2's one-workstation
@@ -18,8 +18,7 @@ import argparse
 import json
 import statistics
 
-from _common import table
-
+from benchmarks._common import table
 from testbed import cluster, from_dict
 
 PROGRAM = r"""

@@ -5,7 +5,7 @@ report is whole, and `nowlab gc` leaves nothing labelled.
 
 Here the killed workstation's run has on_failure = "continue" (the run fails the victim's
 job and goes on without ws2); the killed runner's run is resumed as a user would. The
-campaign's own config says "stop", and `benchmarks/fault_campaign.py` resumes that case too:
+campaign's own config says "stop", and `hardening/fault_campaign.py` resumes that case too:
 the test command covers resuming once, through the killed runner. (This test took over the
 dead-workstation and killed-runner tests of the former tests/test_experiments_live.py.)"""
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.fault_campaign import SHORT, Campaign
+from hardening.campaign import SHORT, Campaign
 from experiments.store import ResultsStore
 
 pytestmark = pytest.mark.integration

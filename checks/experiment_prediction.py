@@ -6,8 +6,8 @@ within 10%, median per-job execution time within 5%. Either runs an experiment
 demo) or reads stored results (`--results`, e.g. the demo's `results/demo-*.sqlite`),
 and prints each cell's errors with the median absolute error over the cells.
 
-    .venv/bin/python benchmarks/bench_experiment_prediction.py
-    .venv/bin/python benchmarks/bench_experiment_prediction.py --results results/demo-....sqlite
+    .venv/bin/python -m checks.experiment_prediction
+    .venv/bin/python -m checks.experiment_prediction --results results/demo-....sqlite
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from _common import console, table
+from benchmarks._common import console, table
 
 ROOT = Path(__file__).resolve().parent.parent
 

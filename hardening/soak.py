@@ -1,8 +1,8 @@
 """The soak run of issue 19: a long live experiment, and whether anything grows without bound.
 
-    python benchmarks/soak.py                         # experiments/configs/faults/soak.toml, about 2 h
-    python benchmarks/soak.py --config C --every 30 --csv soak.csv --png soak.png
-    python benchmarks/soak.py --replot soak.csv --png soak.png   # the figure again, from the samples
+    python -m hardening.soak                         # experiments/configs/faults/soak.toml, about 2 h
+    python -m hardening.soak --config C --every 30 --csv soak.csv --png soak.png
+    python -m hardening.soak --replot soak.csv --png soak.png   # the figure again, from the samples
 
 Starts `nowlab run CONFIG` and samples, every --every seconds until it ends: the runner's
 open file descriptors, threads and resident memory (from /proc), and the containers and
@@ -26,8 +26,7 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from experiments import config as experiment_config, runner  # noqa: E402
+from experiments import config as experiment_config, runner
 
 ROOT = Path(__file__).resolve().parents[1]
 NOWLAB = str(Path(sys.executable).parent / "nowlab")

@@ -1,11 +1,11 @@
 """Why the CFS period is 10 ms: MPI latency between two 0.1-core workstations per period.
 
-Runs benchmarks/probes/latency.py, busy-waiting (blocking Wait, Open MPI spins) and polite
+Runs checks/probes/latency.py, busy-waiting (blocking Wait, Open MPI spins) and polite
 (Test + 0.2 ms sleep), on two pinned workstations at 0.1 core for several CFS periods, and
 at 0.9 core. Each figure is a mean over a time window spanning many periods (note that the
 per-RTT figure includes the broadcast that ends the window, ~1 extra message).
 The note on a time window: shared/probes' count-based probes can finish inside one quota.
-Run: .venv/bin/python benchmarks/bench_cfs_period.py
+Run: .venv/bin/python -m checks.cfs_period
 """
 from __future__ import annotations
 
@@ -13,8 +13,7 @@ import argparse
 import re
 from pathlib import Path
 
-from _common import median, table
-
+from benchmarks._common import median, table
 from testbed import cluster, from_dict
 
 PROBES = Path(__file__).resolve().parent / "probes"

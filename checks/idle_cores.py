@@ -1,7 +1,7 @@
 """Benchmark: does a job run slower when the rest of the host's cores sit idle?
 
-    .venv/bin/python benchmarks/bench_idle_cores.py --reps 6
-    .venv/bin/python benchmarks/bench_idle_cores.py --reps 2 --cg-iterations 200   # short
+    .venv/bin/python -m checks.idle_cores --reps 6
+    .venv/bin/python -m checks.idle_cores --reps 2 --cg-iterations 200   # short
 
 The demo's cells (experiments/results/demo/, 24 Nov 2026) ran CG on four workstations about
 10% slower than its profile when it was the only job in the cluster, and on time when other
@@ -32,8 +32,7 @@ import sys
 import time
 from pathlib import Path
 
-from _common import table
-
+from benchmarks._common import table
 from testbed import cluster, state
 from testbed.spec import load as load_spec
 from testbed.meter import speed_over

@@ -3,14 +3,13 @@
 Same measurements as `nowlab validate owner`: U_ow for N in {1,2,4} x D/Z in {0.1,0.2,0.5}
 (target ±3 pp), guest slowdown t/(1-U_ow) and 2t' (±5%), a link after a live change and
 the available bandwidth under background traffic (±5%).
-Run: .venv/bin/python benchmarks/bench_owner_validation.py [--seconds 600]  (about 20 minutes)
+Run: .venv/bin/python -m checks.owner_validation [--seconds 600]  (about 20 minutes)
 """
 from __future__ import annotations
 
 import argparse
 
-from _common import table
-
+from benchmarks._common import table
 from testbed.lifecycle import cluster
 from testbed.load.validation import validate, validation_spec
 

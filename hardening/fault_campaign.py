@@ -1,8 +1,8 @@
 """The fault campaign of issue 19: a small live experiment per fault, the fault injected mid-run.
 
-    python benchmarks/fault_campaign.py                 # every fault (about 25 min here)
-    python benchmarks/fault_campaign.py --short         # a killed workstation and a killed runner
-    python benchmarks/fault_campaign.py --faults cut-link,disk-full --csv out.csv
+    python -m hardening.fault_campaign                 # every fault (about 25 min here)
+    python -m hardening.fault_campaign --short         # a killed workstation and a killed runner
+    python -m hardening.fault_campaign --faults cut-link,disk-full --csv out.csv
 
 Prints, per fault: finished jobs lost and duplicated (targets 0), time to detect and to
 recover, and what `nowlab gc` left behind (target nothing). Needs root and Docker (the
@@ -11,7 +11,6 @@ README's test command sets both up); `disk-full` mounts a small tmpfs under the 
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 from pathlib import Path
 
@@ -19,10 +18,9 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from hardening.campaign import FAULTS, SHORT, Campaign
 
-from experiments.fault_campaign import FAULTS, SHORT, Campaign  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 CONFIG = ROOT / "experiments" / "configs" / "faults" / "tiny.toml"
 

@@ -3,15 +3,14 @@
 Targets (issue 2): every workstation within 3% of its share; every rate within 5%.
 Issue 12: every burner must run for the whole window; if one did not, the run stops with
 one line naming the workstation and the part of the window it missed (exit code 1).
-Run: .venv/bin/python benchmarks/bench_calibration.py [--count 16 --cpu 0.1] [--part cpu]
+Run: .venv/bin/python -m checks.calibration [--count 16 --cpu 0.1] [--part cpu]
 """
 from __future__ import annotations
 
 import argparse
 import sys
 
-from _common import console, median, table
-
+from benchmarks._common import console, median, table
 from testbed import cluster, from_dict
 from testbed.burner import WindowNotCovered
 from testbed.calibrate import measure_cpu, measure_link

@@ -1,7 +1,7 @@
 """Benchmark: speed stability (nowlab issue 12) — how repeatable is a dedicated run's time?
 
-    .venv/bin/python benchmarks/bench_speed_stability.py --runs 10 --procs 1 8 --speed 0.1 --work 1.0
-    .venv/bin/python benchmarks/bench_speed_stability.py --runs 3 --procs 1 2 --workstations 2   # short
+    .venv/bin/python -m checks.speed_stability --runs 10 --procs 1 8 --speed 0.1 --work 1.0
+    .venv/bin/python -m checks.speed_stability --runs 3 --procs 1 2 --workstations 2   # short
 
 Brings up its own cluster of speed workstations (reference cores), then runs the synthetic
 job dedicated, over and over, interleaving p and governor off/on (round-robin, so slow
@@ -23,8 +23,7 @@ import statistics
 import time
 from pathlib import Path
 
-from _common import table
-
+from benchmarks._common import table
 from testbed import cluster, from_dict, keeper, state
 from testbed.meter import speed_over
 from workloads.host.malleable import parse_result

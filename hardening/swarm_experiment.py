@@ -2,8 +2,8 @@
 one machine, its cluster on three Docker-in-Docker nodes of this machine, and a node lost
 mid-run if asked.
 
-    python benchmarks/swarm_experiment.py                          # the fault campaign's tiny run
-    python benchmarks/swarm_experiment.py --lose node3 --after 8   # node 3 stopped 8 s into the cell
+    python -m hardening.swarm_experiment                          # the fault campaign's tiny run
+    python -m hardening.swarm_experiment --lose node3 --after 8   # node 3 stopped 8 s into the cell
 
 It starts the nodes (testbed/backends/swarm/dind.py), writes a spec naming them as hosts (four
 workstations at 0.15 core: two on node 1, one each on nodes 2 and 3), runs
@@ -29,16 +29,15 @@ import docker
 from rich.console import Console
 from rich.table import Table
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from experiments.config import load as load_config
+from experiments.runner import cluster_spec
+from experiments.store import ResultsStore
+from testbed.backends import BackendError
+from testbed.backends.docker import engine
+from testbed.backends.swarm import dind, membership
+from testbed.backends.swarm import registry as swarm_registry
 
-from experiments.config import load as load_config  # noqa: E402
-from experiments.runner import cluster_spec  # noqa: E402
-from experiments.store import ResultsStore  # noqa: E402
-from testbed.backends import BackendError  # noqa: E402
-from testbed.backends.docker import engine  # noqa: E402
-from testbed.backends.swarm import dind, membership  # noqa: E402
-from testbed.backends.swarm import registry as swarm_registry  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 CONFIG = ROOT / "experiments" / "configs" / "faults" / "tiny.toml"
 NAME = "swarm-exp"

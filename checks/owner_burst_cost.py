@@ -1,7 +1,7 @@
 """Benchmark: what an owner's burst costs a coupled guest job in cap mode (nowlab issue 12).
 
-    .venv/bin/python benchmarks/bench_owner_burst_cost.py --runs 4
-    .venv/bin/python benchmarks/bench_owner_burst_cost.py --runs 2 --burst 0.4 --every 2.0   # short
+    .venv/bin/python -m checks.owner_burst_cost --runs 4
+    .venv/bin/python -m checks.owner_burst_cost --runs 2 --burst 0.4 --every 2.0   # short
 
 The demo's owners are a schedule of bursts carried out as caps (testbed.load.caps), and the
 engine predicts a job that spans a held workstation to lose exactly the bursts' length
@@ -19,8 +19,7 @@ import json
 import statistics
 import time
 
-from _common import table
-
+from benchmarks._common import table
 from testbed import cluster, from_dict
 from testbed.load.caps import CapController
 from workloads.host.malleable import parse_result

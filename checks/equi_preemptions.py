@@ -10,8 +10,8 @@ the spread. (It was the test command's tests/test_experiments_profiled_predictio
 until its 90 s were wanted back; the §2.4 check, no re-partition while a job is still to
 acknowledge, stayed in the live-stream test.)
 
-    .venv/bin/python benchmarks/bench_equi_preemptions.py              # about 90 s
-    .venv/bin/python benchmarks/bench_equi_preemptions.py --repeat 3
+    .venv/bin/python -m checks.equi_preemptions              # about 90 s
+    .venv/bin/python -m checks.equi_preemptions --repeat 3
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import argparse
 import statistics
 import time
 
-from _common import console, table
+from benchmarks._common import console, table
 
 import testbed
 from experiments.config import ClassSpec, Profiling

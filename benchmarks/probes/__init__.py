@@ -1,0 +1,1 @@
+"""Host-side probes of the benchmarks, run as `python -m benchmarks.probes.<name>`."""
