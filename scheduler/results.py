@@ -130,7 +130,7 @@ class SimResult:
         return pd.DataFrame(self.job_columns(success))
 
     def job_columns(self, success: list[bool] | None = None) -> dict[str, list]:
-        """to_dataframe's columns, in order, as plain lists: scheduler.csv_out writes them without pandas."""
+        """to_dataframe's columns, in order, as plain lists: experiments.traces.csv_out writes them without pandas."""
         jobs = self.jobs
         ok = [True] * len(jobs) if success is None else list(success)
         if len(ok) != len(jobs):
@@ -165,7 +165,7 @@ class SimResult:
         return pd.DataFrame(self.timeline_columns())
 
     def timeline_columns(self) -> dict[str, list]:
-        """timeline_dataframe's columns, in order, as plain lists (for scheduler.csv_out)."""
+        """timeline_dataframe's columns, in order, as plain lists (for experiments.traces.csv_out)."""
         texts: dict[tuple[int, ...], str] = {}  # a run holds few distinct sets: format each once
         return {
             "time": [e.time for e in self.timeline],
