@@ -30,7 +30,7 @@ import pandas as pd  # noqa: E402
 from experiments import miss_causes  # noqa: E402
 from experiments.config import ExperimentConfig  # noqa: E402
 from experiments.predict import engine_jobs  # noqa: E402
-from experiments.records import JobOutcome  # noqa: E402
+from scheduler.jobs import FinishedJob  # noqa: E402
 from experiments.replay import owner_load, speeds_for  # noqa: E402
 from experiments.report import md_table  # noqa: E402
 from experiments.store import ResultsStore  # noqa: E402
@@ -51,9 +51,9 @@ def oracle_jobs(store: ResultsStore, cell_id: int, replication: int, policy: str
             if float(j.repriced) > 0}
     records = {r.id: r for r in simulate(engine_jobs(stream, models, work), policy, len(hosts), timeline=False,
                                          speeds=speeds, availability=avail, schedule=schedule).jobs}
-    rows = [JobOutcome.of(sj, records[sj.id]) for sj in stream]
-    return pd.DataFrame([{"cell_id": cell_id, "job_id": o.job_id, "mean_procs": o.mean_procs,
-                          "execution": o.execution, "response": o.response, "status": o.status} for o in rows])
+    rows = [FinishedJob.of(sj, records[sj.id]) for sj in stream]
+    return pd.DataFrame([{"cell_id": cell_id, "job_id": o.id, "mean_procs": o.mean_procs,
+                          "execution": o.execution_s, "response": o.response_s, "status": o.status} for o in rows])
 
 
 def over_model(pairs: pd.DataFrame, models: dict, label: str) -> list[dict]:

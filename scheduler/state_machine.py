@@ -25,8 +25,7 @@ from operator import attrgetter
 
 from scheduler.model import Job, Model
 from scheduler.policy import Policy
-from scheduler.jobs import JobStatus
-from scheduler.results import JobRecord
+from scheduler.jobs import JobRecord, JobStatus
 from scheduler.snapshot import JobView
 
 _QUEUED, _RUNNING, _FINISHED = JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.FINISHED

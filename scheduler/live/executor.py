@@ -41,14 +41,14 @@ from typing import Callable, Sequence
 
 from scheduler.actions import Preempt, Resize, Start
 from scheduler.availability import Availability
-from scheduler.jobs import EventKind, JobStatus, Outcome
+from scheduler.jobs import EventKind, JobRecord, JobStatus, Outcome
 from scheduler.live.channel import Event, Launch
 from scheduler.live.result import Decision, JobState, LiveResult, PhysicalRun
 from scheduler.live.stream import Arrival
 from scheduler.model import Job
 from scheduler.policy import Policy
 from scheduler.registry import get_policy
-from scheduler.results import JobRecord, TimelineEvent
+from scheduler.results import TimelineEvent
 from scheduler.snapshot import Reason, Snapshot
 from scheduler.state_machine import PolicyError, SchedulerState, TrackedJob, check_jobs
 from workloads import channel_auth

@@ -18,8 +18,8 @@ from typing import Any
 import pandas as pd
 
 from scheduler.actions import Action
-from scheduler.jobs import EventKind, Outcome
-from scheduler.results import JobRecord, SimResult, TimelineEvent, interval_set
+from scheduler.jobs import EventKind, JobRecord, Outcome
+from scheduler.results import SimResult, TimelineEvent, interval_set
 from scheduler.snapshot import Snapshot
 from workloads.records import ResizeRecord
 
