@@ -9,7 +9,7 @@ drifts with a lag-1 autocorrelation of ~0.8), each of these runs as a fresh proc
   (a) `nowlab simulate JOBS -p POLICY -P P --timeline --jobs-out` (the whole command: interpreter,
       typer, imports, read, simulate, write both CSVs, print the summary);
   (b) `python -c` making the command's own calls in-process (read_jobs, simulate, then
-      scheduler.csv_out's write_timeline and write_jobs, with the command's gc.freeze() before
+      experiments.traces.csv_out's write_timeline and write_jobs, with the command's gc.freeze() before
       reading and after simulating), each timed from inside, simulate() also in CPU time;
   (e) the same with pandas writing (`timeline_dataframe().to_csv`, `to_dataframe().to_csv`), the
       way the command wrote before: what the stdlib writer saves;
@@ -45,9 +45,9 @@ TARGET_RATIO = 2.0  # issue 13, item 9: the whole command within 2x the in-proce
 IN_PROCESS = """
 import gc, json, sys, time
 t0 = time.perf_counter()
-from scheduler.csv_out import write_jobs, write_timeline
+from experiments.traces.csv_out import write_jobs, write_timeline
 from scheduler.engine import simulate
-from scheduler.jobs_csv import read_jobs
+from experiments.traces.jobs_csv import read_jobs
 from scheduler.registry import get_policy
 t1 = time.perf_counter()
 jobs_csv, policy, P, timeline_out, jobs_out = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
@@ -70,7 +70,7 @@ print(json.dumps({"import": t1 - t0, "read": t2 - t1, "simulate": t3 - t2, "time
 WITH_PANDAS = """
 import json, sys, time
 from scheduler.engine import simulate
-from scheduler.jobs_csv import read_jobs
+from experiments.traces.jobs_csv import read_jobs
 from scheduler.registry import get_policy
 jobs_csv, policy, P, timeline_out, jobs_out = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
 result = simulate(read_jobs(jobs_csv), get_policy(policy), P)
@@ -84,8 +84,8 @@ t3 = time.perf_counter()
 print(json.dumps({"import": t1 - t0, "timeline": t2 - t1, "jobs": t3 - t2}))
 """
 
-COMMAND_IMPORTS = ("import nowlab.cli, rich.console, rich.table, scheduler.csv_out, scheduler.engine, "
-                   "scheduler.jobs_csv, scheduler.registry")
+COMMAND_IMPORTS = ("import nowlab.cli, rich.console, rich.table, experiments.traces.csv_out, scheduler.engine, "
+                   "experiments.traces.jobs_csv, scheduler.registry")
 
 
 def write_jobs(path: Path, n: int, P: int) -> None:

@@ -26,7 +26,7 @@ from experiments.config import ClassSpec, Profiling
 from experiments.models.resize import ResizeFit
 from experiments.predict import ClassModel, predict
 from experiments.profiles import measure
-from experiments.records import StreamJob
+from scheduler.jobs import SubmittedJob
 from scheduler.live import Arrival, LiveExecutor
 from scheduler.live.stream import JobClass, PmaxOnlyModel
 
@@ -54,13 +54,13 @@ def once(cluster) -> tuple[float, float]:
                        phases=int(profile["phases"]), launch_s=profile["launch_s"],
                        launch_per_proc_s=profile["launch_per_proc_s"], teardown_s=profile["teardown_s"],
                        release_s=fit.release_s, resize=fit, startup_s=profile["startup_s"])
-    predicted = predict([StreamJob(i, "syn", a) for i, a in enumerate(ARRIVALS)], {"syn": model}, "EQUI", 4)
+    predicted = predict([SubmittedJob(i, "syn", a) for i, a in enumerate(ARRIVALS)], {"syn": model}, "EQUI", 4)
     live_pre = sum(r.preemptions for r in live.jobs) / len(live.jobs)
     sim_pre = sum(o.preemptions for o in predicted) / len(predicted)
     table(f"EQUI, 6 jobs: live against predicted (start-up {profile['startup_s']:.2f} s, resize "
           f"{fit.fixed_s:.2f} s + {fit.per_proc_s:.2f} s/p; {time.monotonic() - t0:.0f} s)",
           ["job", "live start-finish s", "preemptions", "predicted start-finish s", "preemptions"],
-          [[str(r.id), f"{r.start:.1f}-{r.finish:.1f}", str(r.preemptions), f"{o.start:.1f}-{o.finish:.1f}",
+          [[str(r.id), f"{r.start:.1f}-{r.finish:.1f}", str(r.preemptions), f"{o.start_s:.1f}-{o.finish_s:.1f}",
             str(o.preemptions)] for r, o in zip(live.jobs, predicted)])
     return live_pre, sim_pre
 

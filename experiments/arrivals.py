@@ -19,7 +19,7 @@ Conventions, chosen once here so every policy and rate sees the same jobs:
   the draw, which cuts the variance of the differences. Different
   replications (or seeds) give independent streams. A separate child per
   quantity also keeps the gaps and demands the same when only the mix changes.
-* Demand multiplies the class's mean demand (`StreamJob.demand`): exactly 1.0
+* Demand multiplies the class's mean demand (`SubmittedJob.demand`): exactly 1.0
   for "constant", an Exp(1) draw for "exponential". There is no floor: a
   draw of exactly 0.0 (probability about 2^-53 per job) is raised to the
   smallest positive float, only so the record stays valid (demand > 0).
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from experiments.records import StreamJob
+from scheduler.jobs import SubmittedJob
 
 DEMANDS = ("constant", "exponential")
 
@@ -82,16 +82,16 @@ class StreamSpec:
         total = math.fsum(self.mix.values())
         return {name: w / total for name, w in self.mix.items()}
 
-    def jobs(self) -> list[StreamJob]:
+    def jobs(self) -> list[SubmittedJob]:
         """Draw the stream (the same list for the same spec, on any machine)."""
         classes, demands, unit = _draws(self.probabilities, self.n, self.demand, self.seed, self.replication)
         arrivals = unit / float(self.rate)  # one rounding: arrival * rate == unit to the last bit or so
-        return [StreamJob(id=i, cls=classes[i], arrival=float(arrivals[i]), demand=float(demands[i]))
+        return [SubmittedJob(id=i, cls=classes[i], arrival_s=float(arrivals[i]), demand=float(demands[i]))
                 for i in range(self.n)]
 
 
 def stream(mix: Mapping[str, float], rate: float, n: int, *, demand: str = "constant",
-           seed: int, replication: int = 0) -> list[StreamJob]:
+           seed: int, replication: int = 0) -> list[SubmittedJob]:
     """`n` jobs of `mix` arriving at `rate` jobs/s; see the module docstring for the conventions."""
     return StreamSpec(mix=mix, rate=rate, n=n, demand=demand, seed=seed, replication=replication).jobs()
 
@@ -127,12 +127,12 @@ def _mean_cov(x: np.ndarray, what: str) -> tuple[float, float]:
     return mean, float(np.std(x, ddof=1)) / mean
 
 
-def interarrival_stats(jobs: Sequence[StreamJob]) -> tuple[float, float]:
+def interarrival_stats(jobs: Sequence[SubmittedJob]) -> tuple[float, float]:
     """(mean, CoV) of the gaps, the first measured from time 0 (an Exp(λ) stream gives ≈ (1/λ, 1))."""
-    arrivals = np.sort(np.array([j.arrival for j in jobs], dtype=float))
+    arrivals = np.sort(np.array([j.arrival_s for j in jobs], dtype=float))
     return _mean_cov(np.diff(arrivals, prepend=0.0), "interarrival_stats")
 
 
-def demand_stats(jobs: Sequence[StreamJob]) -> tuple[float, float]:
+def demand_stats(jobs: Sequence[SubmittedJob]) -> tuple[float, float]:
     """(mean, CoV) of the demands (constant: (1, 0); exponential: ≈ (1, 1))."""
     return _mean_cov(np.array([j.demand for j in jobs], dtype=float), "demand_stats")

@@ -40,8 +40,8 @@ from typing import Literal
 from experiments.config import ExperimentConfig
 from testbed.load.model import available_fraction
 from experiments.predict import ClassModel, predict
-from experiments.records import StreamJob
 from scheduler.engine import PolicyError
+from scheduler.jobs import SubmittedJob
 from scheduler.policy import Policy
 from testbed.spec import ClusterSpec
 from workloads.reference import MULTIPLY_PER_REF_S
@@ -137,7 +137,7 @@ Cell = tuple[str, float, int]  # policy, rate (jobs/s), replication
 
 
 def cell_plans(config: ExperimentConfig, models: dict[str, ClassModel], P: int,
-               speeds: list[float] | None = None, streams: dict[Cell, list[StreamJob]] | None = None,
+               speeds: list[float] | None = None, streams: dict[Cell, list[SubmittedJob]] | None = None,
                availability: list[float] | None = None) -> list[CellPlan]:
     """Every cell's stream through the engine, in the runner's order; `streams` gives the ones
     already drawn (a stored run's), the others are drawn as the runner draws them."""
@@ -154,8 +154,8 @@ def cell_plans(config: ExperimentConfig, models: dict[str, ClassModel], P: int,
                            schedule=owner_schedules.for_engine(config, rep, hosts))
         else:
             jobs = predict(stream, models, policy, P, speeds=speeds, availability=availability)
-        makespan = max(j.finish for j in jobs)
-        busy = sum(j.mean_procs * j.execution for j in jobs)
+        makespan = max(j.finish_s for j in jobs)
+        busy = sum(j.mean_procs * j.execution_s for j in jobs)
         out.append(CellPlan(policy, rate, rep, len(jobs), makespan, busy / (P * makespan)))
     return out
 
@@ -165,9 +165,9 @@ def profile_run_seconds(config: ExperimentConfig, model: ClassModel, cls_name: s
     """One dedicated profile run of the class (its demand as profiled) on p workstations under
     `policy` (RA: the job alone; a `ResizeScript`: its resizes), teardown and the run's own cost
     included."""
-    job = [StreamJob(0, cls_name, 0.0, config.classes[cls_name].realized(config.profile.demand))]
+    job = [SubmittedJob(0, cls_name, 0.0, config.classes[cls_name].realized(config.profile.demand))]
     (o,) = predict(job, {cls_name: dataclasses.replace(model, pmax=p)}, policy, p)
-    return o.finish + model.teardown_s + PROFILE_RUN_S
+    return o.finish_s + model.teardown_s + PROFILE_RUN_S
 
 
 def profiling_seconds(config: ExperimentConfig, model: ClassModel, cls_name: str) -> float:
@@ -199,7 +199,7 @@ def checks_seconds(config: ExperimentConfig, models: dict[str, ClassModel], cell
 
 def estimate(config: ExperimentConfig, models: dict[str, ClassModel], P: int, *, source: Source = "profiles",
              detail: str = "", to_profile: tuple[str, ...] = (), speeds: list[float] | None = None,
-             streams: dict[Cell, list[StreamJob]] | None = None,
+             streams: dict[Cell, list[SubmittedJob]] | None = None,
              availability: list[float] | None = None) -> Plan:
     """The plan for `config` with these class models on P workstations; `to_profile`: the classes
     the run will profile first (those without a cached profile)."""

@@ -37,6 +37,7 @@ from experiments.config import ExperimentConfig
 from experiments.predict import ClassModel
 from experiments.replay import class_models
 from experiments.report_stats import in_band
+from scheduler.jobs import Outcome
 
 #: A live and a replayed partition further apart than this many workstations count as a
 #: different placement (RA's are whole; a resized job's mean partition wanders a little).
@@ -134,8 +135,8 @@ def paired(jobs: pd.DataFrame, predictions: pd.DataFrame, models: Mapping[str, C
     """The jobs past warm-up done both live and in the replay, side by side (the replay's as
     *_p), in each cell's arrival order, with `repriced`: the replay's execution at the live
     partition."""
-    live = jobs[(jobs.status == "done") & (jobs.job_id >= warmup)]
-    rep = predictions[predictions.status == "done"][["cell_id", "job_id", "start", "wait", "execution", "response",
+    live = jobs[(jobs.status == Outcome.DONE) & (jobs.job_id >= warmup)]
+    rep = predictions[predictions.status == Outcome.DONE][["cell_id", "job_id", "start", "wait", "execution", "response",
                                                      "mean_procs", "max_procs"]]
     out = live.merge(rep, on=["cell_id", "job_id"], suffixes=("", "_p"))
     out = out.sort_values(["cell_id", "arrival"]).reset_index(drop=True)

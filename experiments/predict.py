@@ -5,7 +5,7 @@ Inputs are what the testbed measured: each class's Sevcik fit from profiling
 in `ClassModel.reconfig_s`), and the speeds the workstations delivered at
 calibration times what owners left them (`workstation_speeds`). `predict`
 replays the stream through `scheduler.engine.simulate` and returns one
-`JobOutcome` per job, on the stream's clock, so a measured and a predicted
+`FinishedJob` per job, on the stream's clock, so a measured and a predicted
 run compare job by job; `summarize` reduces either kind the same way.
 """
 from __future__ import annotations
@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from experiments.models.overhead import OverheadModel
 from experiments.models.resize import ResizeFit
 from experiments.models.speeds import owner_availability, workstation_speeds
-from experiments.records import JobOutcome, StreamJob
 from scheduler.engine import Schedule, simulate
+from scheduler.jobs import FinishedJob, Outcome, SubmittedJob
 from scheduler.model import Job, SevcikModel
 
 __all__ = ["ClassModel", "OverheadModel", "ensemble", "owner_availability", "predict", "summarize",
@@ -164,11 +164,11 @@ class ClassModel:
         return max(1, round(demand * self.phases))
 
 
-def predict(stream: Sequence[StreamJob], classes: Mapping[str, ClassModel], policy: str, P: int, *,
+def predict(stream: Sequence[SubmittedJob], classes: Mapping[str, ClassModel], policy: str, P: int, *,
             speeds: Sequence[float] | None = None,
             availability: Sequence[float] | None = None,
-            schedule: Sequence[Schedule] | None = None) -> list[JobOutcome]:
-    """One predicted JobOutcome per stream job, in the stream's order.
+            schedule: Sequence[Schedule] | None = None) -> list[FinishedJob]:
+    """One predicted FinishedJob per stream job, in the stream's order.
 
     `speeds`: per workstation, relative to the profile (`workstation_speeds`);
     None runs every workstation at the profiled speed. `availability`: what owners
@@ -182,10 +182,10 @@ def predict(stream: Sequence[StreamJob], classes: Mapping[str, ClassModel], poli
     jobs = engine_jobs(stream, classes)
     records = {r.id: r for r in simulate(jobs, policy, P, timeline=False, speeds=speeds,
                                                    availability=availability, schedule=schedule).jobs}
-    return [JobOutcome.of(sj, records[sj.id]) for sj in stream]
+    return [FinishedJob.of(sj, records[sj.id]) for sj in stream]
 
 
-def engine_jobs(stream: Sequence[StreamJob], classes: Mapping[str, ClassModel],
+def engine_jobs(stream: Sequence[SubmittedJob], classes: Mapping[str, ClassModel],
                 work: Mapping[int, float] | None = None) -> list[Job]:
     """The engine's jobs for a stream, as `predict` runs them (also for a caller that wants the timeline).
     `work`: a factor on some jobs' work (their safe points stay those of their demand)."""
@@ -194,10 +194,10 @@ def engine_jobs(stream: Sequence[StreamJob], classes: Mapping[str, ClassModel],
         cm = classes.get(sj.cls)
         if cm is None:
             raise ValueError(f"job {sj.id}: unknown class {sj.cls!r} (known: {', '.join(sorted(classes))})")
-        if sj.requested is not None and sj.requested < 1:
-            raise ValueError(f"job {sj.id}: requested must be >= 1, got {sj.requested}")
+        if sj.requested_procs is not None and sj.requested_procs < 1:
+            raise ValueError(f"job {sj.id}: requested must be >= 1, got {sj.requested_procs}")
         factor = work.get(sj.id, 1.0) if work else 1.0
-        jobs.append(Job(sj.id, sj.arrival, cm.model(sj.demand * factor, sj.requested), cm.job_phases(sj.demand),
+        jobs.append(Job(sj.id, sj.arrival_s, cm.model(sj.demand * factor, sj.requested_procs), cm.job_phases(sj.demand),
                         cm.reconfig_s + cm.extra_resize_s, cm.teardown_s, cm.release_s,
                         resize_cost=cm.resize_cost, startup=cm.startup(), work_first=True,
                         setup_work=cm.setup_work_s, pause=cm.pause if cm.hello_s else None))
@@ -208,7 +208,7 @@ def engine_jobs(stream: Sequence[StreamJob], classes: Mapping[str, ClassModel],
 ENSEMBLE_STATS = {"response": "mean_response", "median_execution": "median_execution"}
 
 
-def ensemble(stream: Sequence[StreamJob], classes: Mapping[str, ClassModel], policy: str, P: int, *,
+def ensemble(stream: Sequence[SubmittedJob], classes: Mapping[str, ClassModel], policy: str, P: int, *,
              counted: Collection[int], replicas: int = 40, seed: int = 0,
              speeds: Sequence[float] | None = None,
              availability: Sequence[float] | None = None,
@@ -237,13 +237,13 @@ def ensemble(stream: Sequence[StreamJob], classes: Mapping[str, ClassModel], pol
         records = {r.id: r for r in simulate(engine_jobs(stream, classes, work), policy, P, timeline=False,
                                              speeds=speeds, availability=availability,
                                              schedule=schedule).jobs}
-        figures = summarize([JobOutcome.of(sj, records[sj.id]) for sj in stream if sj.id in counted], 0)
+        figures = summarize([FinishedJob.of(sj, records[sj.id]) for sj in stream if sj.id in counted], 0)
         for name, key in ENSEMBLE_STATS.items():
             out[name].append(figures[key])
     return out
 
 
-def summarize(outcomes: Sequence[JobOutcome], warmup: int) -> dict[str, float]:
+def summarize(outcomes: Sequence[FinishedJob], warmup: int) -> dict[str, float]:
     """Means over the jobs with id >= warmup (ids are stream positions) that are done.
 
     Works the same for measured and predicted outcomes. `jobs` counts the done
@@ -252,8 +252,8 @@ def summarize(outcomes: Sequence[JobOutcome], warmup: int) -> dict[str, float]:
     """
     if not isinstance(warmup, int) or warmup < 0:
         raise ValueError(f"warmup must be a whole number of jobs >= 0, got {warmup!r}")
-    kept = [o for o in outcomes if o.job_id >= warmup]
-    done = [o for o in kept if o.status == "done"]
+    kept = [o for o in outcomes if o.id >= warmup]
+    done = [o for o in kept if o.status == Outcome.DONE]
     n = len(done)
 
     def mean(values: list[float]) -> float:
@@ -262,10 +262,10 @@ def summarize(outcomes: Sequence[JobOutcome], warmup: int) -> dict[str, float]:
     return {
         "jobs": n,
         "failed": len(kept) - n,
-        "mean_response": mean([o.response for o in done]),
-        "mean_wait": mean([o.wait for o in done]),
-        "mean_execution": mean([o.execution for o in done]),
-        "median_execution": statistics.median([o.execution for o in done]) if n else math.nan,
+        "mean_response": mean([o.response_s for o in done]),
+        "mean_wait": mean([o.wait_s for o in done]),
+        "mean_execution": mean([o.execution_s for o in done]),
+        "median_execution": statistics.median([o.execution_s for o in done]) if n else math.nan,
         "mean_partition": mean([o.mean_procs for o in done]),
         "preemptions_per_job": mean([float(o.preemptions) for o in done]),
     }

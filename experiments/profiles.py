@@ -29,6 +29,7 @@ from experiments.models import loop
 from experiments.models.launch import stored_fit
 from experiments.models.resize import ResizeFit, ResizeSample
 from scheduler.actions import Action, Preempt, Resize, Start
+from scheduler.jobs import Outcome
 from scheduler.live import Arrival
 from scheduler.live.executor import LiveExecutor
 from scheduler.live.stream import JobClass, PmaxOnlyModel
@@ -124,7 +125,7 @@ def measure_resizes(cluster, workstations: list[str], name: str, cls: ClassSpec,
         job = Arrival(0, JobClass(name, argv, PmaxOnlyModel(max(sizes))), 0.0)
         res = LiveExecutor([job], ResizeScript(sizes), cluster.job_launcher(), list(workstations[:max(sizes)]),
                            cluster.controller_address, tag=f"profile-{name}-resize-r{rep}").run()
-        if res.states[0].status != "done":
+        if res.states[0].status != Outcome.DONE:
             raise RuntimeError(f"profiling resizes of class {name} failed: {res.states[0].error}")
         first = res.resizes[0] if res.resizes else None
         if first is not None and first.sent_at is not None:
@@ -177,7 +178,7 @@ def run_alone(cluster, workstations: list[str], name: str, argv: tuple[str, ...]
     ex = LiveExecutor([job], "RA", cluster.job_launcher(), list(workstations[:p]), cluster.controller_address, tag=tag)
     res = ex.run()
     outcome, record = res.states[0], res.jobs[0]
-    if outcome.status != "done" or "compute_s" not in outcome.report:
+    if outcome.status != Outcome.DONE or "compute_s" not in outcome.report:
         raise RuntimeError(f"profiling class {name} on {p} workstation(s) failed: {outcome.error}")
     t0 = delivered.monotonic_to_epoch(ex.t0 + record.start)
     t1 = delivered.monotonic_to_epoch(ex.t0 + record.finish)

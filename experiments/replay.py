@@ -33,6 +33,7 @@ from experiments.models import speed_basis
 from experiments.predict import ClassModel, OverheadModel, ensemble, predict, workstation_speeds
 from experiments.store import ResultsStore
 from scheduler.engine import Schedule
+from scheduler.jobs import Outcome
 
 Log = Callable[[str], None]
 
@@ -166,7 +167,7 @@ def replay(store: ResultsStore, log: Log = lambda _msg: None, *, basis: str | No
         avail, schedule = owner_load(config, store, cell_id, int(row.replication), hosts)
         store.set_predictions(cell_id, predict(stream, models, row.policy, len(hosts), speeds=speeds,
                                                availability=avail, schedule=schedule))
-        counted = set(jobs.job_id[(jobs.cell_id == cell_id) & (jobs.status == "done") & (jobs.job_id >= warmup)])
+        counted = set(jobs.job_id[(jobs.cell_id == cell_id) & (jobs.status == Outcome.DONE) & (jobs.job_id >= warmup)])
         if counted:
             store.set_band(cell_id, ensemble(stream, models, row.policy, len(hosts), counted=counted,
                                              replicas=ENSEMBLE_REPLICAS, seed=cell_id, speeds=speeds,

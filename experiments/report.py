@@ -29,6 +29,7 @@ from experiments.governor_hold import GovernorHold, governor_hold
 from experiments import profile_checks
 from experiments.models import speed_basis
 from experiments.unresized import by_size, drift_text, unresized
+from scheduler.jobs import Outcome
 
 DEFAULT_TARGETS = {"response_rel": 0.10, "execution_rel": 0.05}
 _OUTCOME = ["arrival", "start", "finish", "wait", "execution", "response", "mean_procs", "max_procs", "preemptions"]
@@ -341,7 +342,7 @@ def _fmt(v: Any) -> str:
 
 
 def _failed_block(a: Analysis) -> Block:
-    failed = a.jobs[a.jobs.status != "done"]
+    failed = a.jobs[a.jobs.status != Outcome.DONE]
     if failed.empty:
         return ("p", "None.")
     return ("ul", [f"{r.policy} at {rate_label(r.rate)}, replication {r.replication}, job {r.job_id} "

@@ -18,6 +18,7 @@ import pandas as pd
 
 from experiments.claims import judge
 from experiments.studies.anastasiadis_sevcik.stats import t_interval
+from scheduler.jobs import Outcome
 
 KEYS = ["policy", "rate", "replication"]
 #: Statistic column -> the job column it summarizes and how.
@@ -66,10 +67,10 @@ def summarize(outcomes: pd.DataFrame, warmup: int) -> pd.DataFrame:
     if "execution_norm" not in outcomes:  # a caller that did not normalise: raw figures only
         outcomes = outcomes.assign(execution_norm=np.nan, response_norm=np.nan)
     late = outcomes[outcomes.job_id >= warmup]
-    done = late[late.status == "done"]
+    done = late[late.status == Outcome.DONE]
     out = done.groupby(KEYS).agg(jobs=("job_id", "size"),
                                  **{name: (col, how) for name, (col, how) in STATS.items()})
-    failed = late[late.status != "done"].groupby(KEYS).size().rename("failed")
+    failed = late[late.status != Outcome.DONE].groupby(KEYS).size().rename("failed")
     out = out.join(failed, how="outer")
     out["jobs"] = out.jobs.fillna(0).astype(int)
     out["failed"] = out.failed.fillna(0).astype(int)
@@ -79,7 +80,7 @@ def summarize(outcomes: pd.DataFrame, warmup: int) -> pd.DataFrame:
 def paired_predictions(jobs: pd.DataFrame, predictions: pd.DataFrame) -> pd.DataFrame:
     """Predictions of the jobs that finished live only, so both sides average the same jobs
     (a job still running, or one that failed live, has no measured figure to compare)."""
-    done = jobs.loc[jobs.status == "done", ["cell_id", "job_id"]]
+    done = jobs.loc[jobs.status == Outcome.DONE, ["cell_id", "job_id"]]
     return predictions.merge(done, on=["cell_id", "job_id"], how="inner")
 
 

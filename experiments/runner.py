@@ -36,14 +36,13 @@ from experiments.governor_hold import governor_hold
 from experiments.config import ExperimentConfig
 from experiments.models import loop, speed_basis
 from experiments.profiles import cached, measure, profile_key, run_check
-from experiments.records import JobOutcome, StreamJob
 from experiments.store import ResultsStore
+from scheduler.jobs import FinishedJob, JobRecord, Outcome, SubmittedJob
 from scheduler.live import Arrival
 from scheduler.live.executor import LiveExecutor, Stopped
 from scheduler.live.result import JobState, LiveResult
 from scheduler.live.stream import JobClass
 from scheduler.model import SevcikModel
-from scheduler.results import JobRecord
 from testbed import backends
 from testbed import lifecycle, meter, state
 from testbed.load import owners
@@ -94,7 +93,7 @@ def cells(config: ExperimentConfig) -> list[tuple[str, float, int]]:
     return [(policy, rate, rep) for rep in range(a.replications) for rate in a.rates for policy in config.policies]
 
 
-def stream_for(config: ExperimentConfig, rate: float, replication: int) -> list[StreamJob]:
+def stream_for(config: ExperimentConfig, rate: float, replication: int) -> list[SubmittedJob]:
     """The cell's stream, its demands rounded to whole phases (what the jobs really get)."""
     a = config.arrivals
     if a.swf is None:
@@ -104,20 +103,20 @@ def stream_for(config: ExperimentConfig, rate: float, replication: int) -> list[
     return [dataclasses.replace(j, demand=config.classes[j.cls].realized(j.demand)) for j in jobs]
 
 
-def swf_stream(config: ExperimentConfig, rate: float) -> list[StreamJob]:
+def swf_stream(config: ExperimentConfig, rate: float) -> list[SubmittedJob]:
     """The trace's first jobs, gaps rescaled to a mean arrival rate of `rate` (the same for every replication)."""
     src = config.arrivals.swf
     trace = swf.read_swf(src.path)
     P = len(load_spec(config.cluster).names)
 
-    def imported(scale: float) -> list[StreamJob]:
+    def imported(scale: float) -> list[SubmittedJob]:
         return swf.to_stream(trace, classes=src.classes, time_scale=scale, max_procs=P,
                              demand_from=src.demand_from, n=config.arrivals.jobs).jobs
 
     raw = imported(1.0)
-    if len(raw) < 2 or raw[-1].arrival <= 0:
+    if len(raw) < 2 or raw[-1].arrival_s <= 0:
         raise ValueError(f"arrivals.swf.path: {src.path} has too few jobs with distinct submit times")
-    mean_gap = raw[-1].arrival / (len(raw) - 1)
+    mean_gap = raw[-1].arrival_s / (len(raw) - 1)
     return imported((1.0 / rate) / mean_gap)
 
 
@@ -138,18 +137,18 @@ def class_model(profile: dict, demand: float, pmax: int | None) -> SevcikModel:
     return SevcikModel(W=W * demand, alpha=alpha * demand, beta=beta * demand, pmax=pmax)
 
 
-def live_arrivals(config: ExperimentConfig, profiles: dict[str, dict], jobs: list[StreamJob],
+def live_arrivals(config: ExperimentConfig, profiles: dict[str, dict], jobs: list[SubmittedJob],
                   offset: float) -> list[Arrival]:
     """Stream jobs as the live executor takes them: each class's command line scaled to the job's
     demand, its profiled model, and its arrival on the segment's clock (stream time - offset)."""
     out = []
-    for j in sorted(jobs, key=lambda j: (max(0.0, j.arrival - offset), j.id)):
+    for j in sorted(jobs, key=lambda j: (max(0.0, j.arrival_s - offset), j.id)):
         cls = config.classes[j.cls]
-        caps = [x for x in (cls.pmax, j.requested) if x is not None]
+        caps = [x for x in (cls.pmax, j.requested_procs) if x is not None]
         pmax = min(caps) if caps else None  # None: the fit's optimum (Sevcik eq. 6)
         profile = speed_basis.profile_for(profiles[j.cls], config.profile.speed_basis)  # as the predictions read it
         jc = JobClass(j.cls, tuple(cls.argv(j.demand)), class_model(profile, j.demand, pmax))
-        out.append(Arrival(j.id, jc, max(0.0, j.arrival - offset)))
+        out.append(Arrival(j.id, jc, max(0.0, j.arrival_s - offset)))
     return out
 
 
@@ -161,8 +160,8 @@ class _Segment:
     seg: int
     offset: float  # stream time at which the segment's clock starts
     hosts: list[str]
-    by_id: dict[int, StreamJob]
-    remaining: list[StreamJob]
+    by_id: dict[int, SubmittedJob]
+    remaining: list[SubmittedJob]
     finished: set[int]
     label: str
     stop: threading.Event = dataclasses.field(default_factory=threading.Event)
@@ -170,8 +169,8 @@ class _Segment:
     lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
     executor: LiveExecutor | None = None
 
-    def outcome(self, record: JobRecord, status: str, error: str) -> JobOutcome:
-        return JobOutcome.of(self.by_id[record.id], record, offset=self.offset, status=status, error=error)
+    def outcome(self, record: JobRecord, status: Outcome, error: str) -> FinishedJob:
+        return FinishedJob.of(self.by_id[record.id], record, offset_s=self.offset, status=status, error=error)
 
 
 @contextmanager
@@ -417,7 +416,7 @@ class Runner:
         except (ValueError, sqlite3.Error) as store_exc:  # the store itself failing: keep the first error
             self.log(f"cell {cell}: could not mark it interrupted ({steps.one_line(store_exc)})")
 
-    def _cell_segments(self, cell: int, policy: str, rate: float, rep: int, stream: list[StreamJob]) -> None:
+    def _cell_segments(self, cell: int, policy: str, rate: float, rep: int, stream: list[SubmittedJob]) -> None:
         by_id = {j.id: j for j in stream}
         finished = self.store.finished_ids(cell)
         while True:
@@ -444,8 +443,8 @@ class Runner:
             if isinstance(launcher, PoolLauncher):
                 launcher.restart()  # no rank that shared a job with the dead one goes on
 
-    def _segment(self, cell: int, seg: int, policy: str, rate: float, rep: int, remaining: list[StreamJob],
-                 by_id: dict[int, StreamJob], offset: float, finished: set[int]) -> list[str]:
+    def _segment(self, cell: int, seg: int, policy: str, rate: float, rep: int, remaining: list[SubmittedJob],
+                 by_id: dict[int, SubmittedJob], offset: float, finished: set[int]) -> list[str]:
         """Run `remaining` from stream time `offset`; returns the workstations lost (empty: all done)."""
         label = f"{policy} at {rate:g}/s, rep {rep}" + (f", segment {seg}" if seg > 1 else "")
         run = _Segment(cell, seg, offset, list(self.hosts), by_id, remaining, finished, label)
@@ -495,7 +494,7 @@ class Runner:
         A failure on a workstation that stopped stops the segment (the cell goes on in a new one)."""
         error = st.error
         used = [run.hosts[p] for a in record.allocations for p in a]
-        if st.status != "done":
+        if st.status != Outcome.DONE:
             dead = self._dead(set(used))
             if dead:
                 error = f"workstation {', '.join(dead)} stopped: {error}"
@@ -507,7 +506,7 @@ class Runner:
         got = delivered.job_speed(meter_dir(self.cluster), used, delivered.monotonic_to_epoch(t0 + record.start),
                                   delivered.monotonic_to_epoch(t0 + record.finish))
         ratio = delivered.relative(got.speed, self.profiles[out.cls].get("ref_speed"))
-        self.store.add_job(run.cell, dataclasses.replace(out, delivered_speed=ratio), run.seg)
+        self.store.add_job(run.cell, out.with_speed(ratio), run.seg)
         run.finished.add(record.id)
         self.update(run.label, len([j for j in run.remaining if j.id in run.finished]), len(run.remaining))
 
@@ -525,7 +524,7 @@ class Runner:
                 continue
             record = executor.job_record(job)._replace(finish=now)
             reason = f"workstation {', '.join(dead)} stopped during the run"
-            self.store.add_job(run.cell, run.outcome(record, "failed", reason), run.seg)
+            self.store.add_job(run.cell, run.outcome(record, Outcome.FAILED, reason), run.seg)
             run.finished.add(job.id)
 
     def _dead(self, hosts: set[str], grace_s: float = 3.0) -> list[str]:

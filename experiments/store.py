@@ -29,8 +29,8 @@ from typing import Any, Self
 import pandas as pd
 
 from experiments import store_resizes
-from experiments.records import JobOutcome, StreamJob
 from experiments.store_lock import WriterLock
+from scheduler.jobs import STORED_COLUMNS, FinishedJob, SubmittedJob
 from workloads.host.records import ResizeRecord
 
 FORMAT = "nowlab-results"
@@ -38,9 +38,8 @@ VERSION = 4  # 2: step_failures; 3: resizes; 4: prediction_bands (an older store
 CELL_STATUSES = ("pending", "running", "done", "interrupted", "failed")
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
-# JobOutcome columns as stored (derived wait/execution/response are computed on read).
-_OUTCOME_COLS = ("cls", "demand", "arrival", "start", "finish", "mean_procs", "max_procs", "requested",
-                 "preemptions", "status", "error", "delivered_speed")
+# A finished job's columns as stored after its job_id (derived wait/execution/response are computed on read).
+_OUTCOME_COLS = tuple(STORED_COLUMNS)[1:]
 
 # A failed post-processing step; cell_id NULL: the whole run's (predictions, report), segment NULL:
 # the cell's. `payload` holds what redoing it needs and nothing else keeps (e.g. the segment's record).
@@ -302,7 +301,7 @@ class ResultsStore:
 
     # ---- cells -----------------------------------------------------------------------------------
 
-    def ensure_cell(self, policy: str, rate: float, replication: int, stream: Sequence[StreamJob]) -> int:
+    def ensure_cell(self, policy: str, rate: float, replication: int, stream: Sequence[SubmittedJob]) -> int:
         """The cell's id, created with its stream; an existing cell must have the very same stream.
 
         A different stream means the config or seed changed since the run
@@ -318,7 +317,7 @@ class ResultsStore:
                 cell_id = int(cur.lastrowid)
                 c.executemany("INSERT INTO stream (cell_id, job_id, cls, arrival, demand, requested) "
                               "VALUES (?, ?, ?, ?, ?, ?)",
-                              [(cell_id, j.id, j.cls, j.arrival, j.demand, j.requested) for j in stream])
+                              [(cell_id, j.id, j.cls, j.arrival_s, j.demand, j.requested_procs) for j in stream])
                 return cell_id
             cell_id = int(row[0])
         stored = self.stream_of(cell_id)
@@ -400,10 +399,10 @@ class ResultsStore:
 
     # ---- jobs ------------------------------------------------------------------------------------
 
-    def add_job(self, cell_id: int, outcome: JobOutcome, segment: int) -> None:
+    def add_job(self, cell_id: int, outcome: FinishedJob, segment: int) -> None:
         """Store one finished (or failed) job at once, in its own committed transaction."""
-        row = (cell_id, outcome.job_id, segment, *(_value(getattr(outcome, k)) for k in _OUTCOME_COLS),
-               time.time())
+        job_id, *values = outcome.stored()
+        row = (cell_id, job_id, segment, *map(_value, values), time.time())
         try:
             with self._tx() as c:
                 c.execute(f"INSERT INTO jobs (cell_id, job_id, segment, {', '.join(_OUTCOME_COLS)}, recorded_at) "
@@ -411,18 +410,18 @@ class ResultsStore:
         except sqlite3.IntegrityError as exc:
             what = self._cell_name(cell_id)
             if "UNIQUE" in str(exc):
-                raise StoreError(f"results: job {outcome.job_id} of {what} is already stored") from None
-            raise StoreError(f"results: job {outcome.job_id} of {what}: not in the cell's stream, "
+                raise StoreError(f"results: job {outcome.id} of {what} is already stored") from None
+            raise StoreError(f"results: job {outcome.id} of {what}: not in the cell's stream, "
                              f"or segment {segment} was never started ({exc})") from None
 
     def finished_ids(self, cell_id: int) -> set[int]:
         """Jobs already stored (done or failed): a resumed cell does not run them again."""
         return {int(r[0]) for r in self._query("SELECT job_id FROM jobs WHERE cell_id = ?", (cell_id,))}
 
-    def stream_of(self, cell_id: int) -> list[StreamJob]:
+    def stream_of(self, cell_id: int) -> list[SubmittedJob]:
         rows = self._query("SELECT job_id, cls, arrival, demand, requested FROM stream WHERE cell_id = ? "
                            "ORDER BY job_id", (cell_id,))
-        return [StreamJob(int(i), cls, arr, dem, None if req is None else int(req)) for i, cls, arr, dem, req in rows]
+        return [SubmittedJob(int(i), cls, arr, dem, None if req is None else int(req)) for i, cls, arr, dem, req in rows]
 
     # ---- resizes ---------------------------------------------------------------------------------
 
@@ -443,9 +442,9 @@ class ResultsStore:
                            "ORDER BY segment, seq", (cell_id,))
         return [store_resizes.from_row(row) for row in rows]
 
-    def set_predictions(self, cell_id: int, outcomes: Sequence[JobOutcome]) -> None:
+    def set_predictions(self, cell_id: int, outcomes: Sequence[FinishedJob]) -> None:
         """Replace the cell's predicted outcomes (one simulator replay of its stream)."""
-        rows = [(cell_id, o.job_id, *(_value(getattr(o, k)) for k in _OUTCOME_COLS)) for o in outcomes]
+        rows = [(cell_id, *map(_value, o.stored())) for o in outcomes]
         try:
             with self._tx() as c:
                 c.execute("DELETE FROM predictions WHERE cell_id = ?", (cell_id,))

@@ -43,7 +43,8 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Literal, NamedTuple
 
-from experiments.records import JobOutcome, StreamJob
+from scheduler.jobs import FinishedJob, Outcome, SubmittedJob
+
 
 # Field number (1-based, as the archive numbers them) -> (attribute, description, integral?)
 FIELDS: tuple[tuple[str, str, bool], ...] = (
@@ -230,7 +231,7 @@ def _parse_line(text: str, path: Path, lineno: int) -> SwfJob:
 class SwfImport:
     """The stream made from a trace and what was left out of it, by reason (never silently)."""
 
-    jobs: list[StreamJob]
+    jobs: list[SubmittedJob]
     source: list[int]  # the SWF job number of each stream job (stream ids are positions 0..n-1)
     skipped: dict[str, int]  # reason -> number of jobs
     trace_max_procs: int
@@ -314,9 +315,9 @@ def to_stream(trace: SwfTrace, *, classes: str | Mapping[str, tuple[int, int]], 
     t0 = kept[0][0].submit
     jobs = []
     for i, (j, cls, work, size) in enumerate(kept):
-        try:  # a StreamJob refuses a time or demand that overflowed to inf or NaN
-            jobs.append(StreamJob(id=i, cls=cls, arrival=(j.submit - t0) * time_scale, demand=work / mean_work[cls],
-                                  requested=min(max_procs, max(1, -(-size * max_procs // trace_max)))))
+        try:  # a SubmittedJob refuses a time or demand that overflowed to inf or NaN
+            jobs.append(SubmittedJob(id=i, cls=cls, arrival_s=(j.submit - t0) * time_scale, demand=work / mean_work[cls],
+                                  requested_procs=min(max_procs, max(1, -(-size * max_procs // trace_max)))))
         except ValueError as exc:
             raise SwfError(f"{trace.path}:{j.line}: {exc}") from None
     return SwfImport(jobs=jobs, source=[j.job for j, *_ in kept], skipped=dict(skipped),
@@ -346,7 +347,7 @@ def _classifier(classes: str | Mapping[str, tuple[int, int]]) -> Callable[[int],
 
 # --- export -----------------------------------------------------------------------------------
 
-def write_swf(path: str | Path, outcomes: Sequence[JobOutcome], *,
+def write_swf(path: str | Path, outcomes: Sequence[FinishedJob], *,
               segments: Mapping[int, Sequence[tuple[float, float, int]]] | None = None,
               header: Mapping[str, object] | None = None, decimals: int = 3) -> None:
     """Write a finished run as SWF (see the module docstring for the conventions).
@@ -365,7 +366,7 @@ def write_swf(path: str | Path, outcomes: Sequence[JobOutcome], *,
     if isinstance(decimals, bool) or not isinstance(decimals, int) or not 0 <= decimals <= 9:
         raise ValueError(f"decimals: must be an integer in 0..9, got {decimals!r}")
     segments = dict(segments or {})
-    ids = [o.job_id for o in outcomes]
+    ids = [o.id for o in outcomes]
     if len(set(ids)) != len(ids) or min(ids, default=0) < 0:
         raise ValueError("outcomes: job ids must be unique and >= 0")
     unknown = sorted(set(segments) - set(ids))
@@ -382,12 +383,12 @@ def write_swf(path: str | Path, outcomes: Sequence[JobOutcome], *,
     lines: list[tuple[float, int, str]] = []
     n_parts = 0
     for o in outcomes:
-        if o.status not in ("done", "failed"):
-            raise ValueError(f"job {o.job_id}: status must be done or failed, got {o.status!r}")
-        done = o.status == "done"
-        submit, start, finish = r(o.arrival), r(o.start), r(o.finish)
+        if o.status not in (Outcome.DONE, Outcome.FAILED):
+            raise ValueError(f"job {o.id}: status must be done or failed, got {o.status!r}")
+        done = o.status == Outcome.DONE
+        submit, start, finish = r(o.arrival_s), r(o.start_s), r(o.finish_s)
         rows = [(submit, start - submit, finish - start, o.max_procs, COMPLETED if done else FAILED)]
-        segs = _check_segments(o.job_id, segments.get(o.job_id, ()))
+        segs = _check_segments(o.id, segments.get(o.id, ()))
         if len(segs) > 1:
             for i, (s, e, p) in enumerate(segs):
                 last = i == len(segs) - 1
@@ -395,9 +396,9 @@ def write_swf(path: str | Path, outcomes: Sequence[JobOutcome], *,
                 rows.append((submit, r(s) - submit, r(e) - r(s), p, status))
             n_parts += len(segs)
         for sub, wait, run, procs, status in rows:
-            fields_ = [str(o.job_id + 1), t(sub), t(wait), t(run), str(procs), "-1", "-1", str(o.requested),
+            fields_ = [str(o.id + 1), t(sub), t(wait), t(run), str(procs), "-1", "-1", str(o.requested_procs),
                        "-1", "-1", str(status), "-1", "-1", str(apps[o.cls]), "-1", "-1", "-1", "-1"]
-            lines.append((submit, o.job_id, " ".join(fields_)))
+            lines.append((submit, o.id, " ".join(fields_)))
     lines.sort(key=lambda x: (x[0], x[1]))  # stable: a job's whole line stays ahead of its parts
 
     head: dict[str, object] = {"Version": "2.2"}

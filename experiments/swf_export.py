@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from experiments.records import JobOutcome
 from experiments.store import ResultsStore
 from experiments.swf import write_swf
+from scheduler.jobs import EventKind, FinishedJob
 
 
 def interval_count(text: str) -> int:
@@ -32,12 +32,12 @@ def partitions(timeline: pd.DataFrame) -> dict[int, list[tuple[float, float, int
     open_: dict[int, tuple[float, int]] = {}
     for row in timeline.sort_values("time", kind="stable").itertuples():
         job = int(row.job)
-        if row.event in ("start", "resize"):
+        if row.event in (EventKind.START, EventKind.RESIZE):
             if job in open_:
                 t0, n = open_[job]
                 out.setdefault(job, []).append((t0, row.time, n))
             open_[job] = (row.time, interval_count(row.processors))
-        elif row.event == "finish" and job in open_:
+        elif row.event == EventKind.FINISH and job in open_:
             t0, n = open_.pop(job)
             out.setdefault(job, []).append((t0, row.time, n))
     return out
@@ -50,20 +50,17 @@ def export(store: ResultsStore, out_dir: Path) -> list[Path]:
         return []
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = []
-    fields = list(JobOutcome.__dataclass_fields__)
     for cell in store.cells_frame().itertuples():
         mine = jobs[jobs.cell_id == cell.cell_id]
         if mine.empty:
             continue
-        outcomes = [JobOutcome(**{f: getattr(r, f) for f in fields}) for r in mine.itertuples()]
-        outcomes = [o if isinstance(o.job_id, int) else JobOutcome(**{**o.__dict__, "job_id": int(o.job_id)})
-                    for o in outcomes]
+        outcomes = [FinishedJob.from_row(r) for r in mine.to_dict("records")]
         segs: dict[int, list[tuple[float, float, int]]] = {}
         for name, text in sorted(store.artifacts(int(cell.cell_id)).items()):
             if name.startswith("timeline-") and text.strip():
                 for job, parts in partitions(pd.read_csv(io.StringIO(text))).items():
                     segs.setdefault(job, []).extend(parts)
-        ids = {o.job_id for o in outcomes}
+        ids = {o.id for o in outcomes}
         segs = {j: p for j, p in segs.items() if j in ids}
         path = out_dir / f"{cell.policy}-{cell.rate:g}-r{cell.replication}.swf"
         write_swf(path, outcomes, segments=segs,

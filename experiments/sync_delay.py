@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 
 import pandas as pd
 
+from scheduler.jobs import EventKind
 from scheduler.results import TimelineEvent
 
 COLUMNS = ["policy", "rate", "replication", "sync_delay", "resizes"]
@@ -30,9 +31,9 @@ def timeline_delays(timeline: Iterable[TimelineEvent]) -> list[tuple[int | str, 
     pending: dict[int | str, float] = {}
     out = []
     for e in timeline:
-        if e.event == "ack":
+        if e.event == EventKind.ACK:
             pending[e.job] = e.time
-        elif e.event == "resize" and e.job in pending:
+        elif e.event == EventKind.RESIZE and e.job in pending:
             out.append((e.job, e.time - pending.pop(e.job)))
     return out
 

@@ -18,6 +18,7 @@ import pandas as pd
 
 from experiments.config import ExperimentConfig
 from experiments.replay import class_models
+from scheduler.jobs import Outcome
 
 COLUMNS = ["cell_id", "policy", "rate", "job_id", "cls", "p", "measured_s", "predicted_s", "ratio", "ratio_norm"]
 
@@ -34,7 +35,7 @@ def unresized(jobs: pd.DataFrame, config: Mapping[str, Any], profiles: Mapping[s
         models = class_models(ExperimentConfig.model_validate(dict(config)), dict(profiles))
     except (ValueError, KeyError):  # a store whose config or profiles give no class model: nothing to check
         return pd.DataFrame(columns=COLUMNS)
-    done = jobs[(jobs.status == "done") & (jobs.preemptions == 0)
+    done = jobs[(jobs.status == Outcome.DONE) & (jobs.preemptions == 0)
                 & (jobs.mean_procs.astype(float) == jobs.max_procs.astype(float)) & jobs.cls.isin(list(models))]
     if done.empty:
         return pd.DataFrame(columns=COLUMNS)

@@ -36,6 +36,7 @@ from pathlib import Path
 import pandas as pd
 
 from experiments.store import ResultsStore
+from scheduler.jobs import Outcome
 
 FAULTS = ("kill-workstation", "freeze-workstation", "cut-link", "restart-dockerd", "disk-full",
           "kill-runner", "flood-channel")
@@ -291,7 +292,7 @@ def stored(out: Path) -> tuple[int, int]:
         return 0, 0
     with store:
         jobs = store.jobs_frame()
-    return len(jobs), int((jobs.status != "done").sum()) if len(jobs) else 0
+    return len(jobs), int((jobs.status != Outcome.DONE).sum()) if len(jobs) else 0
 
 
 def done_jobs(out: Path) -> set[tuple[int, int]]:
@@ -300,7 +301,7 @@ def done_jobs(out: Path) -> set[tuple[int, int]]:
         return set()
     with store:
         jobs = store.jobs_frame()
-    return {(int(c), int(j)) for c, j, s in zip(jobs.cell_id, jobs.job_id, jobs.status) if s == "done"}
+    return {(int(c), int(j)) for c, j, s in zip(jobs.cell_id, jobs.job_id, jobs.status) if s == Outcome.DONE}
 
 
 def progress(out: Path) -> tuple[int, int, bool]:
@@ -310,7 +311,7 @@ def progress(out: Path) -> tuple[int, int, bool]:
         return 0, 0, False
     with store:
         jobs, cells = store.jobs_frame(), store.cells_frame()
-    done = int((jobs.status == "done").sum()) if len(jobs) else 0
+    done = int((jobs.status == Outcome.DONE).sum()) if len(jobs) else 0
     return done, (len(jobs) - done), bool(len(cells) and (cells.status == "interrupted").any())
 
 
@@ -325,7 +326,7 @@ def rerun_after_done(out: Path) -> int:
         jobs = store.jobs_frame()
         for cell in store.cells_frame().cell_id:
             cell = int(cell)
-            mine = jobs[(jobs.cell_id == cell) & (jobs.status == "done")]
+            mine = jobs[(jobs.cell_id == cell) & (jobs.status == Outcome.DONE)]
             stored_in = dict(zip(mine.job_id.astype(int), mine.segment.astype(int)))
             artifacts = store.artifacts(cell)
             for seg in store.segments(cell):

@@ -80,14 +80,17 @@ from scheduler.model import Job
 from scheduler.policy import Policy
 from scheduler.registry import get_policy
 from scheduler.results import SimResult, TimelineEvent
-from scheduler.snapshot import Reason, Snapshot, Status
+from scheduler.jobs import EventKind, JobStatus
+from scheduler.snapshot import Reason, Snapshot
 from scheduler.state_machine import PolicyError, SchedulerState, TrackedJob, check_jobs
 
 __all__ = ["PolicyError", "Schedule", "check_jobs", "check_schedule", "check_speeds", "simulate"]
 
 _heappush, _heappop = heapq.heappush, heapq.heappop
 _FINISH, _ACK, _RECONF = 0, 1, 2
-_PREEMPTING = Status.PREEMPTING
+_PREEMPTING = JobStatus.PREEMPTING
+_E_ARRIVE, _E_START, _E_FINISH = EventKind.ARRIVE, EventKind.START, EventKind.FINISH
+_E_PREEMPT_REQUEST, _E_ACK, _E_RESIZE = EventKind.PREEMPT_REQUEST, EventKind.ACK, EventKind.RESIZE
 _ARRIVAL, _COMPLETION, _ACKED, _RECONFIGURED = Reason.ARRIVAL, Reason.COMPLETION, Reason.ACK, Reason.RECONFIGURED
 _EPS = 1e-9
 _MAX_ZERO_OVERHEAD_ROUNDS = 64
@@ -305,14 +308,14 @@ class _Engine(SchedulerState):
         self.tick += 1
         _heappush(self.heap, (job.t0 + T, self.tick, _FINISH, job, job.ver))
         if self.record:
-            self.log.append(TimelineEvent(now, job.id, "start", procs))
+            self.log.append(TimelineEvent(now, job.id, _E_START, procs))
 
     def _preempt(self, job: _Run) -> bool:
         """Request a preemption; True if acknowledged on the spot (zero overhead)."""
         self.preempt(job)
         now = self.now
         if self.record:
-            self.log.append(TimelineEvent(now, job.id, "preempt_request", job.procs))
+            self.log.append(TimelineEvent(now, job.id, _E_PREEMPT_REQUEST, job.procs))
         dt = now - job.t0  # negative while a start-up or reconfiguration pause lasts
         x = job.x + dt * job.rate if dt > 0 else job.x
         if self.zero:
@@ -336,7 +339,7 @@ class _Engine(SchedulerState):
         job.rate = 0.0
         job.ver += 1  # its finish event no longer holds
         if self.record:
-            self.log.append(TimelineEvent(self.now, job.id, "ack", job.procs))
+            self.log.append(TimelineEvent(self.now, job.id, _E_ACK, job.procs))
 
     def _resize(self, job: _Run, procs: tuple[int, ...]) -> None:
         old_procs, old = job.procs, job.pmask
@@ -374,7 +377,7 @@ class _Engine(SchedulerState):
             job.reconf_at = t0
             self._push(t0, _RECONF, job)
         if self.record:
-            self.log.append(TimelineEvent(now, job.id, "resize", procs))
+            self.log.append(TimelineEvent(now, job.id, _E_RESIZE, procs))
 
     def _finish(self, job: _Run) -> None:
         now = self.now
@@ -386,7 +389,7 @@ class _Engine(SchedulerState):
             for p in procs:
                 ready[p] = now + job.teardown
         if self.record:
-            self.log.append(TimelineEvent(now, job.id, "finish", procs))
+            self.log.append(TimelineEvent(now, job.id, _E_FINISH, procs))
 
     def _step(self, p: int, fraction: float) -> None:
         """Workstation p's owners leave it `fraction` from now: re-pace every job computing there."""
@@ -454,7 +457,7 @@ class _Engine(SchedulerState):
                 self.now = spec.arrival
                 admit(job)
                 if record:
-                    log.append(TimelineEvent(spec.arrival, job.id, "arrive", ()))
+                    log.append(TimelineEvent(spec.arrival, job.id, _E_ARRIVE, ()))
                 call(_ARRIVAL, job)
             else:
                 break

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from scheduler.jobs import EventKind
 from scheduler.results import TimelineEvent
 
 
@@ -29,12 +30,12 @@ def check_timeline(timeline: Iterable[TimelineEvent], P: int, pmax: Mapping[obje
             problems.append(f"{where} {e.event} logged after t={last:.3f}: time went backwards")
         last = max(last, e.time)
         procs = set(e.procs)
-        if e.event in ("start", "resize"):
+        if e.event in (EventKind.START, EventKind.RESIZE):
             if any(p < 0 or p >= P for p in procs):
                 problems.append(f"{where} {e.event} outside 0..{P - 1}: {sorted(procs)}")
             if pmax is not None and not 1 <= len(procs) <= pmax[e.job]:
                 problems.append(f"{where} {e.event} on {len(procs)} processors (allowed 1..{pmax[e.job]})")
-            if e.event == "resize":
+            if e.event == EventKind.RESIZE:
                 old = held.get(e.job, set())
                 if not (old <= procs or procs <= old):
                     problems.append(f"{where} resize {sorted(old)} -> {sorted(procs)} breaks the subset rule")
@@ -45,7 +46,7 @@ def check_timeline(timeline: Iterable[TimelineEvent], P: int, pmax: Mapping[obje
                 if other != e.job and theirs & procs:
                     problems.append(f"{where} {e.event} on {sorted(procs)} while job {other} holds {sorted(theirs)}")
             held[e.job] = procs
-        elif e.event == "finish":
+        elif e.event == EventKind.FINISH:
             finished.add(e.job)
             held.pop(e.job, None)
         if sum(len(s) for s in held.values()) > P:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
+from scheduler.jobs import EventKind, JobRecord
+
 if TYPE_CHECKING:  # pandas loads in the two methods that build frames: the engine does not need it
     import pandas as pd
 
@@ -30,59 +32,13 @@ COMPLETED_SUCCESSFULLY, COMPLETED_FAILED = "COMPLETED_SUCCESSFULLY", "COMPLETED_
 
 
 class TimelineEvent(NamedTuple):
-    """One row of the timeline. event is one of arrive, start,
-    preempt_request, ack, resize, finish; procs is the set held after it
-    (for finish, the set released; for arrive, empty)."""
+    """One row of the timeline: procs is the set held after it (for finish, the set released;
+    for arrive, empty)."""
 
     time: float
     job: int | str
-    event: str
+    event: EventKind
     procs: tuple[int, ...]
-
-
-class JobRecord(NamedTuple):
-    """Outcome of one job; times in seconds. A NamedTuple because a study
-    makes millions of them.
-
-    stretch = turnaround / execution time (finish - start), Batsim's definition.
-    mean_partition is the time-weighted mean number of processors held
-    between start and finish. allocations is the history of processor sets
-    the job ran on, in order; allocated is their union (Batsim's column).
-    requested is the most processors the job asked for: its pmax capped at
-    the machine size (the whole machine when its model has no limit); -1
-    when not known. profile says how the job was run: its class live, its
-    execution-time model's type in the simulator.
-    """
-
-    id: int | str
-    submission: float
-    start: float
-    finish: float
-    preemptions: int
-    mean_partition: float
-    allocations: tuple[tuple[int, ...], ...]
-    requested: int = -1
-    profile: str = ""
-
-    @property
-    def allocated(self) -> tuple[int, ...]:
-        return tuple(sorted({p for procs in self.allocations for p in procs}))
-
-    @property
-    def wait(self) -> float:
-        return self.start - self.submission
-
-    @property
-    def turnaround(self) -> float:
-        return self.finish - self.submission
-
-    @property
-    def execution(self) -> float:
-        return self.finish - self.start
-
-    @property
-    def stretch(self) -> float:
-        return self.turnaround / self.execution if self.execution > 0 else float("inf")
 
 
 def interval_set(procs: tuple[int, ...]) -> str:
@@ -130,7 +86,7 @@ class SimResult:
         return pd.DataFrame(self.job_columns(success))
 
     def job_columns(self, success: list[bool] | None = None) -> dict[str, list]:
-        """to_dataframe's columns, in order, as plain lists: scheduler.csv_out writes them without pandas."""
+        """to_dataframe's columns, in order, as plain lists: experiments.traces.csv_out writes them without pandas."""
         jobs = self.jobs
         ok = [True] * len(jobs) if success is None else list(success)
         if len(ok) != len(jobs):
@@ -165,7 +121,7 @@ class SimResult:
         return pd.DataFrame(self.timeline_columns())
 
     def timeline_columns(self) -> dict[str, list]:
-        """timeline_dataframe's columns, in order, as plain lists (for scheduler.csv_out)."""
+        """timeline_dataframe's columns, in order, as plain lists (for experiments.traces.csv_out)."""
         texts: dict[tuple[int, ...], str] = {}  # a run holds few distinct sets: format each once
         return {
             "time": [e.time for e in self.timeline],

@@ -11,6 +11,7 @@ from enum import Enum
 from typing import Mapping, Sequence
 
 from scheduler.availability import Availability
+from scheduler.jobs import JobStatus
 from scheduler.model import Model
 
 
@@ -21,14 +22,6 @@ class Reason(str, Enum):
     COMPLETION = "completion"
     ACK = "ack"  # a job reached a safe point after a preemption request
     RECONFIGURED = "reconfigured"  # a resized job finished paying its reconfiguration cost
-
-
-class Status(str, Enum):
-    QUEUED = "queued"
-    RUNNING = "running"
-    PREEMPTING = "preempting"  # asked to preempt, still running until its next safe point
-    PREEMPTED = "preempted"  # acknowledged; holds its processors, makes no progress, awaits a resize
-    FINISHED = "finished"
 
 
 class JobView:
@@ -50,7 +43,7 @@ class JobView:
         self.model = model
         self.pmax = P if model.pmax is None else min(model.pmax, P)
         self.t1 = model.T(1)
-        self.status = Status.QUEUED
+        self.status = JobStatus.QUEUED
         self.procs: tuple[int, ...] = ()
 
     def __repr__(self) -> str:

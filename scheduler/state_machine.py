@@ -25,11 +25,11 @@ from operator import attrgetter
 
 from scheduler.model import Job, Model
 from scheduler.policy import Policy
-from scheduler.results import JobRecord
-from scheduler.snapshot import JobView, Status
+from scheduler.jobs import JobRecord, JobStatus
+from scheduler.snapshot import JobView
 
-_QUEUED, _RUNNING, _FINISHED = Status.QUEUED, Status.RUNNING, Status.FINISHED
-_PREEMPTING, _PREEMPTED = Status.PREEMPTING, Status.PREEMPTED
+_QUEUED, _RUNNING, _FINISHED = JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.FINISHED
+_PREEMPTING, _PREEMPTED = JobStatus.PREEMPTING, JobStatus.PREEMPTED
 _ARRIVAL_KEY = attrgetter("arrival")
 
 

@@ -227,7 +227,7 @@ def _availability(folder: Path) -> object:
 
 
 def _jobs_csv(folder: Path) -> object:
-    from scheduler.jobs_csv import read_jobs
+    from experiments.traces.jobs_csv import read_jobs
     return read_jobs(folder / "jobs.csv")
 
 

@@ -52,9 +52,9 @@ def _simulate_and_write(jobs_csv: Path, policy: str, processors: int, timeline_o
     """Read, simulate and write, with what exists frozen out of the cyclic GC (simulate_command)."""
     import gc
 
-    from scheduler.csv_out import write_jobs, write_timeline
+    from experiments.traces.csv_out import write_jobs, write_timeline
     from scheduler.engine import simulate
-    from scheduler.jobs_csv import read_jobs
+    from experiments.traces.jobs_csv import read_jobs
     from scheduler.registry import get_policy
 
     try:

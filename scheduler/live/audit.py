@@ -16,10 +16,11 @@ from typing import Sequence
 
 from scheduler import invariants
 from scheduler.actions import Preempt, Start
+from scheduler.jobs import EventKind, JobStatus
 from scheduler.live.result import LiveResult
 from scheduler.live.stream import Arrival
 from scheduler.registry import get_policy
-from scheduler.snapshot import JobView, Reason, Snapshot, Status
+from scheduler.snapshot import JobView, Reason, Snapshot
 
 
 def check_timeline(result: LiveResult) -> list[str]:
@@ -47,14 +48,14 @@ def check_actions(result: LiveResult) -> list[str]:
     for d in result.decisions:
         for a in d.actions:
             if type(a) is Preempt:
-                decided[a.job].append(("preempt_request", ()))
+                decided[a.job].append((EventKind.PREEMPT_REQUEST, ()))
             else:
-                decided[a.job].append(("start" if type(a) is Start else "resize", tuple(sorted(a.procs))))
+                decided[a.job].append((EventKind.START if type(a) is Start else EventKind.RESIZE, tuple(sorted(a.procs))))
     done: dict[object, list] = defaultdict(list)
     for e in result.timeline:
-        if e.event == "preempt_request":
+        if e.event == EventKind.PREEMPT_REQUEST:
             done[e.job].append((e.event, ()))
-        elif e.event in ("start", "resize"):
+        elif e.event in (EventKind.START, EventKind.RESIZE):
             done[e.job].append((e.event, tuple(sorted(e.procs))))
     return [f"job {j}: policy decided {decided.get(j, [])}, executed {done.get(j, [])}"
             for j in sorted(set(decided) | set(done), key=str) if decided.get(j, []) != done.get(j, [])]
@@ -70,8 +71,8 @@ def replay(result: LiveResult, arrivals: Sequence[Arrival], policy: str | None =
     problems: list[str] = []
     for i, d in enumerate(result.decisions):
         tables = {}
-        for status, key in ((Status.RUNNING, "running"), (Status.PREEMPTING, "preempting"),
-                            (Status.PREEMPTED, "preempted")):
+        for status, key in ((JobStatus.RUNNING, "running"), (JobStatus.PREEMPTING, "preempting"),
+                            (JobStatus.PREEMPTED, "preempted")):
             table = {}
             for jid, procs in d.state[key]:
                 v = views[jid]
@@ -81,11 +82,11 @@ def replay(result: LiveResult, arrivals: Sequence[Arrival], policy: str | None =
         queue = []
         for jid in d.state["queue"]:
             v = views[jid]
-            v.status, v.procs = Status.QUEUED, ()
+            v.status, v.procs = JobStatus.QUEUED, ()
             queue.append(v)
         subject = views[d.subject]
         if d.reason == Reason.COMPLETION.value:
-            subject.status, subject.procs = Status.FINISHED, ()
+            subject.status, subject.procs = JobStatus.FINISHED, ()
         snap = Snapshot(d.time, result.P, Reason(d.reason), subject, d.state["free_mask"], tables["running"],
                         tables["preempting"], tables["preempted"], queue, availability=d.state.get("availability"))
         again = tuple(pol.decide(snap))

@@ -41,14 +41,15 @@ from typing import Callable, Sequence
 
 from scheduler.actions import Preempt, Resize, Start
 from scheduler.availability import Availability
+from scheduler.jobs import EventKind, JobRecord, JobStatus, Outcome
 from scheduler.live.channel import Event, Launch
 from scheduler.live.result import Decision, JobState, LiveResult, PhysicalRun
 from scheduler.live.stream import Arrival
 from scheduler.model import Job
 from scheduler.policy import Policy
 from scheduler.registry import get_policy
-from scheduler.results import JobRecord, TimelineEvent
-from scheduler.snapshot import Reason, Snapshot, Status
+from scheduler.results import TimelineEvent
+from scheduler.snapshot import Reason, Snapshot
 from scheduler.state_machine import PolicyError, SchedulerState, TrackedJob, check_jobs
 from workloads import channel_auth
 from workloads.host.control_server import ControlServer
@@ -156,7 +157,7 @@ class LiveExecutor:
     def _rel(self, at: float) -> float:
         return at - self.t0
 
-    def _log(self, t: float, job: _Job, event: str, procs: tuple[int, ...]) -> None:
+    def _log(self, t: float, job: _Job, event: EventKind, procs: tuple[int, ...]) -> None:
         self.timeline.append(TimelineEvent(t, job.id, event, procs))
 
     # -- the run --------------------------------------------------------------
@@ -231,7 +232,7 @@ class LiveExecutor:
         job = _Job(arrival, seq, self.P, f"{self.tag}-{arrival.id}")
         self.jobs.append(job)
         self.state.admit(job)
-        self._log(arrival.arrival, job, "arrive", ())
+        self._log(arrival.arrival, job, EventKind.ARRIVE, ())
         self.progress(f"job {job.id} arrived", self.n_done, len(self.arrivals))
         self._call(Reason.ARRIVAL, job, arrival.arrival)
 
@@ -247,14 +248,14 @@ class LiveExecutor:
                         break
                     if message["type"] == "preempt" and job.request is not None:
                         job.request.sent_at = self._rel(sent)
-                        self._log(job.request.sent_at, job, "preempt_request", job.request.from_procs)
+                        self._log(job.request.sent_at, job, EventKind.PREEMPT_REQUEST, job.request.from_procs)
                 else:
                     job.outbox.clear()
         elif kind == "ack":
             self.state.ack(job)
             job.request.ack_at = t
             job.request.iteration = int(ev.message.get("iteration", -1))
-            self._log(t, job, "ack", job.procs)
+            self._log(t, job, EventKind.ACK, job.procs)
             self._call(Reason.ACK, job, t)
         elif kind == "released":
             r = job.reconf
@@ -275,7 +276,7 @@ class LiveExecutor:
             job.done = ev.message
             if job.request is not None:  # the job ended before its next safe point
                 if job.request.sent_at is None:  # or even before the request could reach it
-                    self._log(job.request.requested_at, job, "preempt_request", job.request.from_procs)
+                    self._log(job.request.requested_at, job, EventKind.PREEMPT_REQUEST, job.request.from_procs)
                     job.outbox.clear()
                 job.request.outcome = "finished first"
                 job.resizes.append(job.request)
@@ -305,7 +306,7 @@ class LiveExecutor:
             job.leaving = None
             if job.reconf is not None:
                 job.reconf.exited_at = t
-        if job.status is not Status.FINISHED and not (clean and leaving):
+        if job.status is not JobStatus.FINISHED and not (clean and leaving):
             job.failed = True
             memory = memory_reason(ev.output)
             if memory:  # the cause, over whatever the channel saw of the rank's death
@@ -316,20 +317,20 @@ class LiveExecutor:
                 self.waiting.remove(job.pending)
             job.pending = None
             self._finish(job, t)
-        elif job.status is Status.FINISHED and not clean and not job.failed:
+        elif job.status is JobStatus.FINISHED and not clean and not job.failed:
             job.error = f"mpiexec exited {ev.exit_code} after done: {ev.output.strip()[-300:]}"
         launch.release()
-        if job.status is Status.FINISHED and job.current is launch:
+        if job.status is JobStatus.FINISHED and job.current is launch:
             self.server.forget(job.key)
         self._launch_waiting()
 
     def _finish(self, job: _Job, t: float) -> None:
-        if job.status is Status.FINISHED:
+        if job.status is JobStatus.FINISHED:
             return
         if job.outbox and job.request is not None:  # a request that never reached the job
-            self._log(job.request.requested_at, job, "preempt_request", job.request.from_procs)
+            self._log(job.request.requested_at, job, EventKind.PREEMPT_REQUEST, job.request.from_procs)
             job.outbox.clear()
-        self._log(t, job, "finish", self.state.finish(job, t))
+        self._log(t, job, EventKind.FINISH, self.state.finish(job, t))
         self.n_done += 1
         what = "failed" if job.failed else "finished"
         if self.on_finish is not None:
@@ -378,7 +379,7 @@ class LiveExecutor:
             sent = launch.send({"type": "preempt"})
         if sent is not None:
             job.request.sent_at = self._rel(sent)
-            self._log(job.request.sent_at, job, "preempt_request", job.procs)
+            self._log(job.request.sent_at, job, EventKind.PREEMPT_REQUEST, job.procs)
         else:  # launching or relaunching: sent when the new mpiexec says hello (or never: it ended)
             job.outbox.append({"type": "preempt"})
 
@@ -391,7 +392,7 @@ class LiveExecutor:
         r.to_procs, r.to_hosts, r.kind, r.partition_at = procs, tuple(new_hosts), kind, t
         if job.current.send({"type": "partition", "hosts": new_hosts}) is None:
             job.error = "channel closed before the partition could be sent"  # its exit event fails it
-        self._log(t, job, "resize", procs)
+        self._log(t, job, EventKind.RESIZE, procs)
         if kind != "same":
             job.leaving = job.current
             self._queue_launch(job, procs, resume=True)
@@ -421,7 +422,7 @@ class LiveExecutor:
                 job.delay_s += delay
                 if not launch.resume:  # the job has started: the delay is part of its launch, as in the engine
                     job.start = job.t_area = self._rel(now)
-                    self._log(job.start, job, "start", job.procs)
+                    self._log(job.start, job, EventKind.START, job.procs)
                 continue
             self._start(launch)
 
@@ -451,7 +452,7 @@ class LiveExecutor:
                 job.reconf.relaunched_at = t
         elif math.isnan(job.start):
             job.start = job.t_area = t
-            self._log(t, job, "start", job.procs)
+            self._log(t, job, EventKind.START, job.procs)
 
     # -- results --------------------------------------------------------------
     def job_record(self, job: _Job) -> JobRecord:
@@ -460,7 +461,7 @@ class LiveExecutor:
 
     def _record(self, job: _Job) -> tuple[JobRecord, JobState]:
         return self.job_record(job), JobState(
-            job.id, job.cls.name, job.key, "failed" if job.failed else "done", job.error,
+            job.id, job.cls.name, job.key, Outcome.FAILED if job.failed else Outcome.DONE, job.error,
             len(job.launches), job.done, job.delay_s)
 
     def holders(self) -> dict[str, int | str]:

@@ -18,7 +18,8 @@ from typing import Any
 import pandas as pd
 
 from scheduler.actions import Action
-from scheduler.results import JobRecord, SimResult, TimelineEvent, interval_set
+from scheduler.jobs import EventKind, JobRecord, Outcome
+from scheduler.results import SimResult, TimelineEvent, interval_set
 from scheduler.snapshot import Snapshot
 from workloads.host.records import ResizeRecord
 
@@ -62,7 +63,7 @@ class JobState:
     id: int | str
     job_class: str
     key: str  # the workload's --job (checkpoint directory)
-    status: str  # done or failed
+    status: Outcome
     error: str
     launches: int
     report: dict[str, Any] = field(default_factory=dict)  # the coordinator's done message
@@ -88,7 +89,7 @@ class LiveResult:
     def to_dataframe(self) -> pd.DataFrame:
         """The engine's per-job columns (Batsim's, then ours), then status (done/failed), error and the
         overhead knob's seconds. A failed job has success 0 and final_state COMPLETED_FAILED."""
-        df = self.sim_result().to_dataframe(success=[s.status == "done" for s in self.states])
+        df = self.sim_result().to_dataframe(success=[s.status == Outcome.DONE for s in self.states])
         df["status"] = [s.status for s in self.states]
         df["error"] = [s.error for s in self.states]
         df["overhead_s"] = [s.overhead_s for s in self.states]
@@ -114,7 +115,7 @@ class LiveResult:
 
     @property
     def failed(self) -> list[JobState]:
-        return [s for s in self.states if s.status != "done"]
+        return [s for s in self.states if s.status != Outcome.DONE]
 
     def summary(self) -> dict[str, float]:
         s = dict(self.sim_result().summary())
@@ -123,7 +124,7 @@ class LiveResult:
         s.update(
             failed=len(self.failed),
             preemptions=sum(r.preemptions for r in self.jobs),
-            resizes=sum(1 for e in self.timeline if e.event == "resize"),
+            resizes=sum(1 for e in self.timeline if e.event == EventKind.RESIZE),
             resizes_changed=sum(1 for r in self.resizes if r.kind in ("loser", "winner")),
             decisions=len(times),
             decide_median_us=statistics.median(times) * 1e6 if times else float("nan"),

@@ -5,7 +5,8 @@ from typing import Iterable
 
 from scheduler.actions import Action, Resize, Start
 from scheduler.alloc import grow, shrink, take
-from scheduler.snapshot import JobView, Status
+from scheduler.jobs import JobStatus
+from scheduler.snapshot import JobView
 
 
 def restart(targets: Iterable[tuple[JobView, int]], free: set[int]) -> list[Action]:
@@ -21,7 +22,7 @@ def restart(targets: Iterable[tuple[JobView, int]], free: set[int]) -> list[Acti
     starts: list[Action] = []
     later: list[tuple[JobView, int]] = []
     for job, n in targets:
-        if job.status is Status.PREEMPTED:
+        if job.status is JobStatus.PREEMPTED:
             old = job.procs
             if n <= len(old):
                 kept = shrink(old, n)
@@ -32,7 +33,7 @@ def restart(targets: Iterable[tuple[JobView, int]], free: set[int]) -> list[Acti
         elif n > 0:
             later.append((job, n))
     for job, n in later:
-        if job.status is Status.PREEMPTED:
+        if job.status is JobStatus.PREEMPTED:
             winners.append(Resize(job.id, grow(job.procs, free, n - len(job.procs))))
         else:
             starts.append(Start(job.id, take(free, n)))

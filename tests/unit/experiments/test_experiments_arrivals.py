@@ -53,7 +53,7 @@ def test_weights_are_normalised() -> None:
 def test_common_random_numbers_across_rates() -> None:
     slow = stream({"cg300": 0.5, "cg500": 0.5}, 0.25, 2000, demand="exponential", seed=2, replication=4)
     fast = stream({"cg300": 0.5, "cg500": 0.5}, 0.5, 2000, demand="exponential", seed=2, replication=4)
-    assert [f.arrival for f in fast] == [s.arrival / 2 for s in slow]  # exactly half
+    assert [f.arrival_s for f in fast] == [s.arrival_s / 2 for s in slow]  # exactly half
     assert [f.cls for f in fast] == [s.cls for s in slow]
     assert [f.demand for f in fast] == [s.demand for s in slow]
 
@@ -66,13 +66,13 @@ def test_same_replication_same_draws_at_any_rate(seed: int, rep: int, r1: float,
     b = stream({"a": 1.0, "b": 1.0}, r2, 50, demand="exponential", seed=seed, replication=rep)
     assert [j.cls for j in a] == [j.cls for j in b]
     assert [j.demand for j in a] == [j.demand for j in b]
-    np.testing.assert_allclose([j.arrival * r1 for j in a], [j.arrival * r2 for j in b], rtol=1e-12)
+    np.testing.assert_allclose([j.arrival_s * r1 for j in a], [j.arrival_s * r2 for j in b], rtol=1e-12)
 
 
 def test_gaps_and_demands_do_not_depend_on_the_mix() -> None:
     a = stream({"a": 0.5, "b": 0.5}, 1.0, 200, demand="exponential", seed=9)
     b = stream({"a": 0.2, "b": 0.8}, 1.0, 200, demand="exponential", seed=9)
-    assert [j.arrival for j in a] == [j.arrival for j in b]
+    assert [j.arrival_s for j in a] == [j.arrival_s for j in b]
     assert [j.demand for j in a] == [j.demand for j in b]
 
 
@@ -81,16 +81,16 @@ def test_replications_and_seeds_differ_and_each_reproduces() -> None:
     assert base == stream({"a": 1.0}, 1.0, 100, seed=1, replication=0)
     other_rep = stream({"a": 1.0}, 1.0, 100, seed=1, replication=1)
     other_seed = stream({"a": 1.0}, 1.0, 100, seed=2, replication=0)
-    assert all(a.arrival != b.arrival for a, b in zip(base, other_rep))
-    assert all(a.arrival != b.arrival for a, b in zip(base, other_seed))
+    assert all(a.arrival_s != b.arrival_s for a, b in zip(base, other_rep))
+    assert all(a.arrival_s != b.arrival_s for a, b in zip(base, other_seed))
 
 
 def test_first_arrival_is_one_draw_after_zero_and_ids_are_positions() -> None:
     jobs = stream({"a": 1.0}, 1.0, 10, seed=4)
-    assert jobs[0].arrival > 0
+    assert jobs[0].arrival_s > 0
     assert [j.id for j in jobs] == list(range(10))
-    assert all(b.arrival >= a.arrival for a, b in pairwise(jobs))
-    assert all(j.requested is None for j in jobs)
+    assert all(b.arrival_s >= a.arrival_s for a, b in pairwise(jobs))
+    assert all(j.requested_procs is None for j in jobs)
 
 
 def test_a_longer_stream_extends_a_shorter_one() -> None:

@@ -113,8 +113,8 @@ def test_without_a_cached_profile_the_estimate_is_a_floor_from_reference_work(tm
     assert set(p.profiling_s) == {"syn", "cg"}  # every class is still to be profiled
     assert [(c.policy, c.rate, c.replication) for c in p.cells] == cells(config)
     for c in p.cells:  # the last job arrives, then computes at least its own work on 4 workstations
-        last = max(stream_for(config, c.rate, c.replication), key=lambda j: j.arrival)
-        assert c.makespan_s >= last.arrival + models[last.cls].W / 4 - 1e-9
+        last = max(stream_for(config, c.rate, c.replication), key=lambda j: j.arrival_s)
+        assert c.makespan_s >= last.arrival_s + models[last.cls].W / 4 - 1e-9
         assert c.total_s == pytest.approx(c.makespan_s + plan.CELL_OVERHEAD_S)
         assert 0 < c.utilisation <= 1 + 1e-9
     assert p.total_s == pytest.approx(plan.SETUP_S + sum(p.profiling_s.values())

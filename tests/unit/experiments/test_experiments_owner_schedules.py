@@ -58,6 +58,6 @@ def test_a_job_through_a_burst_is_predicted_longer(demo):
     free = predict(jobs, {"x": model}, "RA", 8)
     held = predict(jobs, {"x": model}, "RA", 8, schedule=sched)
     # every job spans ws7 and ws8 on 8 workstations: each loses what the bursts it met took
-    assert all(h.execution >= f.execution - 1e-9 for h, f in zip(held, free))
-    assert sum(h.execution > f.execution + 0.1 for h, f in zip(held, free)) >= 3
-    assert sum(h.execution for h in held) / sum(f.execution for f in free) < 1 / 0.6
+    assert all(h.execution_s >= f.execution_s - 1e-9 for h, f in zip(held, free))
+    assert sum(h.execution_s > f.execution_s + 0.1 for h, f in zip(held, free)) >= 3
+    assert sum(h.execution_s for h in held) / sum(f.execution_s for f in free) < 1 / 0.6

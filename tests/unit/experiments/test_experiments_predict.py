@@ -17,7 +17,7 @@ from experiments.predict import (
     summarize,
     workstation_speeds,
 )
-from experiments.records import JobOutcome, StreamJob
+from scheduler.jobs import FinishedJob, SubmittedJob
 from scheduler.engine import simulate
 from scheduler.model import Job, SevcikModel
 
@@ -27,25 +27,25 @@ RA_CLASS = {"a": ClassModel("a", W=4.0, alpha=1.0, beta=0.0)}
 MALLEABLE = {"m": ClassModel("m", W=4.0, alpha=0.0, beta=0.0, phases=4, reconfig_s=0.5)}
 
 
-def times(outcomes: list[JobOutcome]) -> list[tuple[float, float]]:
-    return [(o.start, o.finish) for o in outcomes]
+def times(outcomes: list[FinishedJob]) -> list[tuple[float, float]]:
+    return [(o.start_s, o.finish_s) for o in outcomes]
 
 
 def test_ra_three_jobs_on_two():
-    stream = [StreamJob(0, "a", 0.0), StreamJob(1, "a", 1.0), StreamJob(2, "a", 2.0)]
+    stream = [SubmittedJob(0, "a", 0.0), SubmittedJob(1, "a", 1.0), SubmittedJob(2, "a", 2.0)]
     out = predict(stream, RA_CLASS, "RA", 2)
     # job 0 alone: target 2 // 1 = 2, runs 0 -> T(2) = 3. Jobs 1 and 2 wait (nothing free);
     # at 3 the queue holds 2 jobs: target 1 each, both run 3 -> 3 + T(1) = 8.
     assert times(out) == [pytest.approx((0, 3)), pytest.approx((3, 8)), pytest.approx((3, 8))]
-    assert [(o.wait, o.execution, o.response) for o in out] == [(0, 3, 3), (2, 5, 7), (1, 5, 6)]
-    assert [(o.mean_procs, o.max_procs, o.requested, o.preemptions) for o in out] == \
+    assert [(o.wait_s, o.execution_s, o.response_s) for o in out] == [(0, 3, 3), (2, 5, 7), (1, 5, 6)]
+    assert [(o.mean_procs, o.max_procs, o.requested_procs, o.preemptions) for o in out] == \
         [(2, 2, 2, 0), (1, 1, 2, 0), (1, 1, 2, 0)]
-    assert [(o.job_id, o.cls, o.demand, o.arrival, o.status) for o in out] == \
+    assert [(o.id, o.cls, o.demand, o.arrival_s, o.status) for o in out] == \
         [(0, "a", 1.0, 0.0, "done"), (1, "a", 1.0, 1.0, "done"), (2, "a", 1.0, 2.0, "done")]
 
 
 def test_equi_two_jobs_with_reconfiguration_cost():
-    stream = [StreamJob(0, "m", 0.0), StreamJob(1, "m", 1.0)]
+    stream = [SubmittedJob(0, "m", 0.0), SubmittedJob(1, "m", 1.0)]
     out = predict(stream, MALLEABLE, "EQUI", 2)
     # job 0 on {0,1} at 1/T(2) = 1/2 per s: at 1 it is at 0.5, a safe point -> acks at once;
     # shrinks to {0} (new set: pays 0.5) and resumes at 1.5: 0.5 left × T(1) = 4 -> 2 s -> 3.5.
@@ -60,7 +60,7 @@ def test_equi_two_jobs_with_reconfiguration_cost():
 
 
 def test_folding_three_jobs():
-    stream = [StreamJob(0, "m", 0.0), StreamJob(1, "m", 1.0), StreamJob(2, "m", 2.0)]
+    stream = [SubmittedJob(0, "m", 0.0), SubmittedJob(1, "m", 1.0), SubmittedJob(2, "m", 2.0)]
     out = predict(stream, MALLEABLE, "FOLDING", 2)
     # 0 -> 1: job 0 on {0,1}; at 1 job 1 arrives, job 0 (at 0.5, a safe point) folds to {0},
     # pays 0.5, finishes 1.5 + 0.5 × 4 = 3.5; job 1 runs on {1} from 1 to 1 + 4 = 5.
@@ -71,18 +71,18 @@ def test_folding_three_jobs():
     assert [o.preemptions for o in out] == [1, 0, 1]
     # job 2: 1 proc × 2 s + 2 procs × 1.5 s = 5 over 3.5
     assert out[2].mean_procs == pytest.approx(5 / 3.5)
-    assert out[2].wait == pytest.approx(1.5)
+    assert out[2].wait_s == pytest.approx(1.5)
 
 
 def test_demand_scales_every_term_and_launch_is_added_once():
     cls = {"c": ClassModel("c", W=8.0, alpha=1.0, beta=0.5, phases=4, launch_s=0.5)}
     # demand 3 on P=2: 3 × (8/2 + 1 + 0.5 × 2) + 0.5 = 3 × 6 + 0.5 = 18.5
-    (one,) = predict([StreamJob(0, "c", 0.0, demand=3.0)], cls, "RA", 2)
-    assert one.execution == pytest.approx(18.5)
+    (one,) = predict([SubmittedJob(0, "c", 0.0, demand=3.0)], cls, "RA", 2)
+    assert one.execution_s == pytest.approx(18.5)
     # pmax from the fit: ceil(sqrt(8 / 0.5)) = 4, whatever the demand; on P=8 it runs on 4:
     # 3 × (8/4 + 1 + 0.5 × 4) + 0.5 = 3 × 5 + 0.5 = 15.5
-    (wide,) = predict([StreamJob(0, "c", 0.0, demand=3.0)], cls, "RA", 8)
-    assert (wide.execution, wide.max_procs, wide.requested) == (pytest.approx(15.5), 4, 4)
+    (wide,) = predict([SubmittedJob(0, "c", 0.0, demand=3.0)], cls, "RA", 8)
+    assert (wide.execution_s, wide.max_procs, wide.requested_procs) == (pytest.approx(15.5), 4, 4)
     model = cls["c"].model(3.0)
     assert (model.W, model.alpha, model.beta, model.pmax) == (24.0, 3.5, 1.5, 4)
     # safe points scale with the demand: round(3 × 4) = 12; round(0.1 × 4) = 0 -> at least 1
@@ -92,28 +92,28 @@ def test_demand_scales_every_term_and_launch_is_added_once():
 def test_requested_caps_pmax():
     cls = {"c": ClassModel("c", W=8.0, alpha=1.0, beta=0.5, launch_s=0.5)}
     # requested 1 of fit pmax 4: T(1) = 8 + 1 + 0.5 + 0.5 = 10
-    (one,) = predict([StreamJob(0, "c", 0.0, requested=1)], cls, "RA", 8)
-    assert (one.execution, one.max_procs, one.requested) == (pytest.approx(10.0), 1, 1)
+    (one,) = predict([SubmittedJob(0, "c", 0.0, requested_procs=1)], cls, "RA", 8)
+    assert (one.execution_s, one.max_procs, one.requested_procs) == (pytest.approx(10.0), 1, 1)
     # a request above the fit's pmax keeps pmax 4; a class pmax of None with beta = 0 runs on P
-    (big,) = predict([StreamJob(0, "c", 0.0, requested=6)], cls, "RA", 8)
-    assert big.requested == 4
-    (unlimited,) = predict([StreamJob(0, "a", 0.0, requested=6)], RA_CLASS, "RA", 8)
-    assert (unlimited.requested, unlimited.max_procs) == (6, 6)
+    (big,) = predict([SubmittedJob(0, "c", 0.0, requested_procs=6)], cls, "RA", 8)
+    assert big.requested_procs == 4
+    (unlimited,) = predict([SubmittedJob(0, "a", 0.0, requested_procs=6)], RA_CLASS, "RA", 8)
+    assert (unlimited.requested_procs, unlimited.max_procs) == (6, 6)
     # the class's own pmax wins over the fit's optimum
     assert ClassModel("c", W=8.0, alpha=1.0, beta=0.5, pmax=2).model(1.0).pmax == 2
 
 
 def test_slowest_member_sets_the_pace():
-    stream = [StreamJob(0, "a", 0.0)]
+    stream = [SubmittedJob(0, "a", 0.0)]
     # on {0,1}: T(2) = 3 at the slower speed 0.5 -> 6 s, whichever workstation is slow
-    assert predict(stream, RA_CLASS, "RA", 2, speeds=[1.0, 0.5])[0].execution == pytest.approx(6.0)
-    assert predict(stream, RA_CLASS, "RA", 2, speeds=[0.5, 1.0])[0].execution == pytest.approx(6.0)
+    assert predict(stream, RA_CLASS, "RA", 2, speeds=[1.0, 0.5])[0].execution_s == pytest.approx(6.0)
+    assert predict(stream, RA_CLASS, "RA", 2, speeds=[0.5, 1.0])[0].execution_s == pytest.approx(6.0)
     # Menascé & Rao eq. 1: a 5 s task where owners leave 0.8 of the CPU takes 5 / 0.8 = 6.25
-    assert predict(stream, RA_CLASS, "RA", 1, speeds=[0.8])[0].execution == pytest.approx(6.25)
+    assert predict(stream, RA_CLASS, "RA", 1, speeds=[0.8])[0].execution_s == pytest.approx(6.25)
 
 
 def test_speeds_through_resizes():
-    stream = [StreamJob(0, "m", 0.0), StreamJob(1, "m", 1.0)]
+    stream = [SubmittedJob(0, "m", 0.0), SubmittedJob(1, "m", 1.0)]
     out = predict(stream, MALLEABLE, "EQUI", 2, speeds=[1.0, 0.5])
     # job 0 on {0,1} at 0.5 / T(2) = 1/4 per s: at 1 it is at 0.25, a safe point: shrinks to {0}
     # (speed 1), pays 0.5, resumes at 1.5: 0.75 × 4 = 3 s -> 4.5.
@@ -123,7 +123,7 @@ def test_speeds_through_resizes():
 
 
 def test_a_job_off_the_slow_workstation_is_not_slowed():
-    stream = [StreamJob(0, "a", 0.0), StreamJob(1, "a", 0.0)]
+    stream = [SubmittedJob(0, "a", 0.0), SubmittedJob(1, "a", 0.0)]
     cls = {"a": ClassModel("a", W=4.0, alpha=1.0, beta=0.0, phases=4)}
     out = predict(stream, cls, "EQUI", 2, speeds=[1.0, 0.5])
     # job 0 starts on {0,1} (pace 0.5: T = 3 / 0.5 = 6 s); a live job answers only after a phase,
@@ -231,7 +231,7 @@ def test_overhead_errors():
 
 
 def outcome(job_id, arrival, start, finish, procs, pre, status="done"):
-    return JobOutcome(job_id, "a", 1.0, arrival, start, finish, procs, 4, 4, pre, status)
+    return FinishedJob(job_id, "a", 1.0, arrival, start, finish, procs, 4, 4, pre, status)
 
 
 def test_summarize_skips_warmup_and_failed_jobs():
@@ -254,7 +254,7 @@ def test_summarize_skips_warmup_and_failed_jobs():
 
 
 def test_summarize_predicted_and_empty():
-    stream = [StreamJob(0, "a", 0.0), StreamJob(1, "a", 1.0), StreamJob(2, "a", 2.0)]
+    stream = [SubmittedJob(0, "a", 0.0), SubmittedJob(1, "a", 1.0), SubmittedJob(2, "a", 2.0)]
     s = summarize(predict(stream, RA_CLASS, "RA", 2), warmup=1)
     # jobs 1 and 2 of test_ra_three_jobs_on_two: responses 7 and 6, waits 2 and 1, executions 5
     assert (s["jobs"], s["mean_response"], s["mean_wait"], s["median_execution"]) == (2, 6.5, 1.5, 5)
@@ -266,13 +266,13 @@ def test_summarize_predicted_and_empty():
 
 def test_predict_errors_name_the_field():
     with pytest.raises(ValueError, match="'zz'"):
-        predict([StreamJob(0, "zz", 0.0)], RA_CLASS, "RA", 2)
+        predict([SubmittedJob(0, "zz", 0.0)], RA_CLASS, "RA", 2)
     with pytest.raises(ValueError, match="requested"):
-        predict([StreamJob(0, "a", 0.0, requested=0)], RA_CLASS, "RA", 2)
+        predict([SubmittedJob(0, "a", 0.0, requested_procs=0)], RA_CLASS, "RA", 2)
     with pytest.raises(ValueError, match="NOPE"):
-        predict([StreamJob(0, "a", 0.0)], RA_CLASS, "NOPE", 2)
+        predict([SubmittedJob(0, "a", 0.0)], RA_CLASS, "NOPE", 2)
     with pytest.raises(ValueError, match="speeds"):
-        predict([StreamJob(0, "a", 0.0)], RA_CLASS, "RA", 2, speeds=[1.0])
+        predict([SubmittedJob(0, "a", 0.0)], RA_CLASS, "RA", 2, speeds=[1.0])
 
 
 @pytest.mark.parametrize("kwargs, word", [
@@ -288,10 +288,10 @@ def test_class_model_errors(kwargs, word):
 def test_a_coupled_job_pays_every_members_owner_not_only_the_busiest():
     """Two owner workstations at 5/6 each: a job on both advances while neither owner holds
     its member, (5/6)^2 of the time, not min = 5/6 (the demo under-predicted such jobs by 25-45%)."""
-    stream = [StreamJob(0, "a", 0.0, requested=2)]
-    alone = predict(stream, RA_CLASS, "RA", 2)[0].execution
-    both = predict(stream, RA_CLASS, "RA", 2, availability=[5 / 6, 5 / 6])[0].execution
-    one = predict(stream, RA_CLASS, "RA", 2, availability=[1.0, 5 / 6])[0].execution
+    stream = [SubmittedJob(0, "a", 0.0, requested_procs=2)]
+    alone = predict(stream, RA_CLASS, "RA", 2)[0].execution_s
+    both = predict(stream, RA_CLASS, "RA", 2, availability=[5 / 6, 5 / 6])[0].execution_s
+    one = predict(stream, RA_CLASS, "RA", 2, availability=[1.0, 5 / 6])[0].execution_s
     assert both == pytest.approx(alone / (5 / 6) ** 2)
     assert one == pytest.approx(alone / (5 / 6))
     with pytest.raises(ValueError, match=r"availability must be in \(0, 1\]; availability\[1\] = 1.5"):
@@ -299,7 +299,7 @@ def test_a_coupled_job_pays_every_members_owner_not_only_the_busiest():
 
 
 def test_ensemble_without_noise_is_the_single_replay_every_time():
-    stream = [StreamJob(0, "a", 0.0), StreamJob(1, "a", 1.0), StreamJob(2, "a", 2.0)]
+    stream = [SubmittedJob(0, "a", 0.0), SubmittedJob(1, "a", 1.0), SubmittedJob(2, "a", 2.0)]
     single = summarize(predict(stream, RA_CLASS, "RA", 2), 1)
     values = ensemble(stream, RA_CLASS, "RA", 2, counted={1, 2}, replicas=5)
     # jobs 1 and 2 respond in 7 and 6 s (test_ra_three_jobs_on_two): mean 6.5, median execution 5
@@ -309,7 +309,7 @@ def test_ensemble_without_noise_is_the_single_replay_every_time():
 
 def test_ensemble_draws_work_around_the_model_and_is_seeded():
     noisy = {"a": ClassModel("a", W=4.0, alpha=1.0, beta=0.0, run_sigma=0.1)}
-    stream = [StreamJob(i, "a", 10.0 * i) for i in range(4)]  # apart: each runs alone on both, T(2) = 3
+    stream = [SubmittedJob(i, "a", 10.0 * i) for i in range(4)]  # apart: each runs alone on both, T(2) = 3
     values = ensemble(stream, noisy, "RA", 2, counted={0, 1, 2, 3}, replicas=400, seed=3)
     resp = values["response"]
     assert values == ensemble(stream, noisy, "RA", 2, counted={0, 1, 2, 3}, replicas=400, seed=3)
@@ -327,5 +327,5 @@ def test_a_profiled_hello_table_sets_the_pause_at_every_size():
     assert [cm.pause(n) for n in (1, 2, 4, 8, 16)] == pytest.approx([4.5, 1.5, 1.0, 0.75, 0.75])
     assert ClassModel("a", W=1.0, alpha=0.0, beta=0.0, startup_s=0.2, setup_work_s=1.0).pause(4) == pytest.approx(0.45)
     # the engine pays it: alone on 2 processors the job starts its 4 s of work after a 1.5 s pause
-    out = predict([StreamJob(0, "cg", 0.0, requested=2)], {"cg": cm}, "RA", 2)
-    assert out[0].execution == pytest.approx(1.5 + 8.0 / 2)
+    out = predict([SubmittedJob(0, "cg", 0.0, requested_procs=2)], {"cg": cm}, "RA", 2)
+    assert out[0].execution_s == pytest.approx(1.5 + 8.0 / 2)

@@ -19,7 +19,7 @@ from experiments.models.resize import (ResizeFit, ResizeSample, busiest_fraction
                                       moved_fraction)
 from experiments.predict import ClassModel, predict
 from experiments.profiles import ResizeScript, resize_sizes
-from experiments.records import StreamJob
+from scheduler.jobs import SubmittedJob
 from experiments.report_stats import cell_table, compare, error_table, normalised, summarize
 from scheduler.engine import simulate
 from scheduler.model import Job, SevcikModel
@@ -131,12 +131,12 @@ def test_overhead_knob_in_the_replay():
     base = ClassModel("a", W=4.0, alpha=0.0, beta=0.0, phases=4, reconfig_s=1.0, pmax=2)
     slow = ClassModel("a", W=4.0, alpha=0.0, beta=0.0, phases=4, reconfig_s=1.0, pmax=2,
                       extra_launch_s=2.0, extra_resize_s=0.5)
-    alone = [StreamJob(0, "a", 0.0)]
-    assert predict(alone, {"a": base}, "EQUI", 2)[0].finish == pytest.approx(2.0)
-    assert predict(alone, {"a": slow}, "EQUI", 2)[0].finish == pytest.approx(4.0)  # + the launch delay
+    alone = [SubmittedJob(0, "a", 0.0)]
+    assert predict(alone, {"a": base}, "EQUI", 2)[0].finish_s == pytest.approx(2.0)
+    assert predict(alone, {"a": slow}, "EQUI", 2)[0].finish_s == pytest.approx(4.0)  # + the launch delay
     assert slow.resize_cost((0, 1), (0,)) == pytest.approx(1.5) and slow.startup() == pytest.approx(2.0)
     profiled = ClassModel("a", W=4.0, alpha=0.0, beta=0.0, phases=4, pmax=2, launch_s=3.0, startup_s=1.0)
-    assert predict(alone, {"a": profiled}, "EQUI", 2)[0].finish == pytest.approx(1.0 + 2.0 + 2.0)
+    assert predict(alone, {"a": profiled}, "EQUI", 2)[0].finish_s == pytest.approx(1.0 + 2.0 + 2.0)
     fit = ResizeFit(1.0, 0.0, 1_000_000, 8_000_000)
     priced = ClassModel("a", W=4.0, alpha=0.0, beta=0.0, phases=4, resize=fit, extra_resize_s=0.5)
     assert priced.resize_cost((0, 1), (0,)) == pytest.approx(1.0 + 0.5 + 0.5)  # half of 1 MB at 1 MB/s

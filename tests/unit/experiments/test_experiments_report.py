@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 
-from experiments.records import JobOutcome, StreamJob
+from scheduler.jobs import FinishedJob, SubmittedJob
 from experiments.report import analyse, error_table_text, write_report
 from experiments.report_stats import error_table, targets_text
 from experiments.report_plots import DPI, METRIC_FIGURES, METRIC_SIZE_IN, PANEL_SIZE_IN, metric_figure
@@ -54,8 +54,8 @@ def predicted(pol: str, rate: float, rep: int, j: int) -> tuple[float, float]:
     return w * PW[pol, rate], e * PE[pol, rate]
 
 
-def make_outcome(job: StreamJob, wait: float, execution: float, status: str = "done") -> JobOutcome:
-    return JobOutcome(job.id, job.cls, job.demand, job.arrival, job.arrival + wait, job.arrival + wait + execution,
+def make_outcome(job: SubmittedJob, wait: float, execution: float, status: str = "done") -> FinishedJob:
+    return FinishedJob(job.id, job.cls, job.demand, job.arrival_s, job.arrival_s + wait, job.arrival_s + wait + execution,
                       2.0, 4, 4, 0, status, "" if status == "done" else "ws3 died")
 
 
@@ -69,14 +69,14 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
         for pol in POLICIES:
             for rate in RATES:
                 for rep in range(REPS):
-                    jobs = [StreamJob(j, "A", 30.0 * j) for j in range(JOBS)]
+                    jobs = [SubmittedJob(j, "A", 30.0 * j) for j in range(JOBS)]
                     cid = s.ensure_cell(pol, rate, rep, jobs)
                     s.set_cell_status(cid, "running")
                     seg = s.start_segment(cid, 0.0, ["ws1", "ws2"], None)
                     for job in jobs:
                         if (pol, rate, rep) == RESUMED and job.id == 2:
                             s.set_cell_status(cid, "interrupted", "ws2 died")
-                            seg = s.start_segment(cid, job.arrival, ["ws1"], None)
+                            seg = s.start_segment(cid, job.arrival_s, ["ws1"], None)
                             s.set_cell_status(cid, "running")
                         status = "failed" if (pol, rate, rep, job.id) == FAILED else "done"
                         s.add_job(cid, make_outcome(job, *measured(pol, rate, rep, job.id), status), seg)
@@ -218,7 +218,7 @@ def test_a_run_in_progress_still_reports(tmp_path: Path) -> None:
     path = tmp_path / "run.db"
     config = {**CONFIG, "arrivals": {**CONFIG["arrivals"], "replications": 1}}
     with ResultsStore.create(path, config, "") as s:
-        jobs = [StreamJob(j, "A", 30.0 * j) for j in range(JOBS)]
+        jobs = [SubmittedJob(j, "A", 30.0 * j) for j in range(JOBS)]
         cid = s.ensure_cell("RA", 0.1, 0, jobs)
     assert error_table_text(path) == "No measured jobs past warm-up yet."
     paths = write_report(path, tmp_path / "out")
@@ -242,10 +242,8 @@ def test_statistics_agree_with_the_predictors_summary(results: Path) -> None:
     with ResultsStore.open(results, readonly=True) as s:
         jobs = s.jobs_frame()
     mine = summarize(jobs, WARMUP).set_index(["policy", "rate", "replication"])
-    fields = list(JobOutcome.__dataclass_fields__)
     for key, g in jobs.groupby(["policy", "rate", "replication"]):
-        outcomes = [JobOutcome(**{f: getattr(r, f) for f in fields if hasattr(r, f)})  # the store may lack
-                    for r in g.itertuples(index=False)]  # delivered_speed (not yet metered)
+        outcomes = [FinishedJob.from_row(r) for r in g.to_dict("records")]
         theirs = predict.summarize(outcomes, WARMUP)
         row = mine.loc[key]
         assert (row.jobs, row.failed) == (theirs["jobs"], theirs["failed"])

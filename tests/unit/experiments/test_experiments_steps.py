@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from experiments import config as cfg
 from experiments import live, steps
-from experiments.records import JobOutcome
+from scheduler.jobs import FinishedJob
 from experiments.runner import Runner, cells, stream_for
 from experiments.store import ResultsStore
 from scheduler.live.executor import LiveExecutor
@@ -50,7 +50,7 @@ def finished_run(path: Path) -> cfg.ExperimentConfig:
             seg = s.start_segment(cid, 0.0, HOSTS, cal)
             s.set_cell_status(cid, "running")
             for j in stream:
-                s.add_job(cid, JobOutcome(j.id, j.cls, j.demand, j.arrival, j.arrival + 1.0, j.arrival + 9.0,
+                s.add_job(cid, FinishedJob(j.id, j.cls, j.demand, j.arrival_s, j.arrival_s + 1.0, j.arrival_s + 9.0,
                                           2.0, 2, 4, 0, "done", ""), seg)
             s.set_cell_status(cid, "done")
     return config
@@ -231,6 +231,6 @@ def test_a_job_s_delivered_speed_is_stored(tmp_path):
         cid = s.ensure_cell("RA", 0.15, 0, stream)
         s.start_segment(cid, 0.0, HOSTS, None)
         j = stream[0]
-        s.add_job(cid, JobOutcome(j.id, j.cls, j.demand, j.arrival, j.arrival + 1, j.arrival + 5, 2.0, 2, 4, 0,
+        s.add_job(cid, FinishedJob(j.id, j.cls, j.demand, j.arrival_s, j.arrival_s + 1, j.arrival_s + 5, 2.0, 2, 4, 0,
                                   delivered_speed=0.9), 1)
         assert s.jobs_frame().delivered_speed.tolist() == [0.9]

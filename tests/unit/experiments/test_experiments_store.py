@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.records import JobOutcome, StreamJob
+from scheduler.jobs import FinishedJob, SubmittedJob
 from experiments.store import VERSION, ResultsStore, StoreError
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -19,12 +19,12 @@ CONFIG = {"name": "t", "title": "T", "policies": ["RA", "FOLDING"],
           "arrivals": {"rates": [0.1, 0.2], "jobs": 4, "warmup": 1, "replications": 1, "seed": 3}}
 
 
-def stream(n: int = 4, shift: float = 0.0) -> list[StreamJob]:
-    return [StreamJob(i, "A", 10.0 * i + shift, 1.0 + i / 10, None if i % 2 else 4) for i in range(n)]
+def stream(n: int = 4, shift: float = 0.0) -> list[SubmittedJob]:
+    return [SubmittedJob(i, "A", 10.0 * i + shift, 1.0 + i / 10, None if i % 2 else 4) for i in range(n)]
 
 
-def outcome(j: StreamJob, wait: float = 1.0, execution: float = 5.0, status: str = "done") -> JobOutcome:
-    return JobOutcome(j.id, j.cls, j.demand, j.arrival, j.arrival + wait, j.arrival + wait + execution,
+def outcome(j: SubmittedJob, wait: float = 1.0, execution: float = 5.0, status: str = "done") -> FinishedJob:
+    return FinishedJob(j.id, j.cls, j.demand, j.arrival_s, j.arrival_s + wait, j.arrival_s + wait + execution,
                       2.5, 4, 4, 1, status, "" if status == "done" else "boom")
 
 
@@ -90,7 +90,7 @@ def test_duplicate_and_unknown_jobs_are_refused(store: ResultsStore) -> None:
     with pytest.raises(StoreError, match=r"job 2 of cell \d+ \(EQUI at 0.05/s, replication 2\) is already stored"):
         store.add_job(cid, outcome(stream()[2], wait=9.0), 1)
     with pytest.raises(StoreError, match="not in the cell's stream"):
-        store.add_job(cid, outcome(StreamJob(99, "A", 1.0)), 1)
+        store.add_job(cid, outcome(SubmittedJob(99, "A", 1.0)), 1)
     with pytest.raises(StoreError, match="segment 5 was never started"):
         store.add_job(cid, outcome(stream()[3]), 5)
     assert store.finished_ids(cid) == {2}
@@ -101,7 +101,7 @@ def test_frames_predictions_and_side_tables(store: ResultsStore) -> None:
     cid = store.ensure_cell("RA", 0.2, 0, stream())
     seg = store.start_segment(cid, 0.0, ["ws1"], None)
     store.add_job(cid, outcome(stream()[0], wait=2.0, execution=3.0), seg)
-    store.add_job(cid, JobOutcome(1, "A", 1.1, 10.0, 11.0, float("nan"), 1.0, 1, 4, 0, "failed", "ws1 died"), seg)
+    store.add_job(cid, FinishedJob(1, "A", 1.1, 10.0, 11.0, float("nan"), 1.0, 1, 4, 0, "failed", "ws1 died"), seg)
     store.set_predictions(cid, [outcome(j, wait=0.5) for j in stream()])
     store.set_predictions(cid, [outcome(j, wait=0.25) for j in stream()[:2]])  # replaces
     jobs = store.jobs_frame()
@@ -151,7 +151,7 @@ def test_concurrent_writers_lose_nothing(store: ResultsStore) -> None:
         try:
             for j in jobs[part::2]:
                 store.add_job(cid, outcome(j), 1)
-                store.heartbeat(cid, j.arrival)
+                store.heartbeat(cid, j.arrival_s)
         except BaseException as exc:  # noqa: BLE001 - reported below, in the test's thread
             errors.append(exc)
 
@@ -170,14 +170,14 @@ def test_a_killed_runner_keeps_every_stored_job(tmp_path: Path) -> None:
     script = f"""
 import os, signal, sys
 sys.path.insert(0, {str(ROOT)!r})
-from experiments.records import JobOutcome, StreamJob
+from scheduler.jobs import FinishedJob, SubmittedJob
 from experiments.store import ResultsStore
 s = ResultsStore.create({str(path)!r}, {{"arrivals": {{"warmup": 0}}}}, "")
-jobs = [StreamJob(i, "A", float(i)) for i in range(10)]
+jobs = [SubmittedJob(i, "A", float(i)) for i in range(10)]
 cid = s.ensure_cell("RA", 0.1, 0, jobs)
 seg = s.start_segment(cid, 0.0, ["ws1"], None)
 for j in jobs[:7]:
-    s.add_job(cid, JobOutcome(j.id, "A", 1.0, j.arrival, j.arrival, j.arrival + 1, 1.0, 1, 1, 0), seg)
+    s.add_job(cid, FinishedJob(j.id, "A", 1.0, j.arrival_s, j.arrival_s, j.arrival_s + 1, 1.0, 1, 1, 0), seg)
 os.kill(os.getpid(), signal.SIGKILL)
 """
     proc = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True, timeout=60)

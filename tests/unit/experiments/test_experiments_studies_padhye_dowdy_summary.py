@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from experiments.records import JobOutcome, StreamJob
+from scheduler.jobs import FinishedJob, SubmittedJob
 from experiments.report import analyse, render_markdown, report_blocks
 from experiments.store import ResultsStore
 from experiments.studies.padhye_dowdy.summary import Figure, SummaryError, figure_from_store, load_config, summary_tables, write_summary
@@ -76,11 +76,11 @@ def _store(path: Path, fold_wait: float, held: float) -> None:
         for pol in ("RA", "FOLDING"):
             for rate in RATES:
                 for rep in range(2):
-                    jobs = [StreamJob(j, "A", 10.0 * j) for j in range(3)]
+                    jobs = [SubmittedJob(j, "A", 10.0 * j) for j in range(3)]
                     cid = s.ensure_cell(pol, rate, rep, jobs)
                     seg = s.start_segment(cid, 0.0, ["ws1", "ws2"], None)
                     wait = fold_wait if pol == "FOLDING" else 10.0
-                    outs = [JobOutcome(j.id, "A", 1.0, j.arrival, j.arrival + wait + rep, j.arrival + wait + rep + 20,
+                    outs = [FinishedJob(j.id, "A", 1.0, j.arrival_s, j.arrival_s + wait + rep, j.arrival_s + wait + rep + 20,
                                        2.0, 2, 2, 1) for j in jobs]
                     for o in outs:
                         s.add_job(cid, o, seg)

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from experiments.records import JobOutcome
+from scheduler.jobs import FinishedJob
 from experiments.swf import SwfTrace, read_swf, to_stream, write_swf
 
 # Jobs 3 (cancelled: -1 run and processors) and 5 (ran 0 s) never ran.
@@ -79,10 +79,10 @@ def test_import_scales_arrivals_demands_and_requests(trace: SwfTrace) -> None:
     # work = run x allocated: 200, 1600, 30, 640; mean 617.5
     assert imp.source == [1, 2, 4, 6]
     assert [j.id for j in imp.jobs] == [0, 1, 2, 3]
-    assert [j.arrival for j in imp.jobs] == pytest.approx([0.0, 6.0, 20.0, 40.0])
+    assert [j.arrival_s for j in imp.jobs] == pytest.approx([0.0, 6.0, 20.0, 40.0])
     assert [j.demand for j in imp.jobs] == pytest.approx([200 / 617.5, 1600 / 617.5, 30 / 617.5, 640 / 617.5])
     # ceil(req * 8 / 64): 4 -> 1, 16 -> 2, (-1: allocated) 1 -> 1, 64 -> 8
-    assert [j.requested for j in imp.jobs] == [1, 2, 1, 8]
+    assert [j.requested_procs for j in imp.jobs] == [1, 2, 1, 8]
     assert {j.cls for j in imp.jobs} == {"cg"}
     assert imp.trace_max_procs == 64 and imp.mean_work == {"cg": pytest.approx(617.5)}
     assert imp.skipped == {"never ran (run time <= 0 or allocated processors <= 0)": 2}
@@ -94,7 +94,7 @@ def test_import_classes_by_size_keep_each_class_mean(trace: SwfTrace) -> None:
     imp = to_stream(trace, classes={"small": (1, 8), "large": (9, 64)}, time_scale=1.0, max_procs=16)
     assert [j.cls for j in imp.jobs] == ["small", "large", "small", "large"]
     assert [j.demand for j in imp.jobs] == pytest.approx([200 / 115, 1600 / 1120, 30 / 115, 640 / 1120])
-    assert [j.requested for j in imp.jobs] == [1, 4, 1, 16]
+    assert [j.requested_procs for j in imp.jobs] == [1, 4, 1, 16]
     some = to_stream(trace, classes={"small": (1, 4)}, time_scale=1.0, max_procs=16)
     assert some.source == [1, 4] and some.skipped["no class for its processor count"] == 2
 
@@ -115,7 +115,7 @@ def test_trace_max_procs_falls_back_to_the_largest_job(tmp_path: Path) -> None:
                  "2 10 0 10 2 -1 -1 -1 -1 -1 1 -1 -1 -1 -1 -1 -1 -1\n")
     imp = to_stream(read_swf(p), classes="cg", time_scale=1.0, max_procs=4)
     assert imp.trace_max_procs == 16
-    assert [j.requested for j in imp.jobs] == [4, 1]  # ceil(16*4/16), ceil(2*4/16)
+    assert [j.requested_procs for j in imp.jobs] == [4, 1]  # ceil(16*4/16), ceil(2*4/16)
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
@@ -133,9 +133,9 @@ def test_import_bad_options(trace: SwfTrace, kwargs: dict, message: str) -> None
 
 
 def _outcome(job_id: int, cls: str, arrival: float, start: float, finish: float, max_procs: int,
-             requested: int, preemptions: int = 0, status: str = "done") -> JobOutcome:
-    return JobOutcome(job_id=job_id, cls=cls, demand=1.0, arrival=arrival, start=start, finish=finish,
-                      mean_procs=float(max_procs), max_procs=max_procs, requested=requested,
+             requested: int, preemptions: int = 0, status: str = "done") -> FinishedJob:
+    return FinishedJob(id=job_id, cls=cls, demand=1.0, arrival_s=arrival, start_s=start, finish_s=finish,
+                      mean_procs=float(max_procs), max_procs=max_procs, requested_procs=requested,
                       preemptions=preemptions, status=status)
 
 
@@ -159,15 +159,15 @@ def test_export_round_trip_with_partial_executions(tmp_path: Path) -> None:
     assert [(j.job, j.status) for j in back.jobs] == [(1, 1), (2, 1), (2, 2), (2, 2), (2, 3), (3, 0), (3, 2), (3, 4)]
     for o, j in zip(RUN, back.whole_jobs):
         assert (j.job, j.submit, j.submit + j.wait, j.submit + j.wait + j.run) == \
-            (o.job_id + 1, o.arrival, o.start, o.finish)
-        assert (j.procs, j.req_procs, back.app_classes()[j.app]) == (o.max_procs, o.requested, o.cls)
+            (o.id + 1, o.arrival_s, o.start_s, o.finish_s)
+        assert (j.procs, j.req_procs, back.app_classes()[j.app]) == (o.max_procs, o.requested_procs, o.cls)
         assert (j.cpu, j.memory, j.req_time, j.req_memory, j.user, j.group, j.queue, j.partition,
                 j.preceding, j.think) == (-1,) * 10
     assert back.segments() == {k + 1: [tuple(map(float, s[:2])) + (s[2],) for s in v] for k, v in SEGMENTS.items()}
     # the exported run imports back as a stream of its whole jobs only
     imp = to_stream(back, classes="cg", time_scale=1.0, max_procs=8)
     assert imp.source == [1, 2, 3] and imp.skipped == {}
-    assert [j.arrival for j in imp.jobs] == [0.0, 0.5, 3.25]
+    assert [j.arrival_s for j in imp.jobs] == [0.0, 0.5, 3.25]
 
 
 def test_single_segment_or_none_writes_one_line(tmp_path: Path) -> None:
@@ -200,10 +200,10 @@ def test_round_trip_keeps_the_rounded_times(tmp_path: Path, data: st.DataObject,
     whole = {j.job: j for j in back.whole_jobs}
     apps = back.app_classes()
     for o in outcomes:
-        j = whole[o.job_id + 1]
-        assert j.submit == pytest.approx(round(o.arrival, decimals), abs=tol)
-        assert j.submit + j.wait == pytest.approx(round(o.start, decimals), abs=tol)
-        assert j.submit + j.wait + j.run == pytest.approx(round(o.finish, decimals), abs=tol)
+        j = whole[o.id + 1]
+        assert j.submit == pytest.approx(round(o.arrival_s, decimals), abs=tol)
+        assert j.submit + j.wait == pytest.approx(round(o.start_s, decimals), abs=tol)
+        assert j.submit + j.wait + j.run == pytest.approx(round(o.finish_s, decimals), abs=tol)
         assert j.status == (1 if o.status == "done" else 0) and apps[j.app] == o.cls
     got = back.segments()
     for k, v in segs.items():

@@ -35,7 +35,7 @@ def test_the_header_fields_are_kept_with_multi_line_values_joined():
 
 def test_the_archive_trace_imports():
     imported = to_stream(read_swf(ARCHIVE), classes="all", time_scale=0.01, max_procs=8)
-    assert [j.requested for j in imported.jobs] == [1, 4, 1, 2]  # 1, 64, 8, 32 of 128 -> of 8
+    assert [j.requested_procs for j in imported.jobs] == [1, 4, 1, 2]  # 1, 64, 8, 32 of 128 -> of 8
     assert imported.trace_max_procs == 128
 
 

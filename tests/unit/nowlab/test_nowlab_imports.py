@@ -27,8 +27,8 @@ def test_command_tree_loads_no_heavy_library() -> None:
 
 
 def test_simulate_path_needs_neither_docker_nor_pandas_nor_testbed() -> None:
-    code = "from scheduler.engine import simulate\nfrom scheduler.jobs_csv import read_jobs\n" \
-           "from scheduler.registry import get_policy\nfrom scheduler.csv_out import write_jobs, write_timeline"
+    code = "from scheduler.engine import simulate\nfrom experiments.traces.jobs_csv import read_jobs\n" \
+           "from scheduler.registry import get_policy\nfrom experiments.traces.csv_out import write_jobs, write_timeline"
     assert loaded_after(code) == []
 
 
@@ -59,7 +59,7 @@ def test_simulate_command_run_whole_loads_none_of_them_and_writes_pandas_files(t
     """The whole `nowlab simulate`, run in a fresh interpreter: no pandas (nor docker, nor testbed), and
     its two CSVs are what the frames' to_csv writes."""
     from scheduler.engine import simulate
-    from scheduler.jobs_csv import read_jobs
+    from experiments.traces.jobs_csv import read_jobs
 
     jobs = tmp_path / "jobs.csv"
     jobs.write_text("id,arrival,W,alpha,beta,pmax,phases\n"

@@ -13,7 +13,7 @@ from nowlab.commands import schedule as cli
 from scheduler.actions import Start
 from scheduler.alloc import equal_shares, first_fit, grow, shrink, take, take_mask, water_fill
 from scheduler.engine import PolicyError, simulate
-from scheduler.jobs_csv import read_jobs
+from experiments.traces.jobs_csv import read_jobs
 from scheduler.model import DemandModel, Job, Knowledge, SevcikModel, TableModel
 from scheduler.policy import Policy
 from scheduler.registry import get_policy, policy_names

@@ -7,7 +7,7 @@ from scheduler.invariants import check_timeline
 from scheduler.model import Job, SevcikModel
 from scheduler.registry import get_policy
 from scheduler.results import TimelineEvent
-from scheduler.snapshot import Status
+from scheduler.jobs import JobStatus
 from scheduler.state_machine import PolicyError, SchedulerState, TrackedJob, check_jobs
 
 
@@ -23,10 +23,10 @@ def test_a_job_goes_through_every_status_and_its_area_is_counted():
     state, (a, b, _) = _state()
     assert state.start(a, (1, 0)) == (0, 1)  # sorted: hosts go to mpiexec lowest first
     a.start = a.t_area = 0.0
-    assert state.free == 0b1100 and state.queue == [b, state.queue[1]] and a.status is Status.RUNNING
+    assert state.free == 0b1100 and state.queue == [b, state.queue[1]] and a.status is JobStatus.RUNNING
     state.preempt(a)
     state.ack(a)
-    assert a.status is Status.PREEMPTED and a.npre == 1 and list(state.preempted) == [a.seq]
+    assert a.status is JobStatus.PREEMPTED and a.npre == 1 and list(state.preempted) == [a.seq]
     assert state.resize(a, (0,), 2.0) == (0,)
     assert state.free == 0b1110 and a.area == 4.0  # two processors for two seconds
     assert state.finish(a, 5.0) == (0,) and state.free == 0b1111

@@ -96,9 +96,9 @@ def simulated_cells(config: ExperimentConfig, P: int, scale: float = 1.0, result
     for policy, rate, rep in track(cells(config), description=config.name, transient=True):
         stream = stream_for(config, rate, rep)
         for o in predict(stream, ms, policy, P):
-            rows.append({"policy": policy, "rate": rate, "replication": rep, "job_id": o.job_id, "status": o.status,
-                         "wait": o.start - o.arrival, "execution": o.finish - o.start,
-                         "response": o.finish - o.arrival, "mean_procs": o.mean_procs,
+            rows.append({"policy": policy, "rate": rate, "replication": rep, "job_id": o.id, "status": o.status,
+                         "wait": o.wait_s, "execution": o.execution_s,
+                         "response": o.response_s, "mean_procs": o.mean_procs,
                          "preemptions": float(o.preemptions)})
         timeline = simulate(engine_jobs(stream, ms), policy, P).timeline
         mean, n = sync_delay.cell_mean(sync_delay.timeline_delays(timeline), config.arrivals.warmup)

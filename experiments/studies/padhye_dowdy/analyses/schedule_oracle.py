@@ -26,12 +26,12 @@ import pandas as pd
 from experiments import analysis_io, miss_causes
 from experiments.config import ExperimentConfig
 from experiments.predict import engine_jobs
-from experiments.records import JobOutcome
 from experiments.replay import owner_load, speeds_for
 from experiments.report import md_table
 from experiments.store import ResultsStore
 from experiments.studies.padhye_dowdy.summary import DEFAULT_TARGETS
 from scheduler.engine import simulate
+from scheduler.jobs import FinishedJob
 
 
 def oracle_jobs(store: ResultsStore, cell_id: int, replication: int, policy: str, pairs: pd.DataFrame,
@@ -47,9 +47,9 @@ def oracle_jobs(store: ResultsStore, cell_id: int, replication: int, policy: str
             if float(j.repriced) > 0}
     records = {r.id: r for r in simulate(engine_jobs(stream, models, work), policy, len(hosts), timeline=False,
                                          speeds=speeds, availability=avail, schedule=schedule).jobs}
-    rows = [JobOutcome.of(sj, records[sj.id]) for sj in stream]
-    return pd.DataFrame([{"cell_id": cell_id, "job_id": o.job_id, "mean_procs": o.mean_procs,
-                          "execution": o.execution, "response": o.response, "status": o.status} for o in rows])
+    rows = [FinishedJob.of(sj, records[sj.id]) for sj in stream]
+    return pd.DataFrame([{"cell_id": cell_id, "job_id": o.id, "mean_procs": o.mean_procs,
+                          "execution": o.execution_s, "response": o.response_s, "status": o.status} for o in rows])
 
 
 def over_model(pairs: pd.DataFrame, models: dict, label: str) -> list[dict]:

@@ -1,4 +1,4 @@
-"""scheduler.csv_out writes the files pandas' to_csv(index=False) writes, byte for byte, without pandas."""
+"""experiments.traces.csv_out writes the files pandas' to_csv(index=False) writes, byte for byte, without pandas."""
 from __future__ import annotations
 
 import math
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scheduler import csv_out
+from experiments.traces import csv_out
 from scheduler.engine import simulate
 from scheduler.model import DemandModel, Job, SevcikModel
 

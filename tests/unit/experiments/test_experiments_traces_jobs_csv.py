@@ -1,9 +1,9 @@
-"""scheduler.jobs_csv: ragged rows, blank lines and padded fields read as a spreadsheet's user means them."""
+"""experiments.traces.jobs_csv: ragged rows, blank lines and padded fields read as a spreadsheet's user means them."""
 from __future__ import annotations
 
 import pytest
 
-from scheduler.jobs_csv import read_jobs
+from experiments.traces.jobs_csv import read_jobs
 from scheduler.model import DemandModel, Job, SevcikModel
 
 

@@ -29,7 +29,7 @@ def column_text(values: Sequence[Any]) -> tuple[Sequence[str], bool]:
     """The text pandas writes for each value of one column, after inferring the column's dtype, and
     whether any of it may need quoting (text of numbers never does)."""
     kinds = set(map(type, values))
-    if kinds <= {str}:
+    if all(issubclass(k, str) for k in kinds):  # str, or a StrEnum (an event kind) that is its text
         return values, True
     if kinds <= {int} or kinds <= {bool}:  # (apart: 1 == True) ids repeat down a timeline: format each once
         texts = dict.fromkeys(values)
