@@ -22,9 +22,8 @@ import docker
 from _common import containers_cpu_s
 from _monitor_arms import both_arms, print_table
 
-from testbed import backends
+from testbed import backends, lifecycle
 from testbed.backends.ssh.lab_machines import ROLES, container_name, lab_machines
-from testbed.cluster import Cluster
 from testbed.spec import from_dict
 
 
@@ -40,7 +39,7 @@ def main() -> None:
                  for i, h in enumerate(ROLES)]
         spec = from_dict({"name": "bench-sshmon", "host": hosts, "defaults": {"cpu": args.cpu, "egress": "50mbit"},
                           "workstation": [{"name": f"ws{i + 1}"} for i in range(len(ROLES))]})
-        c = Cluster.create(spec, backend=backends.get("ssh", spec), ready_timeout=120)
+        c = lifecycle.start(spec, backend=backends.get("ssh", spec), ready_timeout=120)
         try:
             rows = both_arms("ssh_monitor", c, args.samples, lambda: containers_cpu_s(local, names),
                              ("ssh commands", "agents"))

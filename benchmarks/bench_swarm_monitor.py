@@ -22,7 +22,7 @@ from _monitor_arms import both_arms, print_table
 
 from testbed.backends.swarm import dind
 from testbed.backends.swarm.backend import SwarmBackend
-from testbed.cluster import Cluster
+from testbed import lifecycle
 from testbed.spec import from_dict
 
 
@@ -43,7 +43,7 @@ def main() -> None:
               for i, n in enumerate(nodes) for j in range(args.per_node)]
         spec = from_dict({"name": "bench-swmon", "workstation": ws,
                           "host": [{"name": n.name, "address": n.address, "docker": n.url} for n in nodes]})
-        c = Cluster.create(spec, backend=SwarmBackend(spec), ready_timeout=300)
+        c = lifecycle.start(spec, backend=SwarmBackend(spec), ready_timeout=300)
         try:
             rows = both_arms("swarm_monitor", c, args.samples, lambda: nodes_cpu_s(local, nodes),
                              ("execs", "samplers"))

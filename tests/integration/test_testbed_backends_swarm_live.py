@@ -29,7 +29,7 @@ import numpy as np
 import pytest
 
 from testbed.backends.docker import engine
-from testbed import keeper, meter, state
+from testbed import keeper, lifecycle, meter, state
 from testbed.backends.swarm import dind, gateway, membership, metering, overlay, sampling
 from testbed.backends.swarm.backend import SwarmBackend
 from testbed.cluster import Cluster
@@ -91,7 +91,7 @@ def engines(nodes: list[dind.Node]):
 def swarm(nodes: list[dind.Node]) -> Iterator[tuple[Cluster, SwarmBackend]]:
     spec = from_dict(spec_dict(nodes, NAME, speed="ws6"))
     be = SwarmBackend(spec)
-    c = Cluster.create(spec, backend=be, ready_timeout=180)
+    c = lifecycle.start(spec, backend=be, ready_timeout=180)
     try:
         yield c, be
     finally:
