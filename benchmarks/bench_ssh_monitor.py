@@ -1,13 +1,13 @@
 """Benchmark: a monitor sample on the SSH backend, by three ssh commands per workstation or from one agent per host.
 
-    .venv/bin/python benchmarks/bench_ssh_monitor.py --samples 10
+    PYTHONPATH=. .venv/bin/python benchmarks/bench_ssh_monitor.py --samples 10
 
 Issue 18 asks to fix what would break first as hosts grow; on the SSH backend a monitor
 sample opened three ssh channels per workstation (the cap, the owners' CPU time, the tc
 counters), two of them starting python3 on the workstation being measured.
 testbed/backends/ssh/sampling.py replaces them with one `hostagent sample` per host on one
 channel. This measures both on the three stand-in lab machines
-(testbed/backends/ssh/lab_machines.py; one workstation each, nothing running on them):
+(tools/testbeds/lab_machines.py; one workstation each, nothing running on them):
 `--samples` monitor reads each way, one second apart. Reported per read: its wall time, the
 controller's CPU (this process), and the CPU the three machines used (sshd, the agents,
 their python3 starts; from each machine container's cgroup) over the same span.
@@ -23,8 +23,8 @@ from _common import containers_cpu_s
 from _monitor_arms import both_arms, print_table
 
 from testbed import backends, lifecycle
-from testbed.backends.ssh.lab_machines import ROLES, container_name, lab_machines
 from testbed.spec import from_dict
+from tools.testbeds.lab_machines import ROLES, container_name, lab_machines
 
 
 def main() -> None:

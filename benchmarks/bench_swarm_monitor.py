@@ -1,12 +1,12 @@
 """Benchmark: a monitor sample on a Swarm cluster, by three execs per workstation or from each host's sampler.
 
-    .venv/bin/python benchmarks/bench_swarm_monitor.py --per-node 2 --samples 10
+    PYTHONPATH=. .venv/bin/python benchmarks/bench_swarm_monitor.py --per-node 2 --samples 10
 
 Issue 18 named the monitor's exec per reading as the first cost of many hosts: on another
 host every reading (the cap, the owners' CPU time, the tc counters) is a `docker exec`
 through that host's engine. testbed/backends/swarm/sampling.py replaces them with one
 sampler container per host. This measures both on three Docker-in-Docker nodes of this
-machine (testbed/backends/swarm/dind.py): `--samples` monitor reads each way, alternately,
+machine (tools/testbeds/dind.py): `--samples` monitor reads each way, alternately,
 one second apart. Reported per read: its wall time, the controller's CPU (this process), and
 the CPU the three nodes used (their engines, the execs' processes, the samplers; read from
 each node container's cgroup), over the same span. Function, not timing, is what nested
@@ -20,10 +20,10 @@ import docker
 from _common import containers_cpu_s
 from _monitor_arms import both_arms, print_table
 
-from testbed.backends.swarm import dind
-from testbed.backends.swarm.backend import SwarmBackend
 from testbed import lifecycle
+from testbed.backends.swarm.backend import SwarmBackend
 from testbed.spec import from_dict
+from tools.testbeds import dind
 
 
 def nodes_cpu_s(client: docker.DockerClient, nodes: list[dind.Node]) -> float:

@@ -5,7 +5,7 @@ mid-run if asked.
     python benchmarks/swarm_experiment.py                          # the fault campaign's tiny run
     python benchmarks/swarm_experiment.py --lose node3 --after 8   # node 3 stopped 8 s into the cell
 
-It starts the nodes (testbed/backends/swarm/dind.py), writes a spec naming them as hosts (four
+It starts the nodes (tools/testbeds/dind.py), writes a spec naming them as hosts (four
 workstations at 0.15 core: two on node 1, one each on nodes 2 and 3), runs
 experiments/configs/faults/tiny.toml on it with `nowlab run --backend swarm` (on_failure
 "continue", so a lost node's jobs fail and the run goes on), then `nowlab gc`, and prints the
@@ -37,8 +37,9 @@ from experiments.runner import cluster_spec  # noqa: E402
 from experiments.store import ResultsStore  # noqa: E402
 from testbed.backends import BackendError  # noqa: E402
 from testbed.backends.docker import engine  # noqa: E402
-from testbed.backends.swarm import dind, membership  # noqa: E402
+from testbed.backends.swarm import membership  # noqa: E402
 from testbed.backends.swarm import registry as swarm_registry  # noqa: E402
+from tools.testbeds import dind  # noqa: E402
 
 CONFIG = ROOT / "experiments" / "configs" / "faults" / "tiny.toml"
 NAME = "swarm-exp"

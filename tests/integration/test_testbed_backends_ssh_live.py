@@ -1,7 +1,7 @@
 """The SSH backend against three machines that run nothing but sshd, python3, numpy, mpi4py
 and Open MPI (issue 18, item 3).
 
-The machines (testbed/backends/ssh/lab_machines.py) are containers of the workstation image,
+The machines (tools/testbeds/lab_machines.py) are containers of the workstation image,
 started with the Docker SDK only to stand in for real hosts; from then on the test reaches
 them only over SSH: the backend under test does, and so do the checks (`admin`: a plain
 paramiko login with the machines' own key, as a lab's administrator would have). They differ
@@ -26,7 +26,7 @@ import pytest
 from testbed import backends, lifecycle, state
 from testbed.backends import BackendError
 from testbed.backends.ssh import registry
-from testbed.backends.ssh.lab_machines import ROLES, Machines, lab_machines
+from tools.testbeds.lab_machines import ROLES, Machines, lab_machines
 from testbed.load import owners
 from testbed.load.monitor import Monitor
 from testbed.spec import ClusterSpec, OwnerLoad, SpecError, from_dict

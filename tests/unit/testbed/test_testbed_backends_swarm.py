@@ -410,7 +410,7 @@ def test_swarm_is_a_known_kind():
 
 # -- the Docker-in-Docker test bed's node image, as data ------------------------------------------
 def test_the_node_image_is_the_base_plus_debians_docker_and_its_tag_follows_its_content():
-    from testbed.backends.swarm import dind
+    from tools.testbeds import dind
 
     assert dind.node_tag("nowlab/base:aaa") == dind.node_tag("nowlab/base:aaa")
     assert dind.node_tag("nowlab/base:aaa") != dind.node_tag("nowlab/base:bbb")
