@@ -60,3 +60,17 @@ def test_test_files_are_named_after_the_folder_they_test():
     assert wrong == []
     names = [p.name for p in tests.rglob("test_*.py")]
     assert len(names) == len(set(names)), "test basenames must be unique (pytest's prepend import mode)"
+
+
+def test_a_circle_through_a_type_checking_import_is_caught():
+    """exclude_type_checking_imports = false: a module that imports a sibling only for its types
+    still closes a circle (testbed.cluster -> pool -> cluster under TYPE_CHECKING was one)."""
+    first, second = ROOT / "testbed" / "_cycle_probe_a.py", ROOT / "testbed" / "_cycle_probe_b.py"
+    second.write_text("import testbed._cycle_probe_a  # at run time\n")
+    try:
+        proc = lint_with(first, "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
+                                "    import testbed._cycle_probe_b  # for its types only\n")
+    finally:
+        second.unlink()
+    assert proc.returncode != 0
+    assert "No import circles" in proc.stdout and "_cycle_probe" in proc.stdout
