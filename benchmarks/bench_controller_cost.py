@@ -110,7 +110,7 @@ def spec_of(n: int) -> testbed.ClusterSpec:
 
 
 def measure_up(n: int, out: list[Cost]) -> testbed.Cluster:
-    """`up` in its stages: workstations and ssh (Cluster.create), then the warm paths it started."""
+    """`up` in its stages: workstations and ssh (Cluster.provision), then the warm paths and world lifecycle.start started."""
     stages: dict[str, float] = {}
 
     def progress(stage: str, _done: int, _total: int) -> None:

@@ -7,7 +7,7 @@ sample opened three ssh channels per workstation (the cap, the owners' CPU time,
 counters), two of them starting python3 on the workstation being measured.
 testbed/backends/ssh/sampling.py replaces them with one `hostagent sample` per host on one
 channel. This measures both on the three stand-in lab machines
-(testbed/backends/ssh/lab_machines.py; one workstation each, nothing running on them):
+(tools/testbeds/lab_machines.py; one workstation each, nothing running on them):
 `--samples` monitor reads each way, one second apart. Reported per read: its wall time, the
 controller's CPU (this process), and the CPU the three machines used (sshd, the agents,
 their python3 starts; from each machine container's cgroup) over the same span.
@@ -21,10 +21,10 @@ from pathlib import Path
 import docker
 from benchmarks._common import machines_cpu_s
 from benchmarks._monitor_arms import both_arms, print_table
-from testbed import backends
-from testbed.backends.ssh.lab_machines import ROLES, container_name, lab_machines
-from testbed.cluster import Cluster
+from testbed import backends, lifecycle
+from tools.testbeds.lab_machines import ROLES, container_name, lab_machines
 from testbed.spec import from_dict
+from tools.testbeds.lab_machines import ROLES, container_name, lab_machines
 
 
 def main() -> None:
@@ -41,7 +41,7 @@ def main() -> None:
         spec = from_dict({"name": "bench-sshmon", "host": hosts, "defaults": {"cpu": args.cpu, "egress": "50mbit"},
                           "workstation": [{"name": f"ws{i + 1}"} for i in range(len(ROLES))]})
         ids = [local.api.inspect_container(name)["Id"] for name in names]
-        c = Cluster.create(spec, backend=backends.get("ssh", spec), ready_timeout=120)
+        c = lifecycle.start(spec, backend=backends.get("ssh", spec), ready_timeout=120)
         try:
             rows = both_arms("ssh_monitor", c, args.samples, lambda: machines_cpu_s(host, ids),
                              ("ssh commands", "agents"))

@@ -6,7 +6,7 @@ Issue 18 named the monitor's exec per reading as the first cost of many hosts: o
 host every reading (the cap, the owners' CPU time, the tc counters) is a `docker exec`
 through that host's engine. testbed/backends/swarm/sampling.py replaces them with one
 sampler container per host. This measures both on three Docker-in-Docker nodes of this
-machine (testbed/backends/swarm/dind.py): `--samples` monitor reads each way, alternately,
+machine (tools/testbeds/dind.py): `--samples` monitor reads each way, alternately,
 one second apart. Reported per read: its wall time, the controller's CPU (this process), and
 the CPU the three nodes used (their engines, the execs' processes, the samplers; read from
 each node container's cgroup), over the same span. Function, not timing, is what nested
@@ -19,11 +19,10 @@ import argparse
 import docker
 from benchmarks._common import machines_cpu_s
 from benchmarks._monitor_arms import both_arms, print_table
-from testbed import backends
-from testbed.backends.swarm import dind
+from testbed import backends, lifecycle
 from testbed.backends.swarm.backend import SwarmBackend
-from testbed.cluster import Cluster
 from testbed.spec import from_dict
+from tools.testbeds import dind
 
 
 def node_ids(client: docker.DockerClient, nodes: list[dind.Node]) -> list[str]:
@@ -46,7 +45,7 @@ def main() -> None:
               for i, n in enumerate(nodes) for j in range(args.per_node)]
         spec = from_dict({"name": "bench-swmon", "workstation": ws,
                           "host": [{"name": n.name, "address": n.address, "docker": n.url} for n in nodes]})
-        c = Cluster.create(spec, backend=SwarmBackend(spec), ready_timeout=300)
+        c = lifecycle.start(spec, backend=SwarmBackend(spec), ready_timeout=300)
         try:
             rows = both_arms("swarm_monitor", c, args.samples, lambda: machines_cpu_s(host, ids),
                              ("execs", "samplers"))

@@ -39,7 +39,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import table  # noqa: E402
 
-from testbed import state  # noqa: E402
+from testbed import lifecycle, state  # noqa: E402
 from testbed.backends.docker.cgroups import cgroup_file  # noqa: E402
 from testbed.cluster import Cluster  # noqa: E402
 from testbed.meter import speed_over  # noqa: E402
@@ -136,7 +136,7 @@ def main() -> None:
     arms = [parse_arm(x) for x in a.arms]
     spec = load_spec(a.spec).with_name("probe-coupling")
     rows = []
-    c = Cluster.create(spec)
+    c = lifecycle.start(spec)
     try:
         time.sleep(3.0)  # the governor settles
         for rep in range(a.reps):

@@ -91,7 +91,7 @@ def fitted_scale(config: cfg.ExperimentConfig, backend: str) -> float:
     from testbed import backends, meter, speed_fit
     spec = cluster_spec(config.model_copy(update={"speed_scale": 1.0}))
     be = backends.get(backend, spec)
-    if isinstance(be, backends.HostPlacing):
+    if be.capabilities.places_on_hosts:
         raise cfg.ConfigError(f"--speed-scale: 'fit' reads this host's cores; on the {backend} backend give a number")
     got = speed_fit.fit(spec, be.cores(), be.pinned_load(),
                         lambda cores, seconds: meter.quick_factors(cores, seconds, kernel=spec.kernel))

@@ -5,7 +5,7 @@ mid-run if asked.
     python -m hardening.swarm_experiment                          # the fault campaign's tiny run
     python -m hardening.swarm_experiment --lose node3 --after 8   # node 3 stopped 8 s into the cell
 
-It starts the nodes (testbed/backends/swarm/dind.py), writes a spec naming them as hosts (four
+It starts the nodes (tools/testbeds/dind.py), writes a spec naming them as hosts (four
 workstations at 0.15 core: two on node 1, one each on nodes 2 and 3), runs
 experiments/configs/faults/tiny.toml on it with `nowlab run --backend swarm` (on_failure
 "continue", so a lost node's jobs fail and the run goes on), then `nowlab gc`, and prints the
@@ -34,8 +34,9 @@ from experiments.runner import cluster_spec
 from experiments.store import ResultsStore
 from testbed.backends import BackendError
 from testbed.backends.docker import engine
-from testbed.backends.swarm import dind, membership
+from testbed.backends.swarm import membership
 from testbed.backends.swarm import registry as swarm_registry
+from tools.testbeds import dind
 
 ROOT = Path(__file__).resolve().parents[1]
 

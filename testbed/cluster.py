@@ -1,8 +1,10 @@
 """A running emulated cluster: create it, drive it, change it live, take it down.
 
-`Cluster.create(spec)` builds the workstations (containers, links, ssh, the speed keeper,
-the resident MPI world); `testbed.lifecycle.up(spec)` adds the load the spec asks for (its
-owners) and is what users call, and `testbed.lifecycle.cluster(spec)` always tears it down.
+`Cluster.provision(spec)` builds the workstations (containers, links, ssh) and answers once
+each takes an SSH login; `testbed.lifecycle.start(spec)` brings it the rest of the way up in
+one visible order (warm paths, the resident MPI world, the speed keeper), `lifecycle.up(spec)`
+adds the load the spec asks for (its owners) and is what users call, and
+`testbed.lifecycle.cluster(spec)` always tears it down.
 `Cluster.attach(name)` picks up a cluster started by another process (the CLI).
 The machines under it are a backend's (testbed/backends/: Docker on this host today); this
 module holds what does not depend on where they run, and imports no engine itself.
@@ -11,13 +13,14 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Sequence, cast
 
 import paramiko
 
-from testbed import backends, cluster_secret, keeper, meter, pool, shaping, state, warm
+from testbed import backends, cluster_secret, keeper, meter, mpi_command, pool, shaping, state
 from testbed.backends import Backend, CpuCap
 from testbed.backends.base import SampleSource
+from testbed.mpi_command import GUEST_PREFIX  # noqa: F401  (named here by its users: experiments, benchmarks)
 from testbed.parallel import parallel
 from testbed.placement import CORE_LIMIT, place, place_on_readings
 from testbed.remote_exec import Control, ExecResult, RemoteProcess, SshControl
@@ -27,8 +30,6 @@ from testbed.units import RateError, parse_rate
 from workloads.host.pool_client import Connect, PoolLauncher, direct
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
-
-GUEST_PREFIX = ["chrt", "--idle", "0"]  # guests yield to owners (same core, same cgroup)
 
 
 def quiet(_stage: str, _done: int, _total: int) -> None:
@@ -82,10 +83,11 @@ class Cluster:
 
     # -- lifecycle ---------------------------------------------------------------------
     @classmethod
-    def create(cls, spec: ClusterSpec, *, progress: Progress = quiet, ready_timeout: float = 60.0,
-               backend: Backend | None = None) -> "Cluster":
+    def provision(cls, spec: ClusterSpec, *, progress: Progress = quiet, ready_timeout: float = 60.0,
+                  backend: Backend | None = None) -> "Cluster":
         """Start every workstation and wait until each answers SSH; undo everything on failure.
-        No owner load yet: `testbed.lifecycle.up` starts it (the load sits above the cluster)."""
+        Nothing runs on them yet, and the cluster is not marked ready: `testbed.lifecycle.start`
+        goes on from here (warm paths, resident world, keeper), `lifecycle.up` adds the owners."""
         be = backend if backend is not None else backends.get()
         if spec.name in be.cluster_names():
             if stranded := be.stranded(spec.name):
@@ -94,8 +96,8 @@ class Cluster:
                                 f"`nowlab forget {spec.name}` drops the record now")
             raise SpecError(f"name: a cluster named {spec.name!r} is already running (nowlab down {spec.name})")
         host_cores = be.cores()
-        if isinstance(be, backends.HostPlacing):  # several hosts: the backend places on its hosts' cores
-            placement = be.place(spec)  # refuses before starting, naming the host
+        if be.capabilities.places_on_hosts:  # several hosts: the backend places on its hosts' cores
+            placement = cast(backends.HostPlacing, be).place(spec)  # refuses before starting, naming the host
         else:
             if any(spec.speed(n) is not None for n in spec.names):  # refuses before starting, after re-reading
                 placement = place_on_readings(spec, host_cores, be.pinned_load(),
@@ -114,12 +116,6 @@ class Cluster:
             st.save()
             cluster = cls(st, be)
             cluster.wait_ssh_ready(timeout=ready_timeout, progress=progress)
-            if not isinstance(be, backends.HostPlacing):  # the keeper meters this machine's cores
-                keeper.start(spec.name, host_cores)  # meter + governor; cap mode and owners run on top
-            elif hasattr(be, "metered_slots"):  # other hosts': their probes' samples, by slot
-                keeper.start(spec.name, be.metered_slots(spec.name))
-            st.ready = True
-            st.save()
             return cluster
         except BaseException:
             # A half-built cluster is removed whatever went wrong, Ctrl-C included.
@@ -137,6 +133,20 @@ class Cluster:
             name = names[0]
         st = state.ClusterState.load(name)
         return cls(st, backends.get(st.backend))
+
+    def start_keeper(self) -> None:
+        """The speed keeper (testbed/keeper.py): meter + governor; cap mode and owners run on top.
+        It meters this machine's cores, or (several hosts) reads their probes' samples by slot."""
+        caps = self.backend.capabilities
+        if not caps.places_on_hosts:
+            keeper.start(self.name, self.backend.cores())
+        elif caps.meters_remotely:
+            keeper.start(self.name, cast(backends.RemoteMetering, self.backend).metered_slots(self.name))
+
+    def mark_ready(self) -> None:
+        """Record that the cluster came all the way up (`gc` spares a ready cluster)."""
+        self.state.ready = True
+        self.state.save()
 
     def down(self) -> dict[str, int]:
         keeper.stop(self.name)
@@ -216,8 +226,10 @@ class Cluster:
     def ssh(self, ws: str) -> SshControl:
         """SSH to the workstation with the cluster key, as the backend says to log in (root on
         port 22 for containers; the host's own user and port for the SSH backend)."""
-        login = getattr(self.backend, "login", None)
-        user, port = login(self.container_id(ws)) if login is not None else ("root", 22)
+        if self.backend.capabilities.own_login:
+            user, port = cast(backends.OwnLogin, self.backend).login(self.container_id(ws))
+        else:
+            user, port = "root", 22
         return SshControl(self.ips[ws], str(self.key_path), user=user, port=port)
 
     def exec(self, ws: str, argv: Sequence[str], *, env: dict[str, str] | None = None,
@@ -242,28 +254,14 @@ class Cluster:
     def mpi_argv(self, hosts: Sequence[str], argv: Sequence[str], *, env: dict[str, str] | None = None,
                  forward: Sequence[str] = (), ranks_per_host: int = 1, guest: bool = True,
                  fast: bool = True) -> list[str]:
-        """mpiexec across `hosts`, one rank each in the order given (rank i on hosts[i]).
-
-        Hosts must be listed lowest-numbered first, so the coordinator (rank 0) is always the
-        lowest-numbered workstation of the job, as the scheduling papers assume. Ranks are
-        guests: they run at SCHED_IDLE, so a workstation's owner processes preempt them.
-        `fast` launches over the ssh masters and `python3 -m` programs through the zygotes
-        opened at `up` (testbed/warm.py); each falls back to the cold path if missing.
-        `env` is given on the command line (`-x K=V`); `forward` names variables mpiexec passes on
-        from its own environment, so a secret is not on a command line that `ps` shows.
-        """
-        if not hosts:
-            raise ValueError("hosts: an MPI job needs at least one workstation")
-        order = [self.workstations.index(h) if h in self.workstations else self.container_id(h) for h in hosts]
-        if order != sorted(set(order)):
-            raise ValueError(f"hosts: list each workstation once, lowest-numbered first (got {', '.join(hosts)})")
-        hostlist = ",".join(f"{h}:{ranks_per_host}" for h in hosts)
-        exports = [x for k, v in (env or {}).items() for x in ("-x", f"{k}={v}")]
-        exports += [x for k in forward for x in ("-x", k)]
-        return ["mpiexec", "--allow-run-as-root", "-H", hostlist, "-n", str(len(hosts) * ranks_per_host),
-                "--map-by", "node", "--mca", "btl", "tcp,self", *(warm.MPI_FAST_ARGS if fast else []),
-                "-x", "PYTHONPATH", *exports, *(GUEST_PREFIX if guest else []),
-                *(warm.through_zygote(argv) if fast else argv)]
+        """mpiexec across `hosts`, one rank each in the order given (rank i on hosts[i]), listed
+        lowest-numbered first; testbed/mpi_command.py says what each part is for."""
+        workstations = self.workstations
+        for h in hosts:
+            if h not in workstations:
+                self.container_id(h)  # refuses, naming the cluster's workstations
+        return mpi_command.mpi_argv(workstations, hosts, argv, env=env, forward=forward,
+                                    ranks_per_host=ranks_per_host, guest=guest, fast=fast)
 
     def mpirun(self, hosts: Sequence[str], argv: Sequence[str], *, env: dict[str, str] | None = None,
                timeout: float | None = None) -> ExecResult:
@@ -278,8 +276,9 @@ class Cluster:
         """How the controller opens a TCP connection to a workstation's address: directly, or
         through the backend's gateway where the controller is not on the cluster's network
         (the Swarm overlay: testbed/backends/swarm/gateway.py)."""
-        via = getattr(self.backend, "connector", None)
-        return via(self.name) if via is not None else direct
+        if self.backend.capabilities.gateway:
+            return cast(backends.Gateway, self.backend).connector(self.name)
+        return direct
 
     def job_launcher(self) -> PoolLauncher:
         """Where malleable jobs launch: the cluster's resident MPI world (testbed/pool.py).
@@ -298,7 +297,7 @@ class Cluster:
         is probed from inside each workstation, over its own sshd."""
         deadline = time.monotonic() + timeout
         ready = 0
-        direct = getattr(self.backend, "controller_on_network", True)
+        direct = self.backend.capabilities.controller_on_network
 
         def probe(ws: str) -> None:
             nonlocal ready
@@ -319,7 +318,6 @@ class Cluster:
                 time.sleep(0.1)
 
         parallel(probe, self.workstations)
-        warm.warm(self)  # ssh masters and zygotes, in the background: launches get faster once they are up
 
     # -- live changes ------------------------------------------------------------------
     def _replace_spec(self, spec: ClusterSpec) -> None:
@@ -410,9 +408,9 @@ class Cluster:
         """The backend's own sampling of every workstation for the monitor, if it has one (Swarm:
         one sampler per host instead of three execs per workstation per sample); None: the
         monitor reads each workstation through cpu_limits, processes_cpu_ns and read_net."""
-        if not hasattr(self.backend, "sample_stream"):
+        if not self.backend.capabilities.samples_itself:
             return None
-        return self.backend.sample_stream({ws: self.container_id(ws) for ws in self.workstations}, mark=mark,
+        return cast(backends.SelfSampling, self.backend).sample_stream({ws: self.container_id(ws) for ws in self.workstations}, mark=mark,
                                           tc_argv=tc_argv, interval_s=interval_s)
 
     def tc_show(self, ws: str, what: str = "class") -> str:

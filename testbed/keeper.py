@@ -87,7 +87,7 @@ class Keeper:
         st = state.ClusterState.load(self.name)
         backend = backends.get(st.backend)  # only its fast cap write is used: no engine round trip
         # Only this machine's cores are held out of their halt: another host's (Swarm, SSH) are its own.
-        local = not hasattr(backend, "meter_stream")
+        local = not backend.capabilities.meters_remotely
         with IdleHold(st.cluster_spec.defaults.host_idle if local else "remote") as idle:
             print(f"keeper: host cores idle: {idle.status}", file=sys.stderr, flush=True)
             self._govern(st, backend, idle)
@@ -103,7 +103,7 @@ class Keeper:
         tick = 0
         # Another host's cores (Swarm) are measured by a probe there, whose samples arrive keyed by
         # slot; this machine's, here, one kernel per tick on each core in turn.
-        remote = backend.meter_stream(self.name) if hasattr(backend, "meter_stream") else None
+        remote = backend.meter_stream(self.name) if backend.capabilities.meters_remotely else None
         while (d / "cluster.json").exists():
             t_start = time.monotonic()
             kernel = KERNEL_ORDER[tick % len(KERNEL_ORDER)]

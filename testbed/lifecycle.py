@@ -1,24 +1,42 @@
 """Bringing a cluster up with the load its spec asks for, and always taking it down.
 
-`Cluster.create` builds the workstations; the owners the spec gives start here, on top,
-so the cluster module never imports the load package (docs/architecture.md).
+The start-up order lives here, in `start` and `up`: the workstations (`Cluster.provision`:
+machines, links, SSH), the warm launch paths, the resident MPI world, the speed keeper, then
+the owners. `Cluster` only builds and drives the machines; it starts none of these itself,
+and the load (testbed.load) sits above it (docs/architecture.md).
 """
 from __future__ import annotations
 
 import contextlib
 from typing import Iterator
 
+from testbed import pool, warm
 from testbed.backends import Backend
 from testbed.cluster import Cluster, Progress, quiet
 from testbed.load import owners
 from testbed.spec import ClusterSpec
 
 
+def start(spec: ClusterSpec, *, progress: Progress = quiet, ready_timeout: float = 60.0,
+          backend: Backend | None = None) -> Cluster:
+    """A running cluster of `spec`, ready for jobs but without its owners; nothing is left
+    behind on failure. `backend`: where (testbed.backends.get(kind, spec)); None: Docker here."""
+    c = Cluster.provision(spec, progress=progress, ready_timeout=ready_timeout, backend=backend)
+    try:
+        warm.warm(c)  # ssh masters and zygotes, in the background: launches get faster once they are up
+        pool.start(c)  # the resident MPI world, in the background: `Cluster.job_launcher` waits for it
+        c.start_keeper()  # meter + governor; cap mode and the owners run on top
+        c.mark_ready()
+    except BaseException:
+        c.down()  # Ctrl-C included
+        raise
+    return c
+
+
 def up(spec: ClusterSpec, *, progress: Progress = quiet, ready_timeout: float = 60.0,
        backend: Backend | None = None) -> Cluster:
-    """A running cluster of `spec`, its owners started; nothing is left behind on failure.
-    `backend`: where (testbed.backends.get(kind, spec)); None: Docker on this host."""
-    c = Cluster.create(spec, progress=progress, ready_timeout=ready_timeout, backend=backend)
+    """A running cluster of `spec`, its owners started; nothing is left behind on failure."""
+    c = start(spec, progress=progress, ready_timeout=ready_timeout, backend=backend)
     try:
         owners.start_from_spec(c)
     except BaseException:

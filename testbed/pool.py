@@ -2,7 +2,7 @@
 
 One mpiexec from the first running workstation places `slots` ranks on every running
 workstation (Open MPI's round-robin by node: slot s of every host before slot s + 1). It
-is started in the background at `up` (testbed/warm.py) and again by `pool_launcher`
+is started in the background at `up` (testbed/lifecycle.py, `start`) and again by `pool_launcher`
 whenever it does not answer, so a cluster that predates the pool, or whose world died,
 still works. With Open MPI's recovery on, a dead workstation takes only its own rank (and
 so only the jobs on it); a world that is restarted spans the workstations still running.
@@ -14,58 +14,87 @@ that does not take the secret (one from before it, or of an older secret) does n
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Sequence
+from typing import Protocol, Sequence
 
+from testbed import mpi_command
 from testbed.parallel import parallel
+from testbed.remote_exec import Control, RemoteProcess
+from testbed.spec import ClusterSpec
 from workloads import channel_auth
-from workloads.host.pool_client import PoolLauncher, PoolRank, ping
+from workloads.host.pool_client import Connect, PoolLauncher, PoolRank, ping
 from workloads.wire import pool as pool_wire
-
-if TYPE_CHECKING:
-    from testbed.cluster import Cluster
 
 DEFAULT_SLOTS = 1
 OUTPUT_DIR = "/tmp/nowlab-pool-output"  # mpiexec --output-filename: each rank's stray output
 MARK = "workloads.pool"
 
 
-def alive(cluster: "Cluster") -> list[str]:
+class PoolHost(Protocol):
+    """What the resident world needs of a cluster (testbed.cluster.Cluster is one): its
+    workstations, a way into each, how to reach their addresses, and the cluster's secret."""
+
+    @property
+    def workstations(self) -> list[str]: ...
+
+    @property
+    def spec(self) -> ClusterSpec: ...
+
+    @property
+    def ips(self) -> dict[str, str]: ...
+
+    @property
+    def secret(self) -> bytes: ...
+
+    @property
+    def connect(self) -> Connect: ...
+
+    def is_running(self, ws: str) -> bool: ...
+
+    def control(self, ws: str) -> Control: ...
+
+    def oom_kills(self, ws: str) -> int: ...
+
+    def mpirun_popen(self, hosts: Sequence[str], argv: Sequence[str], *,
+                     env: dict[str, str] | None = None) -> RemoteProcess:
+        """The launcher's fallback for anything but a `python3 -m` program."""
+        ...
+
+
+def alive(cluster: PoolHost) -> list[str]:
     """The cluster's workstations whose containers are running, in the cluster's order."""
     return [ws for ws in cluster.workstations if cluster.is_running(ws)]
 
 
-def pool_argv(cluster: "Cluster", hosts: Sequence[str], slots: int = DEFAULT_SLOTS) -> list[str]:
+def pool_argv(cluster: PoolHost, hosts: Sequence[str], slots: int = DEFAULT_SLOTS) -> list[str]:
     if not 1 <= slots <= pool_wire.MAX_SLOTS:
         raise ValueError(f"slots: {slots} outside 1..{pool_wire.MAX_SLOTS}")
     if not hosts:
         raise ValueError("hosts: no running workstation to start a pool on")
-    argv = cluster.mpi_argv(list(hosts), ["python3", "-m", MARK], ranks_per_host=slots, fast=False,
-                            forward=[channel_auth.POOL.secret_env])
-    # recovery: a dead workstation must fail only the jobs on it, not the whole world (measured:
-    # with it, a job on ws1 and ws3 ran to the end after ws2 was killed; without, it died too)
-    return [argv[0], "--enable-recovery", "--mca", "orte_abort_on_non_zero_status", "0",
-            "--output-filename", OUTPUT_DIR, *argv[1:]]
+    argv = mpi_command.mpi_argv(cluster.workstations, list(hosts), ["python3", "-m", MARK], ranks_per_host=slots,
+                                fast=False, forward=[channel_auth.POOL.secret_env])
+    # recovery: a dead workstation must fail only the jobs on it, not the whole world
+    return mpi_command.with_recovery(argv, OUTPUT_DIR)
 
 
-def stop(cluster: "Cluster", hosts: Sequence[str]) -> None:
+def stop(cluster: PoolHost, hosts: Sequence[str]) -> None:
     """Kill the world's mpiexec and every rank on `hosts`, whatever state they are in."""
     for ws in hosts:
         cluster.control(ws).run(["pkill", "-KILL", "-f", MARK])
 
 
-def running(cluster: "Cluster", hosts: Sequence[str]) -> bool:
+def running(cluster: PoolHost, hosts: Sequence[str]) -> bool:
     """The world's mpiexec is alive on the first of `hosts`."""
     return bool(hosts) and cluster.control(hosts[0]).run(["pgrep", "-f", f"mpiexec.*{MARK}"]).ok
 
 
-def start(cluster: "Cluster", hosts: Sequence[str] | None = None, slots: int = DEFAULT_SLOTS) -> None:
+def start(cluster: PoolHost, hosts: Sequence[str] | None = None, slots: int = DEFAULT_SLOTS) -> None:
     """Start a world on `hosts` (default: every workstation) in the background; `discover` waits for it."""
     hosts = list(cluster.workstations if hosts is None else hosts)
     cluster.control(hosts[0]).detach(pool_argv(cluster, hosts, slots),
                                      env=channel_auth.secret_env(cluster.secret, channel_auth.POOL.secret_env))
 
 
-def discover(cluster: "Cluster", hosts: Sequence[str], slots: int = DEFAULT_SLOTS,
+def discover(cluster: PoolHost, hosts: Sequence[str], slots: int = DEFAULT_SLOTS,
              timeout_s: float = 0.0) -> list[PoolRank]:
     """Every rank of a running world on `hosts`, after at most `timeout_s`; TimeoutError if incomplete."""
     ips, secret, connect = cluster.ips, cluster.secret, cluster.connect
@@ -105,18 +134,18 @@ START_S_PER_WS_AT_TENTH = 2.5
 START_BASE_S = 90.0
 
 
-def start_allowance_s(cluster: "Cluster", hosts: Sequence[str]) -> float:
+def start_allowance_s(cluster: PoolHost, hosts: Sequence[str]) -> float:
     """Seconds of a world's start beyond its fixed part, for these workstations' count and smallest cap."""
     smallest = min((cluster.spec.cpu(ws) for ws in hosts), default=0.1)
     return START_S_PER_WS_AT_TENTH * len(hosts) * 0.1 / max(smallest, 0.01)
 
 
-def start_timeout_s(cluster: "Cluster", hosts: Sequence[str]) -> float:
+def start_timeout_s(cluster: PoolHost, hosts: Sequence[str]) -> float:
     """How long a new world on `hosts` may take to answer."""
     return START_BASE_S + start_allowance_s(cluster, hosts)
 
 
-def ensure(cluster: "Cluster", slots: int = DEFAULT_SLOTS, timeout_s: float | None = None) -> list[PoolRank]:
+def ensure(cluster: PoolHost, slots: int = DEFAULT_SLOTS, timeout_s: float | None = None) -> list[PoolRank]:
     """The running world's ranks; a new world on the running workstations if it is missing or incomplete.
     `timeout_s`: how long a new world may take (default: `start_timeout_s`)."""
     hosts = alive(cluster)
@@ -137,7 +166,7 @@ def ensure(cluster: "Cluster", slots: int = DEFAULT_SLOTS, timeout_s: float | No
     return discover(cluster, hosts, slots, timeout_s=timeout_s)
 
 
-def pool_launcher(cluster: "Cluster", slots: int = DEFAULT_SLOTS) -> PoolLauncher:
+def pool_launcher(cluster: PoolHost, slots: int = DEFAULT_SLOTS) -> PoolLauncher:
     """A launcher on the cluster's resident world, started (or restarted) as needed."""
     def renew() -> list[PoolRank]:
         hosts = alive(cluster)

@@ -11,34 +11,33 @@ fresh connection and the zygote client to a cold `python3 -m` when they are miss
 The masters are n(n-1)/2 `docker exec`s in series and as many ssh sessions held open, the
 first thing to break as clusters grow (docs/scale.md, "The first bottleneck"): above
 MASTERS_UP_TO workstations none is opened, and `mpirun_popen` ssh's afresh. Malleable jobs
-do not use them at any size: they launch on the resident world.
-It also starts the cluster's resident MPI world (testbed/pool.py), where malleable jobs
-launch without any mpiexec; `cluster.job_launcher()` waits for it or starts it again.
+do not use them at any size: they launch on the resident world (testbed/pool.py), which
+`testbed.lifecycle.start` starts right after these.
 """
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Sequence
+from typing import Protocol, Sequence
 
-from testbed import pool
+from testbed.mpi_command import GUEST_PREFIX, MUX_PATH
 from testbed.parallel import parallel
+from testbed.remote_exec import Control
 
-if TYPE_CHECKING:
-    from testbed.cluster import Cluster
-
-MUX_PATH = "/tmp/nowlab-mux-%C"  # %C: hash of local host, remote host, port and user
-# ControlMaster=no: use a master when one is there, else connect as usual. No tree spawn:
-# only the coordinator ssh's, over the masters it holds. The MPI transport is left as it
-# was (Open MPI picks pml cm with libfabric's tcp provider): `pml ob1` would cut MPI_Init
-# as much, but changes how the jobs communicate; the zygote preloads libfabric instead.
-MPI_FAST_ARGS = ["--mca", "plm_rsh_args", f"-o ControlPath={MUX_PATH} -o ControlMaster=no",
-                 "--mca", "plm_rsh_no_tree_spawn", "1"]
 # 16 workstations: 120 masters, a few seconds of `up`; 32 would be 496, 256 would be 32,640
 MASTERS_UP_TO = 16
 MASTER_WORKERS = 4  # engine calls opening masters at once (warm)
 ZYGOTE_SOCKET = "/tmp/nowlab-zygote.sock"
-ZYGOTE_ARGV = ["chrt", "--idle", "0", "python3", "-m", "workloads.zygote", "--socket", ZYGOTE_SOCKET]
-CLIENT_ARGV = ["python3", "-S", "-m", "workloads.zygote_client"]
+ZYGOTE_ARGV = [*GUEST_PREFIX, "python3", "-m", "workloads.zygote", "--socket", ZYGOTE_SOCKET]
+
+
+class Workstations(Protocol):
+    """What the warm paths need of a cluster (testbed.cluster.Cluster is one): its workstations
+    in order, and a way into each."""
+
+    @property
+    def workstations(self) -> list[str]: ...
+
+    def control(self, ws: str) -> Control: ...
 
 
 def master_pairs(workstations: Sequence[str]) -> list[tuple[str, str]]:
@@ -48,15 +47,7 @@ def master_pairs(workstations: Sequence[str]) -> list[tuple[str, str]]:
     return [(a, b) for i, a in enumerate(workstations) for b in workstations[i + 1:]]
 
 
-def through_zygote(argv: Sequence[str]) -> list[str]:
-    """`python3 -m MODULE ...` as the zygote client's argv; anything else unchanged."""
-    argv = list(argv)
-    if len(argv) >= 3 and argv[0] == "python3" and argv[1] == "-m":
-        return [*CLIENT_ARGV, *argv[1:]]
-    return argv
-
-
-def warm(cluster: "Cluster") -> None:
+def warm(cluster: Workstations) -> None:
     """Open the ssh masters and start the zygotes in the background; returns once each is asked.
     The asking is one engine call each (n(n-1)/2 + n): in series they took ~100 s of `up` at 16
     workstations (benchmarks/bench_controller_cost.py), so they go on threads: the zygotes all
@@ -70,10 +61,9 @@ def warm(cluster: "Cluster") -> None:
 
     parallel(master, master_pairs(cluster.workstations), workers=MASTER_WORKERS)
     parallel(lambda ws: cluster.control(ws).detach(ZYGOTE_ARGV), cluster.workstations)
-    pool.start(cluster)  # the resident MPI world jobs launch on (cluster.job_launcher)
 
 
-def is_warm(cluster: "Cluster", ws: str) -> bool:
+def is_warm(cluster: Workstations, ws: str) -> bool:
     """This workstation's zygote listens and its masters to higher-numbered hosts (if any are
     opened) are up."""
     later = [dst for src, dst in master_pairs(cluster.workstations) if src == ws]
@@ -83,7 +73,7 @@ def is_warm(cluster: "Cluster", ws: str) -> bool:
     return all(ctl.run(["ssh", "-o", f"ControlPath={MUX_PATH}", "-O", "check", dst]).ok for dst in later)
 
 
-def wait_warm(cluster: "Cluster", timeout: float = 60.0) -> float:
+def wait_warm(cluster: Workstations, timeout: float = 60.0) -> float:
     """Block until every workstation is warm; the seconds it took."""
     t0 = time.monotonic()
     pending = list(cluster.workstations)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from testbed.backends.base import Backend, BackendError, CpuCap, CpuLimits, HostPlacing, MachineId, Provisioned
+from testbed.backends.base import (Backend, BackendError, Capabilities, CpuCap, CpuLimits, Gateway, HostPlacing,
+                                   MachineId, OwnLogin, Provisioned, RemoteMetering, SelfSampling)
 
 DEFAULT = "docker"
 KINDS = ("docker", "ssh", "swarm")
@@ -18,7 +19,8 @@ KINDS = ("docker", "ssh", "swarm")
 if TYPE_CHECKING:
     from testbed.spec import ClusterSpec
 
-__all__ = ["Backend", "BackendError", "CpuCap", "CpuLimits", "DEFAULT", "HostPlacing", "KINDS", "MachineId", "Provisioned", "get"]
+__all__ = ["Backend", "BackendError", "Capabilities", "CpuCap", "CpuLimits", "DEFAULT", "Gateway", "HostPlacing", "KINDS",
+           "MachineId", "OwnLogin", "Provisioned", "RemoteMetering", "SelfSampling", "get"]
 
 
 def get(kind: str = DEFAULT, spec: "ClusterSpec | None" = None) -> Backend:

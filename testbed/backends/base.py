@@ -20,9 +20,11 @@ from typing import TYPE_CHECKING, Callable, Protocol, Sequence, runtime_checkabl
 from testbed.spec import cfs_quota_us
 
 if TYPE_CHECKING:
+    from testbed.backends.meter_stream import MeterStream
     from testbed.placement import Placement
     from testbed.remote_exec import Control, ExecResult
     from testbed.spec import ClusterSpec
+    from workloads.pool_client import Connect
 
 MachineId = str
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
@@ -102,12 +104,28 @@ class Provisioned:
     machines: dict[str, MachineId] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend does beyond `Backend`, declared by it and asked by its callers (rather
+    than probed for with hasattr). Each flag that is set promises the methods of the protocol
+    it names below; tests/unit/testbed/test_testbed_backends_capabilities.py holds every
+    backend to its word."""
+
+    places_on_hosts: bool = False  # HostPlacing: several hosts; `cores()` are slots and `place` places on them
+    meters_remotely: bool = False  # RemoteMetering: the keeper follows speed probes on the hosts, by slot
+    samples_itself: bool = False  # SelfSampling: the monitor reads a stream of the backend's own samples
+    own_login: bool = False  # OwnLogin: a workstation's user and port (else root on port 22)
+    gateway: bool = False  # Gateway: the controller reaches the workstations through a tunnel
+    controller_on_network: bool = True  # False: readiness is probed from inside each workstation
+
+
 @runtime_checkable
 class Backend(Protocol):
     """One way of running a cluster's workstations. Methods taking a `machine` act on one
     workstation; the rest act on whole clusters, named as in their spec."""
 
     kind: str  # "docker"; recorded in the cluster's state so `Cluster.attach` picks it again
+    capabilities: Capabilities  # what it does beyond this protocol (the protocols below)
 
     # -- capacity: what placement needs before anything starts ------------------------------
     def cores(self) -> list[int]:
@@ -215,7 +233,43 @@ class Backend(Protocol):
 class HostPlacing(Protocol):
     """A backend over several hosts places workstations itself (testbed.placement_hosts: a
     workstation may name its host). Its `cores()` are slots, numbered over all hosts, and
-    `place` answers in them; `Cluster.create` calls it instead of testbed.placement.place."""
+    `place` answers in them; `Cluster.provision` calls it instead of testbed.placement.place.
+    Declared by `Capabilities.places_on_hosts`."""
 
     def place(self, spec: "ClusterSpec", factors: dict[int, float] | None = None) -> "Placement":
+        ...
+
+
+class RemoteMetering(Protocol):
+    """Speed probes on other hosts (`Capabilities.meters_remotely`): the keeper
+    (testbed/keeper.py) reads their samples, keyed by slot, instead of metering this machine."""
+
+    def meter_stream(self, cluster: str) -> "MeterStream":
+        ...
+
+    def metered_slots(self, cluster: str) -> list[int]:
+        """The slots whose probes the keeper follows (its `cores`)."""
+        ...
+
+
+class SelfSampling(Protocol):
+    """The backend samples its workstations for the monitor itself (`Capabilities.samples_itself`)."""
+
+    def sample_stream(self, machines: dict[str, MachineId], *, mark: str, tc_argv: Sequence[str],
+                      interval_s: float) -> SampleSource:
+        ...
+
+
+class OwnLogin(Protocol):
+    """Workstations logged in to as another user or port than root on 22 (`Capabilities.own_login`)."""
+
+    def login(self, machine: MachineId) -> tuple[str, int]:
+        """(user, port) Cluster.ssh logs in with."""
+        ...
+
+
+class Gateway(Protocol):
+    """The controller is not on the cluster's network and connects through the backend (`Capabilities.gateway`)."""
+
+    def connector(self, cluster: str) -> "Connect":
         ...

@@ -78,7 +78,7 @@ class HostRecords(Generic[R]):
 
     def stranded(self, cluster: str) -> list[str]:
         """The hosts still recorded for a cluster that was taken down (its state folder is gone:
-        `Cluster.create` makes it before the record, `down` removes it after) because they did
+        `Cluster.provision` makes it before the record, `down` removes it after) because they did
         not answer; [] if there is no such record. Its name stays taken until `gc` reaches them."""
         rec = self.load(cluster)
         if rec is None or state.cluster_dir(cluster).exists():

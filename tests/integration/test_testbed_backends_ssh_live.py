@@ -1,7 +1,7 @@
 """The SSH backend against three machines that run nothing but sshd, python3, numpy, mpi4py
 and Open MPI (issue 18, item 3).
 
-The machines (testbed/backends/ssh/lab_machines.py) are containers of the workstation image,
+The machines (tools/testbeds/lab_machines.py) are containers of the workstation image,
 started with the Docker SDK only to stand in for real hosts; from then on the test reaches
 them only over SSH: the backend under test does, and so do the checks (`admin`: a plain
 paramiko login with the machines' own key, as a lab's administrator would have). They differ
@@ -23,11 +23,10 @@ from typing import Iterator
 
 import pytest
 
-from testbed import backends, state
+from testbed import backends, lifecycle, state
 from testbed.backends import BackendError
 from testbed.backends.ssh import registry
-from testbed.backends.ssh.lab_machines import ROLES, Machines, lab_machines
-from testbed.cluster import Cluster
+from tools.testbeds.lab_machines import ROLES, Machines, lab_machines
 from testbed.load import owners
 from testbed.load.monitor import Monitor
 from testbed.spec import ClusterSpec, OwnerLoad, SpecError, from_dict
@@ -96,22 +95,22 @@ def test_faults_are_one_line_naming_the_host_and_leave_nothing(machines: Machine
     # unreachable: nothing answers on c's port 2222
     unreachable = spec_of(machines, changes={"c": {"port": 2222}})
     with pytest.raises(BackendError, match=r"^host 'c' \(root@[\d.]+:2222\): unreachable"):
-        Cluster.create(unreachable, backend=backends.get("ssh", unreachable))
+        lifecycle.start(unreachable, backend=backends.get("ssh", unreachable))
     # a key the machine does not know
     stranger = make_keypair(Path(str(machines.admin_key) + "-stranger"), "stranger")
     refused = spec_of(machines, changes={"b": {"identity": str(stranger)}})
     with pytest.raises(BackendError, match=r"^host 'b' \(root@[\d.]+:22\): the SSH key was refused for 'root'$"):
-        Cluster.create(refused, backend=backends.get("ssh", refused))
+        lifecycle.start(refused, backend=backends.get("ssh", refused))
     # fewer cores than the spec asks of a host
     no_core = spec_of(machines, changes={"b": {"cores": [7]}})
     with pytest.raises(SpecError, match=r"host 'b' has no core\(s\) \[7\]"):
-        Cluster.create(no_core, backend=backends.get("ssh", no_core))
+        lifecycle.start(no_core, backend=backends.get("ssh", no_core))
     # a host that fails half way through `up`, after the others were changed: its folder cannot be made
     assert admin(machines, "c", ["sh", "-c", "mkdir -p /root/.nowlab && touch /root/.nowlab/ssh"])[0] == 0
     try:
         broken = spec_of(machines)
         with pytest.raises(BackendError, match=r"^host 'c' \(root@[\d.]+:22\): "):
-            Cluster.create(broken, backend=backends.get("ssh", broken))
+            lifecycle.start(broken, backend=backends.get("ssh", broken))
     finally:
         admin(machines, "c", ["rm", "-f", "/root/.nowlab/ssh"])
     for host in ROLES:
@@ -125,7 +124,7 @@ FOLDER = f"/root/.nowlab/ssh/{NAME}"
 
 def test_three_workstations_capped_shaped_running_mpi_and_removed(machines: Machines) -> None:
     spec = spec_of(machines)
-    c = Cluster.create(spec, backend=backends.get("ssh", spec), ready_timeout=120)
+    c = lifecycle.start(spec, backend=backends.get("ssh", spec), ready_timeout=120)
     try:
         assert c.state.backend == "ssh" and set(c.ips.values()) == set(machines.addresses.values())
         host = {ws: c.container_id(ws).split("/")[1] for ws in c.workstations}
@@ -188,7 +187,7 @@ def test_three_workstations_capped_shaped_running_mpi_and_removed(machines: Mach
         # a host already holding a cluster is refused for another, naming it, and left as it was
         other = spec_of(machines, name="ssh-live2")
         with pytest.raises(SpecError, match=rf"^host 'a': no free core, nowlab cluster '{NAME}' already runs there"):
-            Cluster.create(other, backend=backends.get("ssh", other))
+            lifecycle.start(other, backend=backends.get("ssh", other))
         assert leftovers(machines, "a", "ssh-live2")["folder"] is False
     finally:
         removed = c.down()
@@ -219,12 +218,12 @@ def test_a_speed_is_governed_from_a_probe_on_its_host_and_refused_where_it_canno
     refused = two("b")
     with pytest.raises(BackendError, match=r"^host 'b' \(root@[\d.]+:22\): ws2 asks a speed in reference cores, "
                                            r"which needs a CPU cap"):
-        Cluster.create(refused, backend=backends.get("ssh", refused))
+        lifecycle.start(refused, backend=backends.get("ssh", refused))
     for host in ("a", "b"):
         assert leftovers(machines, host) == NOTHING, host
 
     spec = two("a")
-    c = Cluster.create(spec, backend=backends.get("ssh", spec), ready_timeout=120)
+    c = lifecycle.start(spec, backend=backends.get("ssh", spec), ready_timeout=120)
     try:
         assert c.spec.placed_factor["ws1"] > 0 and 0 < c.spec.cpu("ws1") <= 0.9
         d = cluster_dir(NAME)

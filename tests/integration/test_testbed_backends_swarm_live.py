@@ -1,6 +1,6 @@
 """The Swarm backend on three Docker-in-Docker nodes of this machine (issue 18, item 2).
 
-testbed/backends/swarm/dind.py builds the node image (the repo's base plus Debian's
+tools/testbeds/dind.py builds the node image (the repo's base plus Debian's
 docker.io; cached by content hash), starts three nodes (dind.NODE_RIGHTS) each with its own dockerd
 on tcp 2375, loads the workstation image into each with `docker save | docker load`, and
 forms a Swarm. Six workstations, two per node, then come up through each node's engine API
@@ -29,13 +29,14 @@ import numpy as np
 import pytest
 
 from testbed.backends.docker import engine
-from testbed import keeper, meter, state
-from testbed.backends.swarm import dind, gateway, membership, metering, overlay, sampling
+from testbed import keeper, lifecycle, meter, state
+from testbed.backends.swarm import gateway, membership, metering, overlay, sampling
 from testbed.backends.swarm.backend import SwarmBackend
 from testbed.cluster import Cluster
 from testbed.load import owners
 from testbed.load.monitor import Monitor
 from testbed.spec import OwnerLoad, from_dict
+from tools.testbeds import dind
 from workloads.host.control_server import ControlServer
 from workloads.host.malleable import MalleableJob, parse_result
 
@@ -91,7 +92,7 @@ def engines(nodes: list[dind.Node]):
 def swarm(nodes: list[dind.Node]) -> Iterator[tuple[Cluster, SwarmBackend]]:
     spec = from_dict(spec_dict(nodes, NAME, speed="ws6"))
     be = SwarmBackend(spec)
-    c = Cluster.create(spec, backend=be, ready_timeout=180)
+    c = lifecycle.start(spec, backend=be, ready_timeout=180)
     try:
         yield c, be
     finally:

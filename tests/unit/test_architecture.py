@@ -105,3 +105,17 @@ def test_the_path_check_can_fail(tmp_path):
     doc = tmp_path / "architecture.md"
     doc.write_text("The engine is `scheduler/engine.py`; the old one was `scheduler/no_such_module.py`.\n")
     assert [p for p in named_paths(doc) if not (ROOT / p).exists()] == ["scheduler/no_such_module.py"]
+
+
+def test_a_circle_through_a_type_checking_import_is_caught():
+    """exclude_type_checking_imports = false: a module that imports a sibling only for its types
+    still closes a circle (testbed.cluster -> pool -> cluster under TYPE_CHECKING was one)."""
+    first, second = ROOT / "testbed" / "_cycle_probe_a.py", ROOT / "testbed" / "_cycle_probe_b.py"
+    second.write_text("import testbed._cycle_probe_a  # at run time\n")
+    try:
+        proc = lint_with(first, "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
+                                "    import testbed._cycle_probe_b  # for its types only\n")
+    finally:
+        second.unlink()
+    assert proc.returncode != 0
+    assert "No import circles" in proc.stdout and "_cycle_probe" in proc.stdout

@@ -16,7 +16,7 @@ import docker
 import docker.errors
 
 from testbed import state
-from testbed.backends.base import BackendError, CpuCap, CpuLimits, Progress, Provisioned
+from testbed.backends.base import BackendError, Capabilities, CpuCap, CpuLimits, Progress, Provisioned
 from testbed.backends.docker import cgroups, engine
 from testbed.backends.docker.control import DockerControl, netns_argv
 from testbed.image import ensure_image
@@ -38,6 +38,7 @@ class DockerBackend:
     backend that only writes cgroup files (the speed keeper) never connects."""
 
     kind = "docker"
+    capabilities = Capabilities()  # one host, reached directly: nothing beyond `Backend`
 
     def __init__(self, client: docker.DockerClient | None = None, cgroup_root: Path = cgroups.CGROUP_ROOT):
         self._client = client

@@ -25,7 +25,7 @@ import paramiko
 
 import workloads
 from testbed import shaping, state
-from testbed.backends.base import BackendError, CpuCap, CpuLimits, Progress, Provisioned
+from testbed.backends.base import BackendError, Capabilities, CpuCap, CpuLimits, Progress, Provisioned
 from testbed.backends.ownership import owner_tag, tag_alive
 from testbed.backends.meter_stream import MeterStream
 from testbed.backends.ssh import fit, registry, sampling
@@ -116,6 +116,7 @@ class SshBackend:
     clusters already up (their hosts are in the registry)."""
 
     kind = "ssh"
+    capabilities = Capabilities(places_on_hosts=True, meters_remotely=True, samples_itself=True, own_login=True)
 
     def __init__(self, spec: ClusterSpec | None = None, *, meter_seconds: float = 1.0):
         self.spec = spec
@@ -178,7 +179,7 @@ class SshBackend:
 
     def place(self, spec: ClusterSpec, factors: dict[int, float] | None = None) -> Placement:
         """Each workstation on its host's slot (fit.assign), a speed workstation capped by its host
-        core's measured factor (fit.speed_caps): the slots are hosts, so `Cluster.create` asks
+        core's measured factor (fit.speed_caps): the slots are hosts, so `Cluster.provision` asks
         here rather than metering this machine's cores."""
         self.spec = spec
         slots = self.cores()

@@ -7,7 +7,7 @@ so neither their names (MPI, ssh) nor their links (tc shapes an interface's egre
 destination, not by source process) could be told apart without root-only plumbing on
 every host. A lab's workstation is one machine; so is ours.
 
-`Cluster.create` places workstations on `Backend.cores()` before `up`; this backend
+`Cluster.provision` places workstations on `Backend.cores()` before `up`; this backend
 offers one slot per host (slot i is the spec's i-th host), so the placement's distinct
 slots are distinct hosts. A workstation that names its host gets it whatever slot it drew.
 """

@@ -49,7 +49,7 @@ import docker.errors
 import requests
 
 from testbed import state
-from testbed.backends.base import BackendError, CpuCap, CpuLimits, Progress, Provisioned
+from testbed.backends.base import BackendError, Capabilities, CpuCap, CpuLimits, Progress, Provisioned
 from testbed.backends.docker import engine
 from testbed.backends.docker.control import DockerControl
 from testbed.backends.meter_stream import MeterStream
@@ -119,7 +119,10 @@ class SwarmBackend:
     without one it serves clusters already up (their hosts are in the registry)."""
 
     kind = "swarm"
-    controller_on_network = False  # Cluster checks readiness from inside the workstations
+    # the controller is not on the overlay: Cluster checks readiness from inside the workstations
+    # and connects through the gateway
+    capabilities = Capabilities(places_on_hosts=True, meters_remotely=True, samples_itself=True, gateway=True,
+                                controller_on_network=False)
 
     def __init__(self, spec: ClusterSpec | None = None, *, manager: str | None = None):
         self.spec = spec

@@ -18,7 +18,7 @@ import tarfile
 
 import pytest
 
-from testbed import backends
+from testbed import backends, lifecycle
 from testbed.backends import Backend, BackendError, HostPlacing
 from testbed.backends.docker import engine
 from testbed.backends.swarm import overlay, readings, registry
@@ -328,7 +328,7 @@ def test_an_unreachable_host_is_one_line_naming_it_and_nothing_is_recorded(monke
     assert msg.startswith(f"host 'far' (tcp://127.0.0.1:{port}): its Docker engine does not answer")
     assert len(msg.splitlines()) == 1
     with pytest.raises(BackendError, match="host 'far'"):
-        Cluster.create(s, backend=backends.get("swarm", s))
+        lifecycle.start(s, backend=backends.get("swarm", s))
     assert registry.names() == [] and not (tmp_path / "clusters" / "sw").exists()
 
 
@@ -369,13 +369,13 @@ def test_a_cluster_down_with_a_host_that_did_not_answer_names_it_and_forget_free
     spec = from_dict({"name": "gone", "host": [{"name": "far", "address": "127.0.0.1", "docker": far.url}],
                       "workstation": [{"name": "w", "cpu": 0.2}]})
     with pytest.raises(SpecError, match="is already running"):
-        Cluster.create(spec, backend=be)
+        lifecycle.start(spec, backend=be)
 
     (tmp_path / "clusters" / "gone").rmdir()  # taken down: `down` removed the state folder, kept the record
     be.remove("gone")
     assert be.stranded("gone") == ["far"]
     with pytest.raises(SpecError) as err:
-        Cluster.create(spec, backend=be)
+        lifecycle.start(spec, backend=be)
     assert str(err.value) == ("name: cluster 'gone' was taken down but far did not answer, so it is still recorded: "
                               "`nowlab gc` removes it once they answer, `nowlab forget gone` drops the record now")
 
@@ -404,13 +404,13 @@ def test_registry_round_trip_and_known_hosts(monkeypatch, tmp_path):
 
 def test_swarm_is_a_known_kind():
     assert "swarm" in backends.KINDS and backends.get("swarm").kind == "swarm"
-    assert getattr(backends.get("docker"), "controller_on_network", True)
-    assert backends.get("swarm").controller_on_network is False
+    assert backends.get("docker").capabilities.controller_on_network
+    assert backends.get("swarm").capabilities.controller_on_network is False
 
 
 # -- the Docker-in-Docker test bed's node image, as data ------------------------------------------
 def test_the_node_image_is_the_base_plus_debians_docker_and_its_tag_follows_its_content():
-    from testbed.backends.swarm import dind
+    from tools.testbeds import dind
 
     assert dind.node_tag("nowlab/base:aaa") == dind.node_tag("nowlab/base:aaa")
     assert dind.node_tag("nowlab/base:aaa") != dind.node_tag("nowlab/base:bbb")

@@ -13,8 +13,8 @@ Each node's dockerd puts its containers' cgroups under its own parent
 kernel settings of this machine, nested. They say nothing about timing: three nodes share
 this machine's cores, and the test that uses them checks function only.
 
-    python -m testbed.backends.swarm.dind up      # build if needed, start 3 nodes, form the Swarm
-    python -m testbed.backends.swarm.dind down    # remove the nodes, their network and volumes
+    python -m tools.testbeds.dind up      # build if needed, start 3 nodes, form the Swarm
+    python -m tools.testbeds.dind down    # remove the nodes, their network and volumes
 """
 from __future__ import annotations
 
@@ -43,6 +43,8 @@ NODES = ("node1", "node2", "node3")
 NODE_PACKAGES = ("docker.io", "iptables", "tini", "procps")  # tini: `init` for the workstations (docker-init)
 PROXY_VARS = ("http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY")
 
+# The path named inside is where this file was: the text is hashed into the node image's tag
+# (node_tag), so it is left as it was rather than rebuild every node image for a comment.
 DOCKERFILE = f"""# A Swarm node for nowlab's Docker-in-Docker test bed (testbed/backends/swarm/dind.py).
 ARG BASE
 FROM ${{BASE}}
@@ -217,7 +219,7 @@ def main(argv: list[str]) -> int:
     if argv[1:] == ["down"]:
         print(down())
         return 0
-    print("usage: python -m testbed.backends.swarm.dind up|down", file=sys.stderr)
+    print("usage: python -m tools.testbeds.dind up|down", file=sys.stderr)
     return 2
 
 

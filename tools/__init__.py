@@ -1,0 +1,1 @@
+"""Tools around nowlab that production code never imports (testbeds/: machines to try the backends on)."""
