@@ -1,4 +1,6 @@
-"""Experiment commands: run, report, demo and study (live experiments and simulated studies)."""
+"""Experiment commands: run, report, summary and demo (live experiments from a config).
+
+The papers' own commands are `nowlab study <paper> <verb>` (nowlab/commands/studies.py)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,71 +11,6 @@ import typer
 from nowlab.errors import fail
 
 DEMO_CONFIG = Path(__file__).resolve().parents[2] / "experiments" / "configs" / "demo.toml"
-
-study_app = typer.Typer(no_args_is_help=True, add_completion=False,
-                        help="Reproduce published scheduling studies on the simulator.")
-
-
-@study_app.command("anastasiadis")
-def anastasiadis(
-    quick: Annotated[bool, typer.Option("--quick", help="Same outputs with ~7x fewer jobs (under 2 minutes).")] = False,
-    out: Annotated[Path, typer.Option("--out", help="Directory for report.md, CSVs, PNGs.")] = Path(
-        "results/anastasiadis"),
-    workers: Annotated[int, typer.Option("--workers", help="Worker processes for replications.")] = 2,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of every job stream.")] = 1996,
-    max_replications: Annotated[int | None, typer.Option("--max-replications",
-                                                         help="Cap on replications per cell.")] = None,
-    jobs: Annotated[int | None, typer.Option("--jobs", help="Jobs per replication, a tenth of them the warm-up "
-                                             "(a smoke run's size; the paper's is 20,000).")] = None,
-    dif_variants: Annotated[str | None, typer.Option(
-        "--dif-variants", help="Other readings of DIF to run beside the default, comma-separated "
-        "(all-free, share; 'none' for none). Default: all of them.")] = None,
-) -> None:
-    """Anastasiadis & Sevcik (1996): 4 workloads x 5 loads x 14 policies (+ DIF variants), report and claims."""
-    # Imported here so `nowlab --help` does not pay for numpy/scipy/matplotlib.
-    from experiments.studies.anastasiadis_sevcik.report import print_claims, write_outputs
-    from experiments.studies.anastasiadis_sevcik.spec import SpecError, full_spec, quick_spec
-    from experiments.studies.anastasiadis_sevcik.study import run_study
-
-    overrides: dict[str, object] = {"workers": workers, "seed": seed}
-    if max_replications is not None:
-        overrides["max_replications"] = max_replications
-    if jobs is not None:
-        overrides.update(jobs_per_replication=jobs, warmup_jobs=jobs // 10)
-    if dif_variants is not None:
-        overrides["dif_variants"] = tuple(v.strip() for v in dif_variants.split(",") if v.strip() not in ("", "none"))
-    try:
-        spec = (quick_spec if quick else full_spec)(**overrides)
-    except SpecError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
-    result = run_study(spec)
-    outputs = write_outputs(result, out)
-    print_claims(outputs.claims)
-    typer.echo(f"wall time {result.wall_s:.1f} s; report: {outputs.report_md}")
-
-
-@study_app.command("sanjay-vadhiyar")
-def sanjay_vadhiyar(
-    quick: Annotated[bool, typer.Option("--quick", help="Budgets at 1/100 of the paper's, fewer clusters "
-                                        "(about 2 minutes).")] = False,
-    out: Annotated[Path, typer.Option("--out", help="Directory for report.md, CSVs, PNGs.")] = Path(
-        "results/sanjay-vadhiyar"),
-) -> None:
-    """Sanjay & Vadhiyar (2009): SA, GA, DP and Box Elimination on 32-1,024 processors (Figs. 8-12, Table I)."""
-    from experiments.studies.sanjay_vadhiyar.report import print_claims, write_outputs
-    from experiments.studies.sanjay_vadhiyar.spec import full_spec, quick_spec
-    from experiments.studies.sanjay_vadhiyar.study import run_study
-
-    spec = quick_spec() if quick else full_spec()
-    typer.echo(f"{spec.name} run: at most {spec.upper_bound_s() / 60:.0f} min of search")
-    result = run_study(spec)
-    outputs = write_outputs(result, out)
-    print_claims(outputs.claims)
-    typer.echo(f"wall time {result.wall_s:.1f} s; report: {outputs.report_md}")
-
-
-
 
 def _failed_steps(results: Path, failing: list[str]) -> None:
     """One line on the failed post-processing steps (each already stored and printed); exit 1 when the
@@ -245,7 +182,6 @@ def _one_line(exc: BaseException) -> str:
 
 def register(app: typer.Typer) -> None:
     """Add this package's commands to the `nowlab` app."""
-    app.add_typer(study_app, name="study")
     app.command("run")(run)
     app.command("report")(report_cmd)
     app.command("summary")(summary_cmd)

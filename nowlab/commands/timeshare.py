@@ -282,10 +282,12 @@ def _choice(enum, value: str | None, option: str):
         fail(f"{option}: unknown {value!r} (known: {', '.join(m.value for m in enum)})")
 
 
+timeshare_app.command("table")(table_command)
+timeshare_app.command("simulate")(simulate_command)
+timeshare_app.command("run")(run_command)
+timeshare_app.command("report")(report_command)
+
+
 def register(app: typer.Typer) -> None:
-    """Add this package's commands to the `nowlab` app."""
+    """Add this package's commands to the `nowlab` app (also `nowlab study zhou-brent`)."""
     app.add_typer(timeshare_app, name="timeshare")
-    timeshare_app.command("table")(table_command)
-    timeshare_app.command("simulate")(simulate_command)
-    timeshare_app.command("run")(run_command)
-    timeshare_app.command("report")(report_command)
