@@ -1,0 +1,1 @@
+"""Job files: reading and writing job streams and traces (SWF, CSV, Batsim)."""
