@@ -23,21 +23,21 @@ fraction, a value that is not finite) is, with `on_bad="raise"` (the default), o
 naming the file, the line and the field; with `on_bad="skip"`, left out and listed with its
 line number and reason in `ParseSummary.malformed`.
 
-Speed: the numbers are converted by numpy in one call (a 100,000-line trace parses in about
-a quarter of a second here); a line is looked at alone only when that call fails.
+Speed: pandas' C parser converts every job line in one call (100,000 lines in 0.65 CPU-seconds
+on this shared host, benchmarks/bench_swf_read.py); the lines are split one by one only when
+that call refuses them, to name the bad line.
 """
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass, field
 from pathlib import Path
-import io
 from typing import Literal, NamedTuple
 
+import numpy as np
 import pandas as pd
 
-import numpy as np
-
-from experiments.traces.swf import CANCELLED, FIELDS, PARTIAL_STATUSES, HeaderReader, SwfError, _parse_line
+from experiments.traces.swf import CANCELLED, FIELDS, PARTIAL_STATUSES, HeaderReader, SwfError, parse_job_line
 
 N_FIELDS = len(FIELDS)
 _INTEGRAL = np.array([integral for _, _, integral in FIELDS])
@@ -70,8 +70,10 @@ class RigidJob(NamedTuple):
 
     @property
     def size(self) -> int:
-        """Processors to run it on: as requested, else as allocated."""
-        return self.procs_requested if self.procs_requested is not None else self.procs_allocated  # type: ignore[return-value]
+        """Processors to run it on: as requested, else as allocated (a kept job has one of them)."""
+        size = self.procs_requested if self.procs_requested is not None else self.procs_allocated
+        assert size is not None, f"job {self.job} (line {self.line}) has no size"
+        return size
 
 
 @dataclass(frozen=True)
@@ -220,7 +222,7 @@ def _reason_or_raise(path: Path, tokens: list[str], lineno: int, on_bad: str,
                      malformed: list[tuple[int, str]]) -> None:
     """The per-line parser's one-line reason for a bad line: raised, or kept with its line."""
     try:
-        _parse_line(" ".join(tokens), path, lineno)
+        parse_job_line(" ".join(tokens), path, lineno)
     except SwfError as exc:
         if on_bad == "raise":
             raise
