@@ -47,8 +47,9 @@ class _Net:
         _Net.replies.append(json.dumps(msg))
 
 
-def replay(name: str, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, float, str]]:
+def replay(name: str, monkeypatch: pytest.MonkeyPatch, tmp_path) -> list[tuple[str, float, str]]:
     """(job, time, allocation or 'rejected') for each decision of scheduler `name`."""
+    monkeypatch.chdir(tmp_path)  # pybatsim's batsim.sched schedulers write out_events.csv where they run
     _Net.outbox, _Net.replies = [], []
     monkeypatch.setattr(pybatsim, "NetworkHandler", _Net)
     resources = tuple(p.Resource(i, f"ws{i}", properties={"speed": "1.0"}) for i in range(NB_RES))
@@ -99,17 +100,17 @@ def replay(name: str, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, float,
 
 
 @pytest.mark.parametrize("name", ["easyBackfill", "schedEasySjfBackfill"])
-def test_pybatsim_easy_backfilling_backfills_behind_the_wide_job(name, monkeypatch):
+def test_pybatsim_easy_backfilling_backfills_behind_the_wide_job(name, monkeypatch, tmp_path):
     # job 2 (all 4 resources) waits for job 1 (ends at 11); jobs 3 and 4 fit before job 1's
     # walltime ends (21), so they are backfilled; job 2 starts when job 1 ends.
-    got = sorted(d for d in replay(name, monkeypatch) if d[2] != "rejected")
+    got = sorted(d for d in replay(name, monkeypatch, tmp_path) if d[2] != "rejected")
     assert [(j, t) for j, t, _ in got] == [("w0!1", 1.0), ("w0!2", 11.0), ("w0!3", 3.0), ("w0!4", 6.0)]
-    assert ("w0!5", "rejected") in {(j, a) for j, _, a in replay(name, monkeypatch)}
+    assert ("w0!5", "rejected") in {(j, a) for j, _, a in replay(name, monkeypatch, tmp_path)}
 
 
 @pytest.mark.parametrize("name", ["schedFcfs"])
-def test_pybatsim_fcfs_starts_in_submission_order(name, monkeypatch):
-    got = replay(name, monkeypatch)
+def test_pybatsim_fcfs_starts_in_submission_order(name, monkeypatch, tmp_path):
+    got = replay(name, monkeypatch, tmp_path)
     started = [(j, t) for j, t, a in got if a != "rejected"]
     assert started == [("w0!1", 1.0), ("w0!2", 11.0), ("w0!3", 16.0), ("w0!4", 16.0)]
     assert ("w0!5", "rejected") in {(j, a) for j, _, a in got}
