@@ -139,7 +139,7 @@ class SwfSource(_Strict):
 
     Its first `arrivals.jobs` jobs keep their order, gaps and relative sizes;
     each cell rescales the gaps so the mean arrival rate is the cell's rate,
-    and processors are scaled to the cluster (experiments/swf.py).
+    and processors are scaled to the cluster (experiments/traces/swf.py).
     """
 
     path: Path

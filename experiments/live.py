@@ -18,7 +18,7 @@ from experiments.replay import replay
 from experiments.report import error_table_text, write_report
 from experiments.runner import Runner, cluster_spec, swf_stream
 from experiments.store import ResultsStore, StoreError
-from experiments.swf_export import export
+from experiments.traces.swf_export import export
 from testbed.config_loader import validate
 from testbed.placement import SpeedRefused
 from testbed.spec import SpecError

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 
-from experiments import arrivals, delivered, owner_schedules, profile_checks, steps, swf
+from experiments import arrivals, delivered, owner_schedules, profile_checks, steps
 from experiments.census import Census, malloc_trim
 from experiments.governor_hold import governor_hold
 from experiments.config import ExperimentConfig
@@ -38,6 +38,7 @@ from experiments.models import loop, speed_basis
 from experiments.profiles import cached, measure, profile_key, run_check
 from experiments.store import ResultsStore
 from scheduler.jobs import FinishedJob, JobRecord, Outcome, SubmittedJob
+from experiments.traces import swf
 from scheduler.live import Arrival
 from scheduler.live.executor import LiveExecutor, Stopped
 from scheduler.live.result import JobState, LiveResult

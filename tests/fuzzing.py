@@ -216,7 +216,7 @@ def _config(folder: Path) -> object:
 
 
 def _swf(folder: Path) -> object:
-    from experiments.swf import read_swf, to_stream
+    from experiments.traces.swf import read_swf, to_stream
     trace = read_swf(folder / "trace.swf")
     return trace, to_stream(trace, classes="all", time_scale=0.5, max_procs=8)
 
@@ -307,7 +307,7 @@ def targets() -> dict[str, Target]:
     """Every parser fuzzed, by name (the name a test or `fuzz_parsers.py --only` picks)."""
     from experiments.config import ConfigError
     from experiments.studies.padhye_dowdy.summary import SummaryError
-    from experiments.swf import SwfError
+    from experiments.traces.swf import SwfError
     from experiments.studies.menasce_rao.files import WorkstationsError
     from experiments.studies.zhou_brent.files import RunFilesError
     from experiments.studies.zhou_brent.spec import TimeshareSpecError

@@ -25,7 +25,7 @@ def test_each_parser_gives_a_valid_object_or_one_line_naming_the_file(tmp_path: 
 
 @pytest.mark.parametrize("header", ["; MaxProcs: ²", "; MaxProcs: 0", "; MaxProcs: 12\n;            8"])
 def test_a_max_procs_that_is_no_count_is_one_line(tmp_path: Path, header: str) -> None:
-    from experiments.swf import SwfError, read_swf
+    from experiments.traces.swf import SwfError, read_swf
 
     path = TARGETS["swf"].write(tmp_path, header + "\n1 0 0 1 1 -1 -1 1 -1 -1 1 -1 -1 -1 -1 -1 -1 -1\n")
     with pytest.raises(SwfError, match=r"^.*trace\.swf:1: header MaxProcs must be an integer > 0, got .*$"):
@@ -34,7 +34,7 @@ def test_a_max_procs_that_is_no_count_is_one_line(tmp_path: Path, header: str) -
 
 def test_work_that_overflows_is_one_line_naming_the_line(tmp_path: Path) -> None:
     # 1e308 s on 64 processors is inf; the class mean then made every demand NaN (a ValueError naming no file)
-    from experiments.swf import SwfError, read_swf, to_stream
+    from experiments.traces.swf import SwfError, read_swf, to_stream
 
     path = TARGETS["swf"].write(tmp_path, "; MaxProcs: 64\n1 0 0 1e308 64 -1 -1 64 -1 -1 1 -1 -1 -1 -1 -1 -1 -1\n"
                                           "2 10 0 1e308 1 -1 -1 1 -1 -1 1 -1 -1 -1 -1 -1 -1 -1\n")

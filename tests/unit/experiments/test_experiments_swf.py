@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scheduler.jobs import FinishedJob
-from experiments.swf import SwfTrace, read_swf, to_stream, write_swf
+from experiments.traces.swf import SwfTrace, read_swf, to_stream, write_swf
 
 # Jobs 3 (cancelled: -1 run and processors) and 5 (ran 0 s) never ran.
 SAMPLE = """\

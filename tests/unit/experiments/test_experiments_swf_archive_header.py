@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.swf import SwfError, read_swf, to_stream
+from experiments.traces.swf import SwfError, read_swf, to_stream
 
 ARCHIVE = Path(__file__).resolve().parents[2] / "data" / "archive_sdsc_sp2_head.swf"
 

@@ -169,42 +169,67 @@ class SwfError(ValueError):
     """An SWF file that cannot be read: one line naming the file, the line and the field."""
 
 
+class HeaderReader:
+    """The `;` comment lines of an SWF file, fed in order: fields, continuation lines, notes.
+
+    Shared by `read_swf` and the rigid-job reader (`experiments.traces.swf_rigid`) so both
+    read a header the same way.
+    """
+
+    def __init__(self) -> None:
+        self.comments: list[str] = []
+        self.header: dict[str, str] = {}
+        self.key_at: dict[str, int] = {}  # the line each field was last given on
+        self._last: str | None = None  # the field the previous comment line gave or continued
+
+    def comment(self, lineno: int, text: str) -> None:
+        """One stripped comment line (starting with `;`)."""
+        body = text[1:]
+        self.comments.append(body)
+        m = _KEY.match(body)
+        header = self.header
+        if self._last is not None and _CONTINUED.match(body) and not (m and m.group(1) in HEADER_KEYS):
+            header[self._last] = f"{header[self._last]} {body.strip()}"
+        elif m:
+            self._last, value = m.groups()
+            header[self._last] = f"{header[self._last]}\n{value}" if self._last in header else value
+            self.key_at[self._last] = lineno
+        else:
+            self._last = None
+
+    def other(self) -> None:
+        """A blank or job line: it ends any field being continued."""
+        self._last = None
+
+    def check(self, path: Path) -> None:
+        """MaxProcs, when given, must be a positive integer (one line naming where it was given)."""
+        max_procs = self.header.get("MaxProcs")
+        if max_procs is not None and not all(re.fullmatch(r"[0-9]+", v) and int(v) > 0
+                                             for v in max_procs.split("\n")):
+            raise SwfError(f"{path}:{self.key_at['MaxProcs']}: header MaxProcs must be an integer > 0, "
+                           f"got {max_procs!r}")
+
+
 def read_swf(path: str | Path) -> SwfTrace:
     """Parse an SWF file. A bad line raises one `SwfError` naming file, line and field."""
     path = Path(path)
-    comments: list[str] = []
-    header: dict[str, str] = {}
+    head = HeaderReader()
     jobs: list[SwfJob] = []
-    key_at: dict[str, int] = {}  # the line each field was last given on
-    last: str | None = None  # the field the previous comment line gave or continued
     with path.open(encoding="utf-8", errors="replace") as f:
         for lineno, raw in enumerate(f, start=1):
             text = raw.strip()
-            if not text:
-                last = None
-                continue
             if text.startswith(";"):
-                body = text[1:]
-                comments.append(body)
-                m = _KEY.match(body)
-                if last is not None and _CONTINUED.match(body) and not (m and m.group(1) in HEADER_KEYS):
-                    header[last] = f"{header[last]} {body.strip()}"
-                elif m:
-                    last, value = m.groups()
-                    header[last] = f"{header[last]}\n{value}" if last in header else value
-                    key_at[last] = lineno
-                else:
-                    last = None
+                head.comment(lineno, text)
                 continue
-            last = None
-            jobs.append(_parse_line(text, path, lineno))
-    max_procs = header.get("MaxProcs")
-    if max_procs is not None and not all(re.fullmatch(r"[0-9]+", v) and int(v) > 0 for v in max_procs.split("\n")):
-        raise SwfError(f"{path}:{key_at['MaxProcs']}: header MaxProcs must be an integer > 0, got {max_procs!r}")
-    return SwfTrace(path=str(path), comments=comments, header=header, jobs=jobs)
+            head.other()
+            if text:
+                jobs.append(parse_job_line(text, path, lineno))
+    head.check(path)
+    return SwfTrace(path=str(path), comments=head.comments, header=head.header, jobs=jobs)
 
 
-def _parse_line(text: str, path: Path, lineno: int) -> SwfJob:
+def parse_job_line(text: str, path: Path, lineno: int) -> SwfJob:
+    """One job line's 18 fields; a bad one raises one `SwfError` naming file, line and field."""
     tokens = text.split()
     if len(tokens) != len(FIELDS):
         raise SwfError(f"{path}:{lineno}: expected {len(FIELDS)} fields, got {len(tokens)}")
@@ -425,6 +450,5 @@ def _check_segments(job_id: int, segs: Sequence[tuple[float, float, int]]) -> li
     return out
 
 
-__all__ = ["FIELDS", "HEADER_KEYS", "PARTIAL_STATUSES", "Segment", "SwfError", "SwfImport", "SwfJob", "SwfTrace",
-           "read_swf", "to_stream",
-           "write_swf"]
+__all__ = ["FIELDS", "HEADER_KEYS", "PARTIAL_STATUSES", "HeaderReader", "Segment", "SwfError", "SwfImport", "SwfJob",
+           "SwfTrace", "parse_job_line", "read_swf", "to_stream", "write_swf"]

@@ -3,7 +3,7 @@
 A job's partial executions are the stretches between its start, each resize
 and its finish, read from the executor's timeline (one artifact per segment),
 so a preempted and resized job is written with the archive's conventions
-(experiments/swf.py).
+(experiments/traces/swf.py).
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from experiments.store import ResultsStore
-from experiments.swf import write_swf
+from experiments.traces.swf import write_swf
 from scheduler.jobs import EventKind, FinishedJob
 
 
