@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from experiments.store import ResultsStore
-from experiments.store_lock import StoreLocked, lock_path
+from experiments.store.lock import StoreLocked, lock_path
 from nowlab.cli import app
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -9,7 +9,7 @@ UNIQUE(cell, job) constraint makes it impossible to count a job twice.
 Opening checks the file before anything writes to it: a file that is not
 ours (a text file, another program's database, a truncated copy) is refused
 with one line and left byte-for-byte as it was. One process writes a store at
-a time: opening for writing takes its lock (experiments/store_lock.py), so a
+a time: opening for writing takes its lock (experiments/store/lock.py), so a
 second runner on the same file is refused before it touches anything.
 """
 from __future__ import annotations
@@ -28,8 +28,8 @@ from typing import Any, Self
 
 import pandas as pd
 
-from experiments import store_resizes
-from experiments.store_lock import WriterLock
+from experiments.store import resizes as store_resizes
+from experiments.store.lock import WriterLock
 from scheduler.jobs import STORED_COLUMNS, FinishedJob, SubmittedJob
 from workloads.host.records import ResizeRecord
 
@@ -134,7 +134,7 @@ class ResultsStore:
         self.path = path
         self.readonly = readonly
         self._conn = conn
-        self._writer = lock  # held until close: one writer per file (experiments/store_lock.py)
+        self._writer = lock  # held until close: one writer per file (experiments/store/lock.py)
         self._lock = threading.RLock()
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
         self.config: dict[str, Any] = json.loads(meta["config"])
