@@ -23,10 +23,6 @@ import typer
 
 from nowlab.commands import experiments, selection, taskgraph, timeshare
 
-study_app = typer.Typer(no_args_is_help=True, add_completion=False,
-                        help="The five papers, one shape: nowlab study <paper> <verb>.")
-
-
 def anastasiadis_sevcik_simulate(
     quick: Annotated[bool, typer.Option("--quick", help="Same outputs with ~7x fewer jobs (under 2 minutes).")] = False,
     out: Annotated[Path, typer.Option("--out", help="Directory for report.md, CSVs, PNGs.")] = Path(
@@ -129,15 +125,22 @@ def _sanjay_vadhiyar() -> typer.Typer:
     return group
 
 
+def study_app() -> typer.Typer:
+    """`nowlab study`, built afresh on each call (so registering it twice adds nothing twice)."""
+    study = typer.Typer(no_args_is_help=True, add_completion=False,
+                        help="The five papers, one shape: nowlab study <paper> <verb>.")
+    study.add_typer(_padhye_dowdy(), name="padhye-dowdy")
+    study.add_typer(_anastasiadis_sevcik(), name="anastasiadis-sevcik")
+    study.add_typer(_group("Menascé & Rao: task graphs with owners: show, place, predict, run, the "
+                           "tables and figures.", taskgraph.app), name="menasce-rao")
+    study.add_typer(_sanjay_vadhiyar(), name="sanjay-vadhiyar")
+    study.add_typer(_group("Zhou & Brent: time sharing by scheduling tables: table, simulate, run, "
+                           "report.", timeshare.timeshare_app), name="zhou-brent")
+    # the older shape of the Anastasiadis & Sevcik study, kept for the committed READMEs
+    study.command("anastasiadis", hidden=True)(anastasiadis_sevcik_simulate)
+    return study
+
+
 def register(app: typer.Typer) -> None:
     """Add `nowlab study` and its five papers to the `nowlab` app."""
-    study_app.add_typer(_padhye_dowdy(), name="padhye-dowdy")
-    study_app.add_typer(_anastasiadis_sevcik(), name="anastasiadis-sevcik")
-    study_app.add_typer(_group("Menascé & Rao: task graphs with owners: show, place, predict, run, the "
-                               "tables and figures.", taskgraph.app), name="menasce-rao")
-    study_app.add_typer(_sanjay_vadhiyar(), name="sanjay-vadhiyar")
-    study_app.add_typer(_group("Zhou & Brent: time sharing by scheduling tables: table, simulate, run, "
-                               "report.", timeshare.timeshare_app), name="zhou-brent")
-    # the older shape of the Anastasiadis & Sevcik study, kept for the committed READMEs
-    study_app.command("anastasiadis", hidden=True)(anastasiadis_sevcik_simulate)
-    app.add_typer(study_app, name="study")
+    app.add_typer(study_app(), name="study")

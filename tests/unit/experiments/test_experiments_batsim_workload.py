@@ -99,5 +99,5 @@ def test_duplicate_ids_and_non_json_are_refused(tmp_path):
 
 
 def test_the_nowlab_programs_are_the_projects_workloads():
-    from workloads.profile import WORKLOADS
+    from workloads.host.profile import WORKLOADS
     assert set(w.PROGRAMS) == set(WORKLOADS)

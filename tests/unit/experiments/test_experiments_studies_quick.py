@@ -10,7 +10,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from nowlab.commands import experiments as experiments_cli
+from nowlab.commands import studies as studies_cli
 from experiments.studies.anastasiadis_sevcik import paper
 
 
@@ -19,7 +19,7 @@ def quick_run(tmp_path_factory):
     """The quick preset at a thirtieth of its jobs: the same cells and outputs; the checks are of consistency, not of the claims' verdicts."""
     out = tmp_path_factory.mktemp("anastasiadis")
     app = typer.Typer()
-    experiments_cli.register(app)
+    studies_cli.register(app)
     result = CliRunner().invoke(app, ["study", "anastasiadis", "--quick", "--jobs", "100", "--out", str(out)],
                                 catch_exceptions=False)
     assert result.exit_code == 0, result.output
@@ -130,7 +130,7 @@ def test_claim_numbers_come_from_the_cells(quick_run):
 
 def test_bad_option_gives_one_line_error():
     app = typer.Typer()
-    experiments_cli.register(app)
+    studies_cli.register(app)
     result = CliRunner().invoke(app, ["study", "anastasiadis", "--quick", "--workers", "0"])
     assert result.exit_code == 2
     lines = [l for l in result.output.splitlines() if l.strip()]
