@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import pytest
 
-from experiments.claims import Estimate, gap_at, judge, judge_across
+from experiments.reporting.cell_claims import Estimate, gap_at, judge, judge_across
 from experiments.config import ConfigError, from_dict
 from experiments.sync_delay import cell_mean, timeline_delays
 from scheduler.engine import simulate

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from experiments.claims import judge
+from experiments.reporting.cell_claims import judge
 from experiments.studies.anastasiadis_sevcik.stats import t_interval
 
 KEYS = ["policy", "rate", "replication"]
@@ -331,7 +331,7 @@ def targets_text(cmp: pd.DataFrame, targets: dict[str, float]) -> str:
 def claims_table(claims: Sequence[dict[str, Any]], measured: pd.DataFrame, predicted: pd.DataFrame,
                  all_rates: Sequence[float]) -> pd.DataFrame:
     """One row per claim: verdict and margins on the measured cells, whether the verdict stands
-    outside the 95% interval, the paper's number and the prediction's verdict (experiments/claims.py)."""
+    outside the 95% interval, the paper's number and the prediction's verdict (experiments/reporting/cell_claims.py)."""
     rows = []
     for c in claims:
         m = judge(c, measured, all_rates)
