@@ -26,7 +26,7 @@ def main() -> None:
     parser.add_argument("--config", type=Path, default=ROOT / "tests" / "data" / "exp_tiny.toml")
     parser.add_argument("--results", type=Path, default=None, help="analyse these results instead of running")
     args = parser.parse_args()
-    from experiments.reporting.run_report import analyse
+    from experiments.report import analyse
 
     results = args.results
     if results is None:

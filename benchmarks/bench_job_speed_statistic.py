@@ -36,7 +36,7 @@ import pandas as pd  # noqa: E402
 from _common import console, stored_runs_args, table, write_report  # noqa: E402  (also puts the repo on sys.path)
 
 from testbed.meter import delivered_speed, read_quotas, read_samples  # noqa: E402
-from experiments.reporting.run_report import md_table  # noqa: E402
+from experiments.report import md_table  # noqa: E402
 from experiments.store import ResultsStore  # noqa: E402
 
 STATISTICS = ("min", "mean", "median")

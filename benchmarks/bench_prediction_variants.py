@@ -35,7 +35,7 @@ from _common import console, stored_runs_args, table  # noqa: E402  (also puts t
 
 from experiments import profile_checks  # noqa: E402
 from experiments.replay import replay  # noqa: E402
-from experiments.reporting.run_report import analyse  # noqa: E402
+from experiments.report import analyse  # noqa: E402
 from experiments.store import ResultsStore  # noqa: E402
 
 # name -> (the profile's samples kept, the speed basis predicted under)

@@ -33,7 +33,7 @@ import pandas as pd  # noqa: E402
 from scipy.stats import norm  # noqa: E402
 
 from experiments import miss_causes  # noqa: E402
-from experiments.reporting.run_report import analyse, md_table  # noqa: E402
+from experiments.report import analyse, md_table  # noqa: E402
 from experiments.store import ResultsStore  # noqa: E402
 from experiments.summary import DEFAULT_TARGETS  # noqa: E402
 

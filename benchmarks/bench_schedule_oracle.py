@@ -32,7 +32,7 @@ from experiments.config import ExperimentConfig  # noqa: E402
 from experiments.predict import engine_jobs  # noqa: E402
 from experiments.records import JobOutcome  # noqa: E402
 from experiments.replay import owner_load, speeds_for  # noqa: E402
-from experiments.reporting.run_report import md_table  # noqa: E402
+from experiments.report import md_table  # noqa: E402
 from experiments.store import ResultsStore  # noqa: E402
 from experiments.summary import DEFAULT_TARGETS  # noqa: E402
 from scheduler.engine import simulate  # noqa: E402

@@ -29,8 +29,8 @@ from rich.progress import track
 from experiments import sync_delay
 from experiments.config import ExperimentConfig, load
 from experiments.predict import ClassModel, engine_jobs, predict
-from experiments.reporting.run_report import md_table
-from experiments.reporting.stats import cell_table, claims_table, summarize
+from experiments.report import md_table
+from experiments.reporting.run_stats import cell_table, claims_table, summarize
 from experiments.runner import cells, stream_for
 from scheduler.engine import simulate
 

@@ -15,7 +15,7 @@ from rich.console import Console
 from experiments import config as cfg
 from experiments import steps
 from experiments.replay import replay
-from experiments.reporting.run_report import error_table_text, write_report
+from experiments.report import error_table_text, write_report
 from experiments.runner import Runner, cluster_spec, swf_stream
 from experiments.store import ResultsStore, StoreError
 from experiments.swf_export import export

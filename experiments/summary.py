@@ -273,7 +273,7 @@ def _luck(cmp: pd.DataFrame) -> dict[str, str]:
 
 def figure_from_store(path: Path) -> Figure:
     """A figure's tables from its results store (read-only), computed as its report computes them."""
-    from experiments.reporting.run_report import analyse
+    from experiments.report import analyse
 
     a = analyse(path)
     return Figure(a.config, a.measured, a.predicted, a.compared, a.unresized, a.governor, a.misses)
@@ -282,7 +282,7 @@ def figure_from_store(path: Path) -> Figure:
 def render(config: SummaryConfig, claims: pd.DataFrame, cells: pd.DataFrame,
            misses: pd.DataFrame | None = None) -> str:
     """summary.md: the claims table, then the cells that miss their prediction targets and why."""
-    from experiments.reporting.run_report import md_table
+    from experiments.report import md_table
 
     out = [f"# {config.title}"]
     if config.paper:

@@ -1,4 +1,4 @@
-"""Verdicts of a paper's claims on cells tables (`stats.cell_table`'s columns).
+"""Verdicts of a paper's claims on cells tables (`run_stats.cell_table`'s columns).
 
 Every kind reduces to a list of checks: a signed margin (positive when the
 claim holds there) and its 95% half-width. The verdict is yes when every

@@ -9,7 +9,7 @@ import pytest
 
 from experiments import config as cfg
 from experiments import live
-from experiments.reporting.run_report import speed_scale_lines
+from experiments.report import speed_scale_lines
 from experiments.runner import cluster_spec
 from testbed.placement import SpeedRefused
 

@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 from experiments.records import JobOutcome, StreamJob
-from experiments.reporting.run_report import analyse, error_table_text, write_report
-from experiments.reporting.stats import error_table, targets_text
+from experiments.report import analyse, error_table_text, write_report
+from experiments.reporting.run_stats import error_table, targets_text
 from experiments.reporting.plots import DPI, METRIC_FIGURES, METRIC_SIZE_IN, PANEL_SIZE_IN, metric_figure
 from experiments.store import ResultsStore
 
@@ -237,7 +237,7 @@ def test_a_run_in_progress_still_reports(tmp_path: Path) -> None:
 def test_statistics_agree_with_the_predictors_summary(results: Path) -> None:
     """The report's per-replication figures are those of experiments.predict.summarize, when it exists."""
     predict = pytest.importorskip("experiments.predict")
-    from experiments.reporting.stats import summarize
+    from experiments.reporting.run_stats import summarize
 
     with ResultsStore.open(results, readonly=True) as s:
         jobs = s.jobs_frame()
@@ -289,7 +289,7 @@ def test_an_ensemble_band_becomes_the_prediction_and_its_interval(results: Path,
 
 
 def test_the_calibration_line_says_a_governed_workstations_share_is_against_its_ceiling():
-    from experiments.reporting.run_report import calibration_text
+    from experiments.report import calibration_text
 
     cal = {"time": 0, "cpu": [{"error": -0.30, "governed": True}, {"error": -0.26, "governed": True},
                               {"error": 0.01}],
@@ -303,8 +303,8 @@ def test_the_calibration_line_says_a_governed_workstations_share_is_against_its_
 def test_the_cluster_is_shown_relative_to_the_repository_and_other_paths_as_given():
     from pathlib import Path
 
-    from experiments.reporting.run_report import shown_path
-    import experiments.reporting.run_report as report_module
+    from experiments.report import shown_path
+    import experiments.report as report_module
     root = Path(report_module.__file__).resolve().parent.parent
     assert shown_path(root / "compose" / "specs" / "now8.toml") == "compose/specs/now8.toml"
     assert shown_path("/elsewhere/now8.toml") == "/elsewhere/now8.toml"

@@ -9,7 +9,7 @@ from pydantic import ValidationError
 from experiments.config import ExperimentConfig, Profiling
 from experiments.models import speed_basis as sb
 from experiments.replay import class_models
-from experiments.reporting.run_report import on_speed_basis, speed_basis_lines
+from experiments.report import on_speed_basis, speed_basis_lines
 
 BASE = {"name": "t", "title": "t", "minutes": 5, "cluster": "specs/now8.toml", "policies": ["RA"],
         "class": {"a": {"workload": "synthetic", "args": {"phases": 10, "work": 0.1}}},

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from experiments.records import JobOutcome, StreamJob
-from experiments.reporting.run_report import analyse, render_markdown, report_blocks
+from experiments.report import analyse, render_markdown, report_blocks
 from experiments.store import ResultsStore
 from experiments.summary import Figure, SummaryError, figure_from_store, load_config, summary_tables, write_summary
 from workloads.records import ResizeRecord

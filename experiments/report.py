@@ -3,8 +3,8 @@ figures and CSVs.
 
 Every number is computed from the store (measured jobs, the simulator's
 predictions of the same streams, calibration and profiles); the only fixed
-text explains how to read them. Statistics are in `stats`, figures
-in `plots`; this module loads the store and lays the report out.
+text explains how to read them. Statistics are in `reporting.run_stats`, figures
+in `reporting.plots`; this module loads the store and lays the report out.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import pandas as pd
 from experiments.estimate import duration_line
 from experiments.reporting.plots import write_figures
 from experiments.replay import resize_samples
-from experiments.reporting.stats import (cell_table, claims_table, compare, error_table, normalised,
+from experiments.reporting.run_stats import (cell_table, claims_table, compare, error_table, normalised,
                                       paired_predictions, rate_label, resize_diagnostic, summarize, sync_table,
                                       targets_text, with_bands)
 from experiments import miss_causes, sync_delay
