@@ -18,6 +18,7 @@ from typing import Any
 import pandas as pd
 
 from experiments.estimate import duration_line
+from experiments.reporting import tables
 from experiments.reporting.plots import write_figures
 from experiments.replay import resize_samples
 from experiments.reporting.run_stats import (cell_table, claims_table, compare, error_table, normalised,
@@ -375,12 +376,8 @@ def _disturbed_block(a: Analysis) -> Block:
 
 
 def md_table(df: pd.DataFrame) -> str:
-    """A pipe table (pandas' to_markdown needs an extra package)."""
-    def cell(v: Any) -> str:
-        return str(v).replace("|", "\\|").replace("\n", " ")
-    lines = ["| " + " | ".join(cell(c) for c in df.columns) + " |", "|" + "---|" * len(df.columns)]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
-    return "\n".join(lines)
+    """A data frame as a pipe table (pandas' to_markdown needs an extra package)."""
+    return tables.md_table(list(df.columns), df.itertuples(index=False))
 
 
 def render_markdown(blocks: list[Block]) -> str:
