@@ -320,9 +320,9 @@ def claims_table(claims: Sequence[dict[str, Any]], measured: pd.DataFrame, predi
     for c in claims:
         m = judge(c, measured, all_rates)
         p = judge(c, predicted, all_rates)
-        rows.append({"claim": c["text"], "metric": c["metric"], "verdict": m.verdict,
+        rows.append({"claim": c["text"], "metric": c["metric"], "verdict": m.verdict.value,
                      "measured": m.words, "margin per rate": m.detail,
-                     "predicted": p.words or p.verdict, "paper": c.get("paper_value", ""),
+                     "predicted": p.words or p.verdict.value, "paper": c.get("paper_value", ""),
                      "ours": m.ours, "outside the 95% interval": m.interval})
     return pd.DataFrame(rows, columns=["claim", "metric", "verdict", "measured", "margin per rate", "predicted",
                                        "paper", "ours", "outside the 95% interval"])

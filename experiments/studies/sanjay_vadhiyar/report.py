@@ -1,7 +1,7 @@
 """The study's outputs: one CSV per figure, PNG plots, and report.md with the claims."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
@@ -11,6 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from experiments.reporting.tables import md_table  # noqa: E402
 from experiments.studies.sanjay_vadhiyar.apps import APPLICATIONS  # noqa: E402
 from experiments.studies.sanjay_vadhiyar.claims import Claim, error_increase, judge_all  # noqa: E402
 from experiments.studies.sanjay_vadhiyar.study import StudyResult  # noqa: E402
@@ -25,10 +26,10 @@ class Outputs:
 
 
 def _md(df: pd.DataFrame) -> str:
-    """A markdown table (pandas' to_markdown needs tabulate, which the project does not use)."""
+    """A data frame as a Markdown table, its index as the first column (floats as %g)."""
     head = [str(df.index.name or "")] + [str(c) for c in df.columns]
     rows = [[str(i)] + [f"{v:g}" if isinstance(v, float) else str(v) for v in row] for i, row in zip(df.index, df.values)]
-    return "\n".join("| " + " | ".join(r) + " |" for r in [head, ["---"] * len(head), *rows])
+    return md_table(head, rows, spaced_rule=True)
 
 
 def _mean_table(df: pd.DataFrame, by: str) -> pd.DataFrame:
@@ -85,8 +86,9 @@ def write_outputs(result: StudyResult, out: Path) -> Outputs:
              "Times are Eq. 1's predictions for the schedule each algorithm returned (no error), as in the paper. "
              "The application models are ours (the paper does not print its fitted equations): "
              + "; ".join(f"{m.describe().split(' [')[0]} at N = {n:g}" for m, n in APPLICATIONS.values()) + ".", "",
-             "## Claims", "", "| claim | figure | the paper | verdict | ours |", "|---|---|---|---|---|"]
-    lines += [f"| {c.key} | {c.figure} | \"{c.quote}\" | **{c.verdict}** | {c.ours} |" for c in claims]
+             "## Claims", "",
+             md_table(["claim", "figure", "the paper", "verdict", "ours"],
+                      [(c.paper.key, c.paper.figure, f'"{c.paper.quote}"', f"**{c.words}**", c.ours) for c in claims])]
     sections = [("Fig. 8: mean time by cluster size", result.scalability, "size"),
                 ("Fig. 9: mean time by search budget (s)", result.budgets, "budget_s"),
                 ("Fig. 10: mean time by prediction error (±%)", result.errors, "error_pct"),
@@ -104,10 +106,11 @@ def write_outputs(result: StudyResult, out: Path) -> Outputs:
                   "(arithmetic mean / std. dev. / geometric mean)."]
     report = out / "report.md"
     report.write_text("\n".join(lines) + "\n")
-    pd.DataFrame([asdict(c) for c in claims]).to_csv(out / "claims.csv", index=False)
+    pd.DataFrame([{"key": c.paper.key, "figure": c.paper.figure, "quote": c.paper.quote, "verdict": c.verdict.value,
+                   "words": c.words, "ours": c.ours} for c in claims]).to_csv(out / "claims.csv", index=False)
     return Outputs(report, claims)
 
 
 def print_claims(claims: list[Claim]) -> None:
     for c in claims:
-        print(f"{c.verdict:>16}  {c.key}: {c.ours}")
+        print(f"{c.verdict.value:>16}  {c.paper.key}: {c.ours}")
