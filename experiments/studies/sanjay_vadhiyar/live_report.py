@@ -20,6 +20,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from experiments.reporting.figures import save_png  # noqa: E402
 from experiments.reporting.tables import md_table  # noqa: E402
 
 TARGET_MAE = 0.10
@@ -153,8 +154,7 @@ def plot_fig7(df: pd.DataFrame, path: Path) -> Path:
         axes[0][0].set_title("no finished runs")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_png(fig, path, dpi=110)  # the committed figures' resolution
     return path
 
 

@@ -7,13 +7,14 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from experiments.reporting.claims import Claim  # noqa: E402
+from experiments.reporting.figures import save_png  # noqa: E402
 from experiments.reporting.tables import md_table  # noqa: E402
 from experiments.studies.sanjay_vadhiyar.apps import APPLICATIONS  # noqa: E402
-from experiments.studies.sanjay_vadhiyar.claims import Claim, error_increase, judge_all  # noqa: E402
+from experiments.studies.sanjay_vadhiyar.claims import error_increase, judge_all  # noqa: E402
 from experiments.studies.sanjay_vadhiyar.study import StudyResult  # noqa: E402
 
 TABLES = ("scalability", "budgets", "errors", "applications", "setups")
@@ -23,6 +24,8 @@ TABLES = ("scalability", "budgets", "errors", "applications", "setups")
 class Outputs:
     report_md: Path
     claims: list[Claim]
+
+FIGURE_DPI = 110  # the committed figures' resolution
 
 
 def _md(df: pd.DataFrame) -> str:
@@ -41,8 +44,7 @@ def _plot(df: pd.DataFrame, by: str, title: str, xlabel: str, path: Path, logx: 
     ax = table.plot(marker="o", logx=logx, figsize=(6, 4))
     ax.set(title=title, xlabel=xlabel, ylabel="predicted execution time of the schedule (s)")
     ax.figure.tight_layout()
-    ax.figure.savefig(path, dpi=110)
-    plt.close(ax.figure)
+    save_png(ax.figure, path, dpi=FIGURE_DPI)
 
 
 def _table1(setups: pd.DataFrame) -> pd.DataFrame:
@@ -65,14 +67,12 @@ def write_outputs(result: StudyResult, out: Path) -> Outputs:
     if not inc.empty:
         ax = inc.plot(marker="o", figsize=(6, 4))
         ax.set(title="Fig. 10(b): increase with prediction error", xlabel="±p %", ylabel="% increase")
-        ax.figure.savefig(out / "fig10.png", dpi=110)
-        plt.close(ax.figure)
+        save_png(ax.figure, out / "fig10.png", dpi=FIGURE_DPI)
     if len(result.applications):
         ax = _mean_table(result.applications, "application").plot.bar(figsize=(6, 4))
         ax.set(title=f"Fig. 11: applications on {spec.app_size} processors", ylabel="s")
         ax.figure.tight_layout()
-        ax.figure.savefig(out / "fig11.png", dpi=110)
-        plt.close(ax.figure)
+        save_png(ax.figure, out / "fig11.png", dpi=FIGURE_DPI)
     if len(result.setups):
         s = result.setups.assign(ratio=result.setups.weight_ratio.round(0))
         _plot(s, "ratio", "Fig. 12: heterogeneity", "max/min cluster weight", out / "fig12.png")
