@@ -13,7 +13,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from experiments.reporting.tables import md_table  # noqa: E402
 from experiments.studies.menasce_rao import claims as claims_mod  # noqa: E402
-from experiments.studies.menasce_rao.claims import Claim, Judged  # noqa: E402
+from experiments.reporting.claims import Claim  # noqa: E402
+from experiments.studies.menasce_rao.claims import Remark  # noqa: E402
 from experiments.studies.menasce_rao.figures import PointResult  # noqa: E402
 from experiments.studies.menasce_rao.paper import CLASSES, TIME_SCALE  # noqa: E402
 from experiments.studies.menasce_rao.sweeps import SWEEPS, curve  # noqa: E402
@@ -57,20 +58,20 @@ def _csv(results: Sequence[PointResult], chosen: Sequence[int], path: Path) -> N
                         _f(r.error, ".4f"), _f(r.owner_u_model, ".4f"), _f(r.owner_u_measured, ".4f")])
 
 
-def _judged(j: Judged | None) -> str:
+def _judged(j: Claim | None) -> str:
     if j is None:
         return "n/a"
-    return f"{j.value} ({'holds' if j.holds else 'does not hold'})"
+    return f"{j.ours} ({j.verdict})"
 
 
-def claims_table(claims: Sequence[Claim], predicted_label: str) -> list[str]:
+def claims_table(claims: Sequence[Remark], predicted_label: str) -> list[str]:
     return [md_table(["the paper", "paper's number", "judged by", f"ours, {predicted_label}", "ours, measured",
                       "verdict"],
-                     [(f'"{c.sentence}"', c.paper, c.test, _judged(c.predicted), _judged(c.measured), f"**{c.verdict}**")
+                     [(f'"{c.sentence}"', c.paper, c.test, _judged(c.predicted), _judged(c.measured), f"**{c.words}**")
                       for c in claims])]
 
 
-def markdown(results: Sequence[PointResult], chosen: Sequence[int], claims: Sequence[Claim], command: str,
+def markdown(results: Sequence[PointResult], chosen: Sequence[int], claims: Sequence[Remark], command: str,
              profiled: Mapping[str, float] | None) -> str:
     by = {r.point: r for r in results}
     live = any(r.measured_s for r in results)
