@@ -24,6 +24,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from experiments.reporting.tables import md_table
+
 ENV = "NOWLAB_CENSUS"
 TOP = 25  # object types and source lines kept per line
 
@@ -114,8 +116,7 @@ def table(path: Path) -> str:
     """The census lines as a Markdown table, one row a cell: RSS before and after `malloc_trim`,
     live objects, pymalloc's arenas and their live bytes, each with its change from the row above."""
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    out = ["| after | RSS (MiB) | after malloc_trim (MiB) | live objects | pymalloc arenas | bytes in live blocks (MiB) |",
-           "|---|---|---|---|---|---|"]
+    out: list[list[str]] = []
     prev: dict | None = None
 
     def cell(now: float, before: float | None, fmt: str) -> str:
@@ -126,11 +127,12 @@ def table(path: Path) -> str:
         arenas = (cell(pm["arenas"], ppm.get("arenas"), "d") if "arenas" in pm else "-")
         live = (cell(pm["allocated_bytes"] / 2**20, ppm["allocated_bytes"] / 2**20 if "allocated_bytes" in ppm
                      else None, ".1f") if "allocated_bytes" in pm else "-")
-        out.append(f"| {r['label']} | {cell(r['rss_mib'], prev and prev['rss_mib'], '.1f')} | "
-                   f"{cell(r['rss_after_trim_mib'], prev and prev['rss_after_trim_mib'], '.1f')} | "
-                   f"{cell(r['objects'], prev and prev['objects'], ',')} | {arenas} | {live} |")
+        out.append([r["label"], cell(r["rss_mib"], prev and prev["rss_mib"], ".1f"),
+                    cell(r["rss_after_trim_mib"], prev and prev["rss_after_trim_mib"], ".1f"),
+                    cell(r["objects"], prev and prev["objects"], ","), arenas, live])
         prev = r
-    return "\n".join(out)
+    return md_table(["after", "RSS (MiB)", "after malloc_trim (MiB)", "live objects", "pymalloc arenas",
+                     "bytes in live blocks (MiB)"], out)
 
 
 if __name__ == "__main__":

@@ -259,8 +259,8 @@ ClaimMetric = Literal["response", "wait", "execution", "mean_procs", "preemption
 ClaimKind = Literal["below", "gap_grows", "peaks", "bound"]
 
 
-class Claim(_Strict):
-    """A claim of the paper, judged on the cells (experiments/claims.py; kinds in experiments/README.md).
+class ClaimSpec(_Strict):
+    """A claim of the paper, judged on the cells (experiments/reporting/cell_claims.py; kinds in experiments/README.md).
 
     below: `lower`'s mean metric is below `than`'s at every rate; with a magnitude
     (`at_least`, `up_to` or `about`, fractions of `than`'s figure, or seconds
@@ -289,7 +289,7 @@ class Claim(_Strict):
     over: float | None = Field(None, allow_inf_nan=False)
 
     @model_validator(mode="after")
-    def _fields(self) -> "Claim":
+    def _fields(self) -> "ClaimSpec":
         pair = self.kind in ("below", "gap_grows")
         if pair and (self.lower is None or self.than is None):
             raise ValueError(f"lower and than: a {self.kind} claim compares two policies")
@@ -343,7 +343,7 @@ class ExperimentConfig(_Strict):
     reconfig_default_s: float = Field(2.0, ge=0, description="resize cost when no resize was ever measured")
     overhead: Overhead = Field(default_factory=Overhead)
     targets: Targets = Field(default_factory=Targets)
-    claims: list[Claim] = Field(default_factory=list, alias="claim")
+    claims: list[ClaimSpec] = Field(default_factory=list, alias="claim")
 
     @field_validator("policies")
     @classmethod

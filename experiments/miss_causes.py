@@ -36,7 +36,7 @@ import pandas as pd
 from experiments.config import ExperimentConfig
 from experiments.predict import ClassModel
 from experiments.replay import class_models
-from experiments.report_stats import in_band
+from experiments.reporting.stats import in_band
 from scheduler.jobs import Outcome
 
 #: A live and a replayed partition further apart than this many workstations count as a

@@ -204,7 +204,7 @@ def engine_jobs(stream: Sequence[SubmittedJob], classes: Mapping[str, ClassModel
     return jobs
 
 
-#: The cell statistics an ensemble gives (report_stats.STATS names) and summarize's key for each.
+#: The cell statistics an ensemble gives (run_stats.STATS names) and summarize's key for each.
 ENSEMBLE_STATS = {"response": "mean_response", "median_execution": "median_execution"}
 
 

@@ -3,8 +3,8 @@ figures and CSVs.
 
 Every number is computed from the store (measured jobs, the simulator's
 predictions of the same streams, calibration and profiles); the only fixed
-text explains how to read them. Statistics are in `report_stats`, figures
-in `report_plots`; this module loads the store and lays the report out.
+text explains how to read them. Statistics are in `reporting.run_stats`, figures
+in `reporting.plots`; this module loads the store and lays the report out.
 """
 from __future__ import annotations
 
@@ -18,9 +18,10 @@ from typing import Any
 import pandas as pd
 
 from experiments.estimate import duration_line
-from experiments.report_plots import write_figures
+from experiments.reporting import tables
+from experiments.reporting.plots import write_figures
 from experiments.replay import resize_samples
-from experiments.report_stats import (cell_table, claims_table, compare, error_table, normalised,
+from experiments.reporting.run_stats import (cell_table, claims_table, compare, error_table, normalised,
                                       paired_predictions, rate_label, resize_diagnostic, summarize, sync_table,
                                       targets_text, with_bands)
 from experiments import miss_causes, sync_delay
@@ -376,12 +377,8 @@ def _disturbed_block(a: Analysis) -> Block:
 
 
 def md_table(df: pd.DataFrame) -> str:
-    """A pipe table (pandas' to_markdown needs an extra package)."""
-    def cell(v: Any) -> str:
-        return str(v).replace("|", "\\|").replace("\n", " ")
-    lines = ["| " + " | ".join(cell(c) for c in df.columns) + " |", "|" + "---|" * len(df.columns)]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
-    return "\n".join(lines)
+    """A data frame as a pipe table (pandas' to_markdown needs an extra package)."""
+    return tables.md_table(list(df.columns), df.itertuples(index=False))
 
 
 def render_markdown(blocks: list[Block]) -> str:

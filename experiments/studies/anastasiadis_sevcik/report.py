@@ -14,6 +14,7 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
+from experiments.reporting.tables import cell, md_table
 from experiments.studies.anastasiadis_sevcik import paper
 from experiments.studies.anastasiadis_sevcik.claims import (
     SECTION_7,
@@ -139,11 +140,9 @@ def render_markdown(result: StudyResult, cells: pd.DataFrame, claims: list[Claim
         "",
         "## Claims",
         "",
-        "| # | § | Paper's claim | Measured answer | Verdict |",
-        "|---|---|---|---|---|",
+        md_table(["#", "§", "Paper's claim", "Measured answer", "Verdict"],
+                 [(i, c.section, c.statement, c.answer, f"**{c.verdict}**") for i, c in enumerate(claims, 1)]),
     ]
-    for i, c in enumerate(claims, 1):
-        lines.append(f"| {i} | {c.section} | {_md(c.statement)} | {_md(c.answer)} | **{c.verdict}** |")
     counts = pd.Series([c.verdict for c in claims]).value_counts()
     lines += ["", "Verdicts: " + ", ".join(f"{n} {v}" for v, n in counts.items()) + ".", ""]
     lines += _sources(claims)
@@ -163,9 +162,9 @@ def render_markdown(result: StudyResult, cells: pd.DataFrame, claims: list[Claim
     ]
     lines += ["## Generator check (Table 3 moments)", "",
               f"Sample: {MOMENT_SAMPLE_JOBS:,} jobs per workload, fixed seed.", "",
-              "| workload | moment | paper | exact | sample |", "|---|---|---|---|---|"]
-    for _, r in mom.iterrows():
-        lines.append(f"| {r.workload} | {r.moment} | {r.paper:g} | {r.exact:.4f} | {r['sample']:.4f} |")
+              md_table(["workload", "moment", "paper", "exact", "sample"],
+                       [(r.workload, r.moment, f"{r.paper:g}", f"{r.exact:.4f}", f"{r['sample']:.4f}")
+                        for _, r in mom.iterrows()])]
     diffs = _moment_differences(mom)
     wk2 = mom[(mom.workload == "WK2") & (mom.moment == "E[alpha]")].iloc[0]
     lines += ["", "Differences beyond the paper's rounding:", ""]
@@ -204,7 +203,7 @@ def _sources(claims: list[Claim]) -> list[str]:
     """Each claim's sentence in the paper and how its threshold follows from it."""
     lines = ["### Where each claim comes from", ""]
     for i, c in enumerate(claims, 1):
-        lines += [f"{i}. **{c.section}** \"{_md(c.quote)}\"  ", f"   *Reading:* {_md(c.reading)}", ""]
+        lines += [f"{i}. **{c.section}** \"{cell(c.quote)}\"  ", f"   *Reading:* {cell(c.reading)}", ""]
     return lines
 
 
@@ -218,11 +217,12 @@ def _variants_section(table: pd.DataFrame) -> list[str]:
     if table.empty:
         return lines + ["- only the default reading was run", ""]
     readings = list(dict.fromkeys(table.reading))
-    lines += ["| claim | § | " + " | ".join(readings) + " |", "|---|---|" + "---|" * len(readings)]
+    rows = []
     for key, g in table.groupby("key", sort=False):
         by = g.set_index("reading")
-        lines.append(f"| {_md(g.statement.iloc[0])} | {g.section.iloc[0]} | "
-                     + " | ".join(f"{by.loc[r].verdict} ({by.loc[r].value:.3g})" for r in readings) + " |")
+        rows.append([g.statement.iloc[0], g.section.iloc[0],
+                     *(f"{by.loc[r].verdict} ({by.loc[r].value:.3g})" for r in readings)])
+    lines.append(md_table(["claim", "§", *readings], rows))
     lines.append("")
     for label, keys in (("§6.4", SECTION_64), ("§7", SECTION_7)):
         scores = {r: reproduces(table, r, keys) for r in readings}
@@ -249,7 +249,3 @@ def print_claims(claims: list[Claim], console: Console | None = None) -> None:
         table.add_row(str(i), c.statement, c.answer, f"[{style.get(c.verdict, 'dim')}]{c.verdict}[/]")
     console.print(table)
 
-
-def _md(text: str) -> str:
-    """Escape what would break a Markdown table cell."""
-    return text.replace("|", "\\|").replace("\n", " ")

@@ -10,7 +10,7 @@ policies and loads share their noise.  A cell is finished when
 - its interval meets the target, or
 - it reached ``max_replications`` (reported as not converged).
 
-Replications are submitted in batches sized by ``stats.replications_needed``
+Replications are submitted in batches sized by ``experiments.reporting.stats.replications_needed``
 so that both worker processes stay busy; the longest cells (high load) go
 first, which keeps the tail of the run short.
 """
@@ -38,7 +38,7 @@ from experiments.studies.anastasiadis_sevcik.replication import (
     run_replication,
 )
 from experiments.studies.anastasiadis_sevcik.spec import StudySpec
-from experiments.studies.anastasiadis_sevcik.stats import replications_needed, t_interval
+from experiments.reporting.stats import replications_needed, t_interval
 
 CellKey = tuple[str, float, str]  # (workload, load, policy)
 Runner = Callable[[ReplicationTask], ReplicationResult]

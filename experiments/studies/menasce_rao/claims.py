@@ -23,6 +23,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from experiments.reporting.claims import Check, Claim, Verdict, verdict_words
 from experiments.studies.menasce_rao.figures import PointResult
 from experiments.studies.menasce_rao.paper import CLASSES, FIG5_RATIO_N1, FIG5_RATIO_N5, FIGURE_QUOTES
 from experiments.studies.menasce_rao.sweeps import Point, curve, point
@@ -37,27 +38,36 @@ SLOW, FAST = "LX", "SPARC20"
 
 
 @dataclass(frozen=True)
-class Judged:
-    value: str      # our number(s), as printed
-    holds: bool
+class Remark:
+    """One §5/§6 sentence of the paper, judged twice with the shared vocabulary: on the model and live.
 
+    `predicted` and `measured` are `experiments.reporting.claims.Claim`s (None: a point they need was
+    not predicted / not run live); the verdict is the measured one, the model's being shown beside it.
+    """
 
-@dataclass(frozen=True)
-class Claim:
     key: str
     sentence: str               # the paper's, quoted
     paper: str                  # the paper's number, or "-" where the sentence has none
     test: str                   # how it is judged
-    predicted: Judged | None    # None: a point it needs was not predicted
-    measured: Judged | None     # None: not run live
+    predicted: Claim | None
+    measured: Claim | None
 
     @property
-    def verdict(self) -> str:
+    def verdict(self) -> Verdict:
+        return self.measured.verdict if self.measured is not None else Verdict.NO_DATA
+
+    @property
+    def words(self) -> str:
         if self.measured is not None:
-            return "holds" if self.measured.holds else "does not hold"
+            return str(self.measured.verdict)
         if self.predicted is not None:
-            return f"not measured (model: {'holds' if self.predicted.holds else 'does not hold'})"
+            return f"not measured (model: {self.predicted.verdict})"
         return "not run"
+
+
+def judged(ours: str, checks: Sequence[Check]) -> Claim:
+    """Our number(s) and the checks behind them, as one side's claim (no interval: medians and means decide)."""
+    return Claim("", tuple(checks), words=verdict_words(checks), ours=ours)
 
 
 Times = Callable[[Point], "float | None"]
@@ -86,32 +96,32 @@ def _slope_ratio(c: Sequence[tuple[float, float]]) -> float:
     return ((s1 - s0) / (y1 - y0)) / first if first > 0 else math.nan
 
 
-def _convex(times: Times, figure: int) -> Judged | None:
+def _convex(times: Times, figure: int) -> Claim | None:
     cs = _curves(times, figure)
     if cs is None:
         return None
     ratios = {k: _slope_ratio(c) for k, c in cs.items()}
-    return Judged(", ".join(f"{k} {r:.2f}x" if not math.isnan(r) else f"{k}: first step flat" for k, r in ratios.items()),
-                  all(r >= CONVEX_MIN for r in ratios.values()))  # nan >= x is False
+    # a flat first step has no slope ratio: convexity cannot be read, the check has no figure
+    return judged(", ".join(f"{k} {r:.2f}x" if not math.isnan(r) else f"{k}: first step flat" for k, r in ratios.items()),
+                  [Check(k, r - CONVEX_MIN) for k, r in ratios.items()])
 
 
-def _absolute_impact(times: Times) -> Judged | None:
+def _absolute_impact(times: Times) -> Claim | None:
     cs = _curves(times, 4)
     if cs is None:
         return None
     rise = {k: c[-1][1] - c[0][1] for k, c in cs.items()}
-    order = [rise[k] for k in CLASSES]  # slowest class first
-    return Judged(", ".join(f"{k} +{r:.1f} s" for k, r in rise.items()),
-                  all(a > b for a, b in zip(order, order[1:])))
+    return judged(", ".join(f"{k} +{r:.1f} s" for k, r in rise.items()),
+                  [Check(f"{a} above {b}", rise[a] - rise[b]) for a, b in zip(CLASSES, list(CLASSES)[1:])])
 
 
-def _relative_impact(times: Times) -> Judged | None:
+def _relative_impact(times: Times) -> Claim | None:
     cs = _curves(times, 4)
     if cs is None:
         return None
     grow = {k: c[-1][1] / c[0][1] for k, c in cs.items()}
-    return Judged(", ".join(f"{k} {g:.2f}x" for k, g in grow.items()),
-                  grow[SLOW] >= (1 + RELATIVE_MIN) * grow[FAST])
+    return judged(", ".join(f"{k} {g:.2f}x" for k, g in grow.items()),
+                  [Check(f"{SLOW} over {FAST}", grow[SLOW] - (1 + RELATIVE_MIN) * grow[FAST])])
 
 
 def _ratio_at(times: Times, n: int) -> float | None:
@@ -120,32 +130,34 @@ def _ratio_at(times: Times, n: int) -> float | None:
     return None if slow is None or fast is None else slow / fast
 
 
-def _ratio_claim(times: Times, n: int, paper: float) -> Judged | None:
+def _ratio_claim(times: Times, n: int, paper: float) -> Claim | None:
     r = _ratio_at(times, n)
     if r is None:
         return None
-    return Judged(f"{r:.2f}x ({(r - paper) / paper:+.0%})", abs(r - paper) <= RATIO_TOL * paper)
+    return judged(f"{r:.2f}x ({(r - paper) / paper:+.0%})", [Check(f"N = {n}", RATIO_TOL * paper - abs(r - paper))])
 
 
-def _growing(times: Times) -> Judged | None:
+def _growing(times: Times) -> Claim | None:
     lo, hi = min(int(x) for x, _ in curve(5, SLOW)), max(int(x) for x, _ in curve(5, SLOW))
     a, b = _ratio_at(times, lo), _ratio_at(times, hi)
     if a is None or b is None:
         return None
-    return Judged(f"{a:.2f}x at N = {lo}, {b:.2f}x at N = {hi} ({b / a - 1:+.1%})", b / a - 1 >= GROWTH_MIN)
+    return judged(f"{a:.2f}x at N = {lo}, {b:.2f}x at N = {hi} ({b / a - 1:+.1%})",
+                  [Check(f"N = {lo} to {hi}", b / a - 1 - GROWTH_MIN)])
 
 
-def _dramatic(times: Times) -> Judged | None:
+def _dramatic(times: Times) -> Claim | None:
     cs = _curves(times, 6)
     if cs is None:
         return None
     fall = {k: c[0][1] / c[-1][1] for k, c in cs.items()}
     every_step = all(b < a for c in cs.values() for (_x, a), (_y, b) in zip(c, c[1:]))
-    return Judged(", ".join(f"{k} {f:.2f}x" for k, f in fall.items()) + ("" if every_step else "; not at every step"),
-                  every_step and all(f >= DRAMATIC_MIN for f in fall.values()))
+    steps = [Check(f"{k} from Z = {x:g} to {y:g}", a - b) for k, c in cs.items() for (x, a), (y, b) in zip(c, c[1:])]
+    return judged(", ".join(f"{k} {f:.2f}x" for k, f in fall.items()) + ("" if every_step else "; not at every step"),
+                  steps + [Check(f"{k} overall", f - DRAMATIC_MIN) for k, f in fall.items()])
 
 
-def section5(results: Sequence[PointResult], chosen: Sequence[int]) -> list[Claim]:
+def section5(results: Sequence[PointResult], chosen: Sequence[int]) -> list[Remark]:
     """The claims of the chosen figures, each judged on the Monte Carlo and on the measured medians."""
     by = {r.point: r for r in results}
 
@@ -155,8 +167,8 @@ def section5(results: Sequence[PointResult], chosen: Sequence[int]) -> list[Clai
     def measured(p: Point) -> float | None:
         return by[p].median_s if p in by else None
 
-    def claim(key: str, paper: str, test: str, judge: Callable[[Times], Judged | None]) -> Claim:
-        return Claim(key, FIGURE_QUOTES[key], paper, test, judge(predicted), judge(measured))
+    def claim(key: str, paper: str, test: str, judge: Callable[[Times], Claim | None]) -> Remark:
+        return Remark(key, FIGURE_QUOTES[key], paper, test, judge(predicted), judge(measured))
 
     lo, hi = min(int(x) for x, _ in curve(5, SLOW)), max(int(x) for x, _ in curve(5, SLOW))
     out = []
@@ -165,7 +177,7 @@ def section5(results: Sequence[PointResult], chosen: Sequence[int]) -> list[Clai
                       "that over the first", lambda t: _convex(t, 4)),
                 claim("fig4-slower", "-", "in seconds: the time's rise over the D sweep is largest on LX, "
                       "then SPARC5, then SPARC20", _absolute_impact),
-                Claim("fig4-slower-relative", FIGURE_QUOTES["fig4-slower"], "-",
+                Remark("fig4-slower-relative", FIGURE_QUOTES["fig4-slower"], "-",
                       f"relative: LX's time grows by a factor >= {1 + RELATIVE_MIN:g}x SPARC20's over the D sweep",
                       _relative_impact(predicted), _relative_impact(measured))]
     if 5 in chosen:

@@ -11,8 +11,10 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from experiments.reporting.tables import md_table  # noqa: E402
 from experiments.studies.menasce_rao import claims as claims_mod  # noqa: E402
-from experiments.studies.menasce_rao.claims import Claim, Judged  # noqa: E402
+from experiments.reporting.claims import Claim  # noqa: E402
+from experiments.studies.menasce_rao.claims import Remark  # noqa: E402
 from experiments.studies.menasce_rao.figures import PointResult  # noqa: E402
 from experiments.studies.menasce_rao.paper import CLASSES, TIME_SCALE  # noqa: E402
 from experiments.studies.menasce_rao.sweeps import SWEEPS, curve  # noqa: E402
@@ -56,22 +58,20 @@ def _csv(results: Sequence[PointResult], chosen: Sequence[int], path: Path) -> N
                         _f(r.error, ".4f"), _f(r.owner_u_model, ".4f"), _f(r.owner_u_measured, ".4f")])
 
 
-def _judged(j: Judged | None) -> str:
+def _judged(j: Claim | None) -> str:
     if j is None:
         return "n/a"
-    return f"{j.value} ({'holds' if j.holds else 'does not hold'})"
+    return f"{j.ours} ({j.verdict})"
 
 
-def claims_table(claims: Sequence[Claim], predicted_label: str) -> list[str]:
-    lines = [f"| the paper | paper's number | judged by | ours, {predicted_label} | ours, measured | verdict |",
-             "|---|---|---|---|---|---|"]
-    for c in claims:
-        lines.append(f"| \"{c.sentence}\" | {c.paper} | {c.test} | {_judged(c.predicted)} | {_judged(c.measured)} "
-                     f"| **{c.verdict}** |")
-    return lines
+def claims_table(claims: Sequence[Remark], predicted_label: str) -> list[str]:
+    return [md_table(["the paper", "paper's number", "judged by", f"ours, {predicted_label}", "ours, measured",
+                      "verdict"],
+                     [(f'"{c.sentence}"', c.paper, c.test, _judged(c.predicted), _judged(c.measured), f"**{c.words}**")
+                      for c in claims])]
 
 
-def markdown(results: Sequence[PointResult], chosen: Sequence[int], claims: Sequence[Claim], command: str,
+def markdown(results: Sequence[PointResult], chosen: Sequence[int], claims: Sequence[Remark], command: str,
              profiled: Mapping[str, float] | None) -> str:
     by = {r.point: r for r in results}
     live = any(r.measured_s for r in results)
@@ -91,10 +91,8 @@ def markdown(results: Sequence[PointResult], chosen: Sequence[int], claims: Sequ
              "`experiments/studies/menasce_rao/sweeps.py`.", ""]
     for fig in chosen:
         sweep = SWEEPS[fig]
-        lines += [f"## Fig. {fig}: execution time against {sweep.parameter}", "",
-                  f"| {sweep.parameter} | class | measured (s) | Monte Carlo (s) | TGS (s) | TGS, profiled (s) | error "
-                  "| owners' U, model / measured |",
-                  "|---|---|---|---|---|---|---|---|"]
+        lines += [f"## Fig. {fig}: execution time against {sweep.parameter}", ""]
+        rows = []
         for kind in CLASSES:
             for x, p in curve(fig, kind):
                 r = by.get(p)
@@ -103,11 +101,11 @@ def markdown(results: Sequence[PointResult], chosen: Sequence[int], claims: Sequ
                 pred = r.prediction
                 meas = "not run" if not r.measured_s else \
                     f"{r.median_s:.2f} ({min(r.measured_s):.2f}-{max(r.measured_s):.2f})"
-                lines.append(f"| {x:g} | {kind} | {meas} | {pred.mc_s:.2f} ± {pred.mc_half_s:.2f} | {pred.tgs_s:.2f} "
-                             f"| {_f(pred.tgs_profiled_s, '.2f') or 'n/a'} "
-                             f"| {'n/a' if r.error is None else f'{r.error:+.1%}'} "
-                             f"| {r.owner_u_model:.3f} / {_f(r.owner_u_measured) or 'n/a'} |")
-        lines.append("")
+                rows.append((f"{x:g}", kind, meas, f"{pred.mc_s:.2f} ± {pred.mc_half_s:.2f}", f"{pred.tgs_s:.2f}",
+                             _f(pred.tgs_profiled_s, ".2f") or "n/a", "n/a" if r.error is None else f"{r.error:+.1%}",
+                             f"{r.owner_u_model:.3f} / {_f(r.owner_u_measured) or 'n/a'}"))
+        lines += [md_table([sweep.parameter, "class", "measured (s)", "Monte Carlo (s)", "TGS (s)", "TGS, profiled (s)",
+                            "error", "owners' U, model / measured"], rows), ""]
     lines += ["## The §5 remarks, judged", ""]
     lines += claims_table(claims, "predicted (Monte Carlo)")
     lines += ["", "Thresholds (`experiments/studies/menasce_rao/claims.py`, where each is argued): "

@@ -11,6 +11,7 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
+from experiments.reporting.tables import md_table
 from experiments.studies.menasce_rao.report import COLUMNS, MAX_TARGET, MEDIAN_TARGET, judge
 
 #: The error columns judged, with how the verdict names them.
@@ -61,17 +62,19 @@ def markdown(pieces: list[Piece], command: str) -> str:
              f"Made by `{command}`. Each row is from the run named in its last column; the "
              f"targets are the issue's (median |error| at most {MEDIAN_TARGET:.0%}, largest at most {MAX_TARGET:.0%}).", ""]
     for table, judged in verdicts(pieces).items():
-        lines += [f"## Table {table}", "", "| class | n | reps | measured (s) | TGS (s) | error | metered error | "
-                  "profiled error | paper E | run |", "|---|---|---|---|---|---|---|---|---|---|"]
+        lines += [f"## Table {table}", ""]
+        rows = []
         for p in pieces:
             r = p.row
             if int(r["table"]) != table:
                 continue
-            lines.append(f"| {r['class']} | {r['n']} | {r.get('reps', '')} | {float(r['measured_median_s']):.2f} "
-                         f"({float(r['measured_min_s']):.2f}-{float(r['measured_max_s']):.2f}) | {float(r['tgs_s']):.2f} "
-                         f"| {_pct(r['error'])} | {_pct(r['metered_error'])} | {_pct(r['profiled_error'])} "
-                         f"| {r['paper_error_pct'] + '%' if r.get('paper_error_pct') else '-'} | `{p.source}` |")
-        lines.append("")
+            rows.append((r["class"], r["n"], r.get("reps", ""),
+                         f"{float(r['measured_median_s']):.2f} ({float(r['measured_min_s']):.2f}-"
+                         f"{float(r['measured_max_s']):.2f})", f"{float(r['tgs_s']):.2f}",
+                         _pct(r["error"]), _pct(r["metered_error"]), _pct(r["profiled_error"]),
+                         r["paper_error_pct"] + "%" if r.get("paper_error_pct") else "-", f"`{p.source}`"))
+        lines += [md_table(["class", "n", "reps", "measured (s)", "TGS (s)", "error", "metered error", "profiled error",
+                            "paper E", "run"], rows), ""]
         lines += [f"- With {name}: median {med:.1%}, largest {worst:.1%}: {'met' if ok else 'NOT met'}."
                   for name, med, worst, ok in judged]
         lines.append("")

@@ -12,6 +12,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from experiments.reporting.tables import md_table  # noqa: E402
 from experiments.studies.menasce_rao.figures_report import claims_table  # noqa: E402
 from experiments.studies.menasce_rao.paper import CLASSES, TIME_SCALE  # noqa: E402
 from experiments.studies.menasce_rao.placements import WORKSTATIONS, CaseResult  # noqa: E402
@@ -74,19 +75,19 @@ def markdown(results: Sequence[CaseResult], command: str, loaded_classes: Sequen
              "same placement; TGS with eq. 7 beside it. Error: (Monte Carlo - measured) / measured.", ""]
     graphs = list(dict.fromkeys(r.case.graph for r in results))
     for g in graphs:
-        lines += [f"## {g}", "",
-                  "| owners | policy | tasks per workstation | measured (s) | Monte Carlo (s) | TGS (s) | "
-                  "TGS, profiled (s) | error |", "|---|---|---|---|---|---|---|---|"]
+        lines += [f"## {g}", ""]
+        rows = []
         for r in results:
             if r.case.graph != g:
                 continue
             p = r.prediction
             meas = "not run" if not r.measured_s else \
                 f"{r.median_s:.2f} ({min(r.measured_s):.2f}-{max(r.measured_s):.2f})"
-            lines.append(f"| {'yes' if r.case.owners else 'no'} | {r.case.policy} | {where(r)} | {meas} "
-                         f"| {p.mc_s:.2f} ± {p.mc_half_s:.2f} | {p.tgs_s:.2f} | {_f(p.tgs_profiled_s, '.2f') or 'n/a'} "
-                         f"| {'n/a' if r.error is None else f'{r.error:+.1%}'} |")
-        lines.append("")
+            rows.append(("yes" if r.case.owners else "no", r.case.policy, where(r), meas,
+                         f"{p.mc_s:.2f} ± {p.mc_half_s:.2f}", f"{p.tgs_s:.2f}", _f(p.tgs_profiled_s, ".2f") or "n/a",
+                         "n/a" if r.error is None else f"{r.error:+.1%}"))
+        lines += [md_table(["owners", "policy", "tasks per workstation", "measured (s)", "Monte Carlo (s)", "TGS (s)",
+                            "TGS, profiled (s)", "error"], rows), ""]
     lines += ["## The §6 sentences, judged", ""]
     lines += claims_table(section6(results), "predicted (Monte Carlo)")
     lines += ["", f"A policy beats another when its time is at most {1 - BEAT:.0%} of the other's (two runs of one "

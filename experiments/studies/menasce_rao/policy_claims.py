@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from experiments.studies.menasce_rao.claims import Claim, Judged
+from experiments.reporting.claims import Check, Claim
+from experiments.studies.menasce_rao.claims import Remark, judged
 from experiments.studies.menasce_rao.paper import POLICY_QUOTES
 from experiments.studies.menasce_rao.placements import Case, CaseResult
 
@@ -27,34 +28,36 @@ SMALL_FIRST = "small-then-large"
 Times = Callable[[Case], "float | None"]
 
 
-def _beats(times: Times, winner: str, loser: str, cases: Sequence[tuple[str, bool]]) -> Judged | None:
+def _beats(times: Times, winner: str, loser: str, cases: Sequence[tuple[str, bool]]) -> Claim | None:
     """`winner` at most (1 - BEAT) x `loser` in each (graph, owners) case; value: loser / winner."""
-    parts, ok = [], True
+    parts, checks = [], []
     for graph, owners in cases:
         w, l_ = times(Case(graph, winner, owners)), times(Case(graph, loser, owners))
         if w is None or l_ is None:
             return None
-        parts.append(f"{graph}{' + owners' if owners else ''}: {l_ / w:.2f}x")
-        ok = ok and w <= (1 - BEAT) * l_
-    return Judged("; ".join(parts), ok) if parts else None
+        where = f"{graph}{' + owners' if owners else ''}"
+        parts.append(f"{where}: {l_ / w:.2f}x")
+        checks.append(Check(where, (1 - BEAT) * l_ - w))
+    return judged("; ".join(parts), checks) if parts else None
 
 
 def _beaten_by_all(times: Times, loser: str, others: Sequence[str],
-                   cases: Sequence[tuple[str, bool]]) -> Judged | None:
+                   cases: Sequence[tuple[str, bool]]) -> Claim | None:
     """Every one of `others` beats `loser` in every case; value: loser / the closest other."""
-    parts, ok = [], True
+    parts, checks = [], []
     for graph, owners in cases:
         lt = times(Case(graph, loser, owners))
         got = [times(Case(graph, o, owners)) for o in others]
         if lt is None or any(t is None for t in got):
             return None
         worst = max(t for t in got if t is not None)
-        parts.append(f"{graph}{' + owners' if owners else ''}: {lt / worst:.2f}x")
-        ok = ok and worst <= (1 - BEAT) * lt
-    return Judged("; ".join(parts), ok) if parts else None
+        where = f"{graph}{' + owners' if owners else ''}"
+        parts.append(f"{where}: {lt / worst:.2f}x")
+        checks.append(Check(where, (1 - BEAT) * lt - worst))
+    return judged("; ".join(parts), checks) if parts else None
 
 
-def section6(results: Sequence[CaseResult]) -> list[Claim]:
+def section6(results: Sequence[CaseResult]) -> list[Remark]:
     by = {r.case: r for r in results}
     graphs = sorted({c.graph for c in by}, key=lambda g: (g == SMALL_FIRST, g))
     every = [(g, o) for g in graphs for o in (False, True)]
@@ -68,8 +71,8 @@ def section6(results: Sequence[CaseResult]) -> list[Claim]:
     def measured(c: Case) -> float | None:
         return by[c].median_s if c in by else None
 
-    def claim(key: str, test: str, judge: Callable[[Times], Judged | None]) -> Claim:
-        return Claim(key, POLICY_QUOTES[key], "-", test, judge(predicted), judge(measured))
+    def claim(key: str, test: str, judge: Callable[[Times], Claim | None]) -> Remark:
+        return Remark(key, POLICY_QUOTES[key], "-", test, judge(predicted), judge(measured))
 
     others = ("workstation-speed", "parallel-load-speed", "workstation-load-speed")
     pct = f"{BEAT:.0%}"

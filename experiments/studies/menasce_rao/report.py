@@ -11,6 +11,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from experiments.reporting.tables import md_table  # noqa: E402
 from experiments.studies.menasce_rao.paper import CLASSES, QUOTES, TIME_SCALE  # noqa: E402
 from experiments.studies.menasce_rao.owner_use import model_utilisation  # noqa: E402
 from experiments.studies.menasce_rao.tables import RowResult, scaled_owners  # noqa: E402
@@ -73,21 +74,21 @@ def _markdown(results: Sequence[RowResult], command: str) -> str:
     for table in sorted({r.row.table for r in results}):
         rows = [r for r in results if r.row.table == table]
         title = "no owners" if table == 2 else "owners N = 2, Z = 1 s, D = 0.2 s (the paper's 5 s and 1 s, scaled)"
-        lines += [f"## Table {table}: {title}", "",
-                  "| class | n | measured (s) | TGS (s) | error | TGS, metered kernel speeds (s) | error | "
-                  "TGS, task-profiled speeds (s) | error | "
-                  "Monte Carlo (s) | paper T_meas (s) | paper T_mod (s) | paper E |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        lines += [f"## Table {table}: {title}", ""]
+        cells = []
         for r in rows:
             pm, pmod, pe = r.paper
             mc = "n/a" if r.monte_carlo_s is None else f"{r.monte_carlo_s:.2f} ± {r.monte_carlo_half_s:.2f}"
-            lines.append(f"| {r.row.kind} | {r.row.n} | {r.median_s:.2f} ({min(r.measured_s):.2f}-{max(r.measured_s):.2f}) "
-                         f"| {r.tgs_s:.2f} | {r.error:+.1%} "
-                         f"| {'n/a' if r.tgs_metered_s is None else f'{r.tgs_metered_s:.2f}'} "
-                         f"| {'n/a' if r.metered_error is None else f'{r.metered_error:+.1%}'} "
-                         f"| {'n/a' if r.tgs_profiled_s is None else f'{r.tgs_profiled_s:.2f}'} "
-                         f"| {'n/a' if r.profiled_error is None else f'{r.profiled_error:+.1%}'} | {mc} | {'-' if pm is None else f'{pm:.1f}'} "
-                         f"| {pmod:.1f} | {'-' if pe is None else f'{pe:.1f}%'} |")
+            cells.append((r.row.kind, r.row.n, f"{r.median_s:.2f} ({min(r.measured_s):.2f}-{max(r.measured_s):.2f})",
+                          f"{r.tgs_s:.2f}", f"{r.error:+.1%}",
+                          "n/a" if r.tgs_metered_s is None else f"{r.tgs_metered_s:.2f}",
+                          "n/a" if r.metered_error is None else f"{r.metered_error:+.1%}",
+                          "n/a" if r.tgs_profiled_s is None else f"{r.tgs_profiled_s:.2f}",
+                          "n/a" if r.profiled_error is None else f"{r.profiled_error:+.1%}", mc,
+                          "-" if pm is None else f"{pm:.1f}", f"{pmod:.1f}", "-" if pe is None else f"{pe:.1f}%"))
+        lines.append(md_table(["class", "n", "measured (s)", "TGS (s)", "error", "TGS, metered kernel speeds (s)", "error",
+                               "TGS, task-profiled speeds (s)", "error", "Monte Carlo (s)", "paper T_meas (s)",
+                               "paper T_mod (s)", "paper E"], cells))
         if table == 3 and any(r.owner_u_nominal is not None for r in rows):
             lines += _owner_use_table(rows)
         med, worst, ok = judge([r.error for r in rows])
@@ -118,13 +119,12 @@ def _owner_use_table(rows: Sequence[RowResult]) -> list[str]:
     out = ["", "The owners' utilisation over each row's runs: M/M/1//N's, and as measured (their CPU time over "
            "the wall time, as a share of the nominal cap set at `up` and of the quota the "
            "governor wrote). Then TGS at the task-profiled speeds with eq. 7 at each workstation's "
-           "measured U of its quota: what the model misses once the owners' use is right.", "",
-           "| class | n | U, M/M/1//N | U, of the nominal cap | U, of the quota | TGS, profiled, measured U (s) | error |",
-           "|---|---|---|---|---|---|---|"]
-    for r in rows:
-        out.append(f"| {r.row.kind} | {r.row.n} | {_u_model(r):.3f} | {_opt(r.owner_u_nominal, '.3f') or 'n/a'} "
-                   f"| {_opt(r.owner_u_quota, '.3f') or 'n/a'} | {_opt(r.tgs_owner_u_s, '.2f') or 'n/a'} "
-                   f"| {'n/a' if r.owner_u_error is None else f'{r.owner_u_error:+.1%}'} |")
+           "measured U of its quota: what the model misses once the owners' use is right.", ""]
+    out.append(md_table(
+        ["class", "n", "U, M/M/1//N", "U, of the nominal cap", "U, of the quota", "TGS, profiled, measured U (s)", "error"],
+        [(r.row.kind, r.row.n, f"{_u_model(r):.3f}", _opt(r.owner_u_nominal, ".3f") or "n/a",
+          _opt(r.owner_u_quota, ".3f") or "n/a", _opt(r.tgs_owner_u_s, ".2f") or "n/a",
+          "n/a" if r.owner_u_error is None else f"{r.owner_u_error:+.1%}") for r in rows]))
     return out
 
 

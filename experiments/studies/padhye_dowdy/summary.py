@@ -8,7 +8,7 @@ cross-figure claims, which no single figure's config can judge:
     [figures]                      # name -> its config and results store, relative to this file
     fig4 = { config = "../fig4.toml", results = "../../results/fig4.sqlite" }
     fig5 = { config = "../fig5.toml", results = "../../results/fig5.sqlite" }
-    [[claim]]                      # judged by experiments.claims.judge_across
+    [[claim]]                      # judged by experiments.reporting.cell_claims.judge_across
     text = "Folding's gain over RA is larger with exponential demand"
     quote = "..."
     metric = "response"
@@ -34,7 +34,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from experiments import miss_causes
-from experiments.claims import judge, judge_across
+from experiments.reporting.cell_claims import judge, judge_across
 from experiments.governor_hold import GovernorHold
 from experiments.unresized import drift_text
 
@@ -173,8 +173,8 @@ def summary_tables(figures: Mapping[str, Figure | None], cross: Sequence[Mapping
             m, p = judge(c, fig.measured, fig.rates), judge(c, fig.predicted, fig.rates)
             policies = [c[k] for k in ("lower", "than", "policy") if c.get(k)]
             rows.append({"figure": name, "claim": c["text"], "quote": c.get("quote", ""),
-                         "paper": c.get("paper_value", ""), "ours": m.ours, "verdict": m.verdict,
-                         "outside the 95% interval": m.interval, "predicted": p.ours or p.verdict,
+                         "paper": c.get("paper_value", ""), "ours": m.ours, "verdict": m.verdict.value,
+                         "outside the 95% interval": m.interval, "predicted": p.ours or p.verdict.value,
                          "prediction errors": prediction_errors(fig, policies, c.get("rates") or fig.rates)})
         cells.append({**_cells_row(name, fig), "why cells miss": (misses or {}).get(name, "")})
     present = {k: f for k, f in figures.items() if f is not None and f.run}
@@ -186,8 +186,8 @@ def summary_tables(figures: Mapping[str, Figure | None], cross: Sequence[Mapping
         errs = "; ".join(f"{k}: {prediction_errors(present[k], [c['lower'], c['than']], present[k].rates)}"
                          for k in (c["larger"], c["smaller"]) if k in present)
         rows.append({"figure": f"{c['larger']} vs {c['smaller']}", "claim": c["text"], "quote": c.get("quote", ""),
-                     "paper": c.get("paper_value", ""), "ours": m.ours, "verdict": m.verdict,
-                     "outside the 95% interval": m.interval, "predicted": p.ours or p.verdict,
+                     "paper": c.get("paper_value", ""), "ours": m.ours, "verdict": m.verdict.value,
+                     "outside the 95% interval": m.interval, "predicted": p.ours or p.verdict.value,
                      "prediction errors": errs or "no cells"})
     claims = pd.DataFrame(rows, columns=COLUMNS).astype(object).fillna("")
     per_figure = pd.DataFrame(cells, columns=["figure", "cells", "response misses", "execution misses",

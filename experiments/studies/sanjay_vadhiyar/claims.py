@@ -1,8 +1,9 @@
 """The paper's claims of §5.3 as checks on the study's tables, each with its sentence.
 
-Every claim reads mean predicted times (exec_s) per algorithm; a verdict is "yes" when every
-check holds, "no" when none does, "partly (k of n)" otherwise, and "no data" when the tables
-lack what it needs (a quick run may skip a point).
+Every claim reads mean predicted times (exec_s) per algorithm. Each check is a signed margin
+(> 0: the claim holds there) and the verdict is the one rule of `experiments.reporting.claims`;
+the study has no interval (its times are predictions), so each check's point estimate decides,
+and "no data" when the tables lack what it needs (a quick run may skip a point).
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
+from experiments.reporting.claims import Check, Claim, verdict_words
 from experiments.studies.sanjay_vadhiyar.study import StudyResult
 
 NEAR = 0.05  # "best" at small scale: within 5% of the best algorithm's mean
@@ -21,26 +23,17 @@ WITHIN = 0.04  # §5.3.5: "the maximum difference ... was only 4%"
 
 
 @dataclass(frozen=True)
-class Claim:
+class Source:
+    """Where a claim comes from: its key, the paper's figure or table and the paper's sentence."""
+
     key: str
     figure: str
     quote: str
-    verdict: str
-    ours: str
-
-    @property
-    def holds(self) -> bool | None:
-        return {"yes": True, "no": False}.get(self.verdict)
 
 
-def _verdict(checks: Sequence[bool]) -> str:
-    if not checks:
-        return "no data"
-    if all(checks):
-        return "yes"
-    if not any(checks):
-        return "no"
-    return f"partly ({sum(checks)} of {len(checks)})"
+def _claim(key: str, figure: str, quote: str, checks: Sequence[Check], ours: str, what: str) -> Claim:
+    """The claim by the one rule; `what` names a check's unit in its k-of-n count."""
+    return Claim(quote, tuple(checks), words=verdict_words(checks, what), ours=ours, paper=Source(key, figure, quote))
 
 
 def _means(df: pd.DataFrame, by: str) -> pd.DataFrame:
@@ -51,10 +44,10 @@ def _means(df: pd.DataFrame, by: str) -> pd.DataFrame:
 def dp_best_small(r: StudyResult) -> Claim:
     m = _means(r.scalability, "size")
     rows = [s for s in m.index if s <= 256] if "DP" in m else []
-    checks = [m.loc[s, "DP"] <= (1 + NEAR) * m.loc[s].min() for s in rows]
+    checks = [Check(f"{s} procs", (1 + NEAR) * m.loc[s].min() - m.loc[s, "DP"]) for s in rows]
     ours = "; ".join(f"{s}: DP {m.loc[s, 'DP']:.1f} s, best {m.loc[s].idxmin()} {m.loc[s].min():.1f} s" for s in rows)
-    return Claim("dp-best-small", "Fig. 8", "the DP algorithm gives good schedules for small number of processors",
-                 _verdict(checks), ours + f" (check: DP within {NEAR:.0%} of the best)")
+    return _claim("dp-best-small", "Fig. 8", "the DP algorithm gives good schedules for small number of processors",
+                  checks, ours + f" (check: DP within {NEAR:.0%} of the best)", "sizes")
 
 
 def dp_saturates(r: StudyResult) -> Claim:
@@ -62,23 +55,24 @@ def dp_saturates(r: StudyResult) -> Claim:
     procs = (r.scalability[r.scalability.algorithm == "DP"].groupby("size").procs.mean()
              if len(r.scalability) else pd.Series(dtype=float))
     big = [s for s in m.index if s > 256] if ("DP" in m and 256 in m.index) else []
-    checks = [m.loc[s, "DP"] >= m.loc[256, "DP"] for s in big] + [procs[s] < 256 for s in big]
+    checks = ([Check(f"{s} procs, time against 256", m.loc[s, "DP"] - m.loc[256, "DP"]) for s in big]
+              + [Check(f"{s} procs, schedule size", 256 - procs[s]) for s in big])
     ours = ", ".join(f"DP at {s}: {m.loc[s, 'DP']:.1f} s on {procs[s]:.0f} procs" for s in [256, *big]
                      if s in m.index)
-    return Claim("dp-saturates", "Fig. 8", "[DP] scales well up to 256 processors where it reaches saturation. "
-                 "For greater than 256 processors, its performance degrades ... the DP algorithm returned "
-                 "schedules with less than 256 processors", _verdict(checks),
-                 ours + " (checks: no better than at 256, and on fewer than 256 processors)")
+    return _claim("dp-saturates", "Fig. 8", "[DP] scales well up to 256 processors where it reaches saturation. "
+                  "For greater than 256 processors, its performance degrades ... the DP algorithm returned "
+                  "schedules with less than 256 processors", checks,
+                  ours + " (checks: no better than at 256, and on fewer than 256 processors)", "checks")
 
 
 def be_ahead_of_dp(r: StudyResult) -> Claim:
     m = _means(r.scalability, "size")
     big = [s for s in m.index if s >= 512] if {"BE", "DP"} <= set(m.columns) else []
     gaps = {s: 1 - m.loc[s, "BE"] / m.loc[s, "DP"] for s in big}
-    checks = [abs(g - 0.70) <= ABOUT for g in gaps.values()]
+    checks = [Check(f"{s} procs", ABOUT - abs(g - 0.70)) for s, g in gaps.items()]
     ours = ", ".join(f"{s}: BE {100 * g:.0f}% below DP" for s, g in gaps.items())
-    return Claim("be-ahead-70", "Fig. 8", "[BE] clearly outperforms the DP algorithm by about 70% for larger "
-                 "number of processors", _verdict(checks), ours + f" (check: 70% ± {100 * ABOUT:.0f} points)")
+    return _claim("be-ahead-70", "Fig. 8", "[BE] clearly outperforms the DP algorithm by about 70% for larger "
+                  "number of processors", checks, ours + f" (check: 70% ± {100 * ABOUT:.0f} points)", "sizes")
 
 
 def be_short_beats_dp_long(r: StudyResult) -> Claim:
@@ -90,14 +84,14 @@ def be_short_beats_dp_long(r: StudyResult) -> Claim:
         be = d[(d.algorithm == "BE") & (d.budget_paper_s == short)].exec_s.mean()
         dp = d[(d.algorithm == "DP") & (d.budget_paper_s == long_)].exec_s.mean()
         if np.isfinite(be) and np.isfinite(dp):
-            checks.append(be < dp)
+            checks.append(Check("512 procs", dp - be))
             bs = d[d.budget_paper_s == short].budget_s.iloc[0]
             ls = d[d.budget_paper_s == long_].budget_s.iloc[0]
             parts.append(f"512 procs: BE in {bs:g} s {be:.1f} s, DP in {ls:g} s {dp:.1f} s "
                          f"(the paper's {short:g} s and {long_:g} s, scaled)")
-    return Claim("be-2s-beats-dp-3min", "Fig. 9(b)", "the schedules generated by our BE algorithm in 2 s are more "
-                 "efficient than the schedules generated by the DP algorithm in 3 min", _verdict(checks),
-                 "; ".join(parts))
+    return _claim("be-2s-beats-dp-3min", "Fig. 9(b)", "the schedules generated by our BE algorithm in 2 s are more "
+                  "efficient than the schedules generated by the DP algorithm in 3 min", checks,
+                  "; ".join(parts), "sizes")
 
 
 def error_increase(r: StudyResult) -> pd.DataFrame:
@@ -112,20 +106,20 @@ def be_least_sensitive(r: StudyResult) -> Claim:
     inc = error_increase(r)
     rows = [p for p in inc.index if p > 0] if "BE" in inc else []
     others = [a for a in ("SA", "DP") if a in inc]
-    checks = [inc.loc[p, "BE"] <= inc.loc[p, a] for p in rows for a in others]
+    checks = [Check(f"±{p:g}% against {a}", inc.loc[p, a] - inc.loc[p, "BE"]) for p in rows for a in others]
     ours = "; ".join(f"±{p:g}%: " + ", ".join(f"{a} {inc.loc[p, a]:+.0f}%" for a in inc.columns) for p in rows)
-    return Claim("be-least-sensitive", "Fig. 10", "the execution times of the schedules for the SA and DP algorithms "
-                 "are highly sensitive to prediction errors ... Our BE algorithm shows a marginal increase",
-                 _verdict(checks), ours + " (check: BE's increase no larger than SA's and DP's)")
+    return _claim("be-least-sensitive", "Fig. 10", "the execution times of the schedules for the SA and DP "
+                  "algorithms are highly sensitive to prediction errors ... Our BE algorithm shows a marginal increase",
+                  checks, ours + " (check: BE's increase no larger than SA's and DP's)", "comparisons")
 
 
 def be_best_apps(r: StudyResult) -> Claim:
     m = _means(r.applications, "application")
     apps = [a for a in m.index if a != "eigen"] if "BE" in m else []
-    checks = [m.loc[a, "BE"] <= m.loc[a].min() * (1 + 1e-12) for a in apps]
+    checks = [Check(a, m.loc[a].min() * (1 + 1e-12) - m.loc[a, "BE"]) for a in apps]
     ours = "; ".join(f"{a}: best {m.loc[a].idxmin()} {m.loc[a].min():.1f} s, BE {m.loc[a, 'BE']:.1f} s" for a in m.index)
-    return Claim("be-best-apps", "Fig. 11", "our BE algorithm performs better than the other algorithms for all "
-                 "applications except for the eigenvalue problem", _verdict(checks), ours)
+    return _claim("be-best-apps", "Fig. 11", "our BE algorithm performs better than the other algorithms for all "
+                  "applications except for the eigenvalue problem", checks, ours, "applications")
 
 
 def be_best_or_within_4(r: StudyResult) -> Claim:
@@ -135,12 +129,12 @@ def be_best_or_within_4(r: StudyResult) -> Claim:
         t = df.pivot(index="setup", columns="algorithm", values="exec_s")
         others = t.drop(columns="BE").min(axis=1)
         diff = t["BE"] / others - 1  # > 0: BE slower than the best other
-        checks = list(diff <= WITHIN)
+        checks = [Check(f"setup {k}", WITHIN - d) for k, d in diff.items()]
         ours = (f"BE best in {int((diff <= 0).sum())} of {len(diff)} setups; BE against the best other: "
                 f"{100 * diff.min():+.1f}% to {100 * diff.max():+.1f}% (mean {100 * diff.mean():+.1f}%)")
-    return Claim("be-best-multicluster", "Table I", "Out of the 1100 experiments, our BE algorithm did not give the "
-                 "minimum execution times only in 12 cases ... the maximum difference ... was only 4%",
-                 _verdict(checks), ours)
+    return _claim("be-best-multicluster", "Table I", "Out of the 1100 experiments, our BE algorithm did not give "
+                  "the minimum execution times only in 12 cases ... the maximum difference ... was only 4%",
+                  checks, ours, "setups")
 
 
 def be_smallest_means(r: StudyResult) -> Claim:
@@ -150,11 +144,12 @@ def be_smallest_means(r: StudyResult) -> Claim:
         g = df.groupby("algorithm").exec_s
         arith, geo = g.mean(), g.apply(lambda x: float(np.exp(np.log(x).mean())))
         others = [a for a in arith.index if a != "BE"]
-        checks = [arith["BE"] < arith[a] for a in others] + [geo["BE"] < geo[a] for a in others]
+        checks = ([Check(f"arithmetic mean against {a}", arith[a] - arith["BE"]) for a in others]
+                  + [Check(f"geometric mean against {a}", geo[a] - geo["BE"]) for a in others])
         ours = ", ".join(f"{a} {arith[a]:.1f}/{geo[a]:.1f} s" for a in arith.index) + " (arithmetic/geometric)"
-    return Claim("be-smallest-means", "Table I", "the average execution time of schedules generated by our BE "
-                 "algorithm is much smaller than the execution times of the other algorithms in terms of both "
-                 "arithmetic and geometric means", _verdict(checks), ours)
+    return _claim("be-smallest-means", "Table I", "the average execution time of schedules generated by our BE "
+                  "algorithm is much smaller than the execution times of the other algorithms in terms of both "
+                  "arithmetic and geometric means", checks, ours, "comparisons")
 
 
 def be_falls_with_heterogeneity(r: StudyResult) -> Claim:
@@ -163,9 +158,10 @@ def be_falls_with_heterogeneity(r: StudyResult) -> Claim:
     be = df[df.algorithm == "BE"] if len(df) else df
     if len(be) >= 3:
         rho = float(spearmanr(be.weight_ratio, be.exec_s).statistic)
-        checks, ours = [rho < 0], f"Spearman rho(weight ratio, BE's time) = {rho:+.2f} over {len(be)} setups"
-    return Claim("be-heterogeneity", "Fig. 12", "with the increasing ratio of maximum to minimum cluster weight ... "
-                 "our BE algorithm gives schedules of the decreasing execution times", _verdict(checks), ours)
+        checks = [Check("Spearman rho, negated", -rho)]
+        ours = f"Spearman rho(weight ratio, BE's time) = {rho:+.2f} over {len(be)} setups"
+    return _claim("be-heterogeneity", "Fig. 12", "with the increasing ratio of maximum to minimum cluster weight "
+                  "... our BE algorithm gives schedules of the decreasing execution times", checks, ours, "checks")
 
 
 CLAIMS: tuple[Callable[[StudyResult], Claim], ...] = (

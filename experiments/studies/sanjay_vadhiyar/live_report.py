@@ -20,6 +20,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from experiments.reporting.figures import save_png  # noqa: E402
+from experiments.reporting.tables import md_table  # noqa: E402
+
 TARGET_MAE = 0.10
 PAPER_BOUND = 0.30
 PAPER_QUOTE = "the predicted execution times ... are within 10-30% of the actual execution times"
@@ -103,9 +106,9 @@ def best_algorithms(table: pd.DataFrame) -> dict[tuple[int, float], str]:
 
 
 def _md(df: pd.DataFrame) -> str:
-    head = [str(c) for c in df.columns]
+    """A data frame as a Markdown table (floats to 3 significant figures)."""
     rows = [[f"{v:.3g}" if isinstance(v, float) else str(v) for v in row] for row in df.itertuples(index=False)]
-    return "\n".join("| " + " | ".join(r) + " |" for r in [head, ["---"] * len(head), *rows])
+    return md_table([str(c) for c in df.columns], rows, spaced_rule=True)
 
 
 def render_markdown(df: pd.DataFrame, heading: str, conditions: list[str]) -> str:
@@ -151,8 +154,7 @@ def plot_fig7(df: pd.DataFrame, path: Path) -> Path:
         axes[0][0].set_title("no finished runs")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_png(fig, path, dpi=110)  # the committed figures' resolution
     return path
 
 

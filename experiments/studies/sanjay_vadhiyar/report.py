@@ -1,18 +1,20 @@
 """The study's outputs: one CSV per figure, PNG plots, and report.md with the claims."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from experiments.reporting.claims import Claim  # noqa: E402
+from experiments.reporting.figures import save_png  # noqa: E402
+from experiments.reporting.tables import md_table  # noqa: E402
 from experiments.studies.sanjay_vadhiyar.apps import APPLICATIONS  # noqa: E402
-from experiments.studies.sanjay_vadhiyar.claims import Claim, error_increase, judge_all  # noqa: E402
+from experiments.studies.sanjay_vadhiyar.claims import error_increase, judge_all  # noqa: E402
 from experiments.studies.sanjay_vadhiyar.study import StudyResult  # noqa: E402
 
 TABLES = ("scalability", "budgets", "errors", "applications", "setups")
@@ -23,12 +25,14 @@ class Outputs:
     report_md: Path
     claims: list[Claim]
 
+FIGURE_DPI = 110  # the committed figures' resolution
+
 
 def _md(df: pd.DataFrame) -> str:
-    """A markdown table (pandas' to_markdown needs tabulate, which the project does not use)."""
+    """A data frame as a Markdown table, its index as the first column (floats as %g)."""
     head = [str(df.index.name or "")] + [str(c) for c in df.columns]
     rows = [[str(i)] + [f"{v:g}" if isinstance(v, float) else str(v) for v in row] for i, row in zip(df.index, df.values)]
-    return "\n".join("| " + " | ".join(r) + " |" for r in [head, ["---"] * len(head), *rows])
+    return md_table(head, rows, spaced_rule=True)
 
 
 def _mean_table(df: pd.DataFrame, by: str) -> pd.DataFrame:
@@ -40,8 +44,7 @@ def _plot(df: pd.DataFrame, by: str, title: str, xlabel: str, path: Path, logx: 
     ax = table.plot(marker="o", logx=logx, figsize=(6, 4))
     ax.set(title=title, xlabel=xlabel, ylabel="predicted execution time of the schedule (s)")
     ax.figure.tight_layout()
-    ax.figure.savefig(path, dpi=110)
-    plt.close(ax.figure)
+    save_png(ax.figure, path, dpi=FIGURE_DPI)
 
 
 def _table1(setups: pd.DataFrame) -> pd.DataFrame:
@@ -64,14 +67,12 @@ def write_outputs(result: StudyResult, out: Path) -> Outputs:
     if not inc.empty:
         ax = inc.plot(marker="o", figsize=(6, 4))
         ax.set(title="Fig. 10(b): increase with prediction error", xlabel="±p %", ylabel="% increase")
-        ax.figure.savefig(out / "fig10.png", dpi=110)
-        plt.close(ax.figure)
+        save_png(ax.figure, out / "fig10.png", dpi=FIGURE_DPI)
     if len(result.applications):
         ax = _mean_table(result.applications, "application").plot.bar(figsize=(6, 4))
         ax.set(title=f"Fig. 11: applications on {spec.app_size} processors", ylabel="s")
         ax.figure.tight_layout()
-        ax.figure.savefig(out / "fig11.png", dpi=110)
-        plt.close(ax.figure)
+        save_png(ax.figure, out / "fig11.png", dpi=FIGURE_DPI)
     if len(result.setups):
         s = result.setups.assign(ratio=result.setups.weight_ratio.round(0))
         _plot(s, "ratio", "Fig. 12: heterogeneity", "max/min cluster weight", out / "fig12.png")
@@ -85,8 +86,9 @@ def write_outputs(result: StudyResult, out: Path) -> Outputs:
              "Times are Eq. 1's predictions for the schedule each algorithm returned (no error), as in the paper. "
              "The application models are ours (the paper does not print its fitted equations): "
              + "; ".join(f"{m.describe().split(' [')[0]} at N = {n:g}" for m, n in APPLICATIONS.values()) + ".", "",
-             "## Claims", "", "| claim | figure | the paper | verdict | ours |", "|---|---|---|---|---|"]
-    lines += [f"| {c.key} | {c.figure} | \"{c.quote}\" | **{c.verdict}** | {c.ours} |" for c in claims]
+             "## Claims", "",
+             md_table(["claim", "figure", "the paper", "verdict", "ours"],
+                      [(c.paper.key, c.paper.figure, f'"{c.paper.quote}"', f"**{c.words}**", c.ours) for c in claims])]
     sections = [("Fig. 8: mean time by cluster size", result.scalability, "size"),
                 ("Fig. 9: mean time by search budget (s)", result.budgets, "budget_s"),
                 ("Fig. 10: mean time by prediction error (±%)", result.errors, "error_pct"),
@@ -104,10 +106,11 @@ def write_outputs(result: StudyResult, out: Path) -> Outputs:
                   "(arithmetic mean / std. dev. / geometric mean)."]
     report = out / "report.md"
     report.write_text("\n".join(lines) + "\n")
-    pd.DataFrame([asdict(c) for c in claims]).to_csv(out / "claims.csv", index=False)
+    pd.DataFrame([{"key": c.paper.key, "figure": c.paper.figure, "quote": c.paper.quote, "verdict": c.verdict.value,
+                   "words": c.words, "ours": c.ours} for c in claims]).to_csv(out / "claims.csv", index=False)
     return Outputs(report, claims)
 
 
 def print_claims(claims: list[Claim]) -> None:
     for c in claims:
-        print(f"{c.verdict:>16}  {c.key}: {c.ours}")
+        print(f"{c.verdict.value:>16}  {c.paper.key}: {c.ours}")

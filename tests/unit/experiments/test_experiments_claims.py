@@ -7,7 +7,8 @@ import math
 import pandas as pd
 import pytest
 
-from experiments.claims import Estimate, gap_at, judge, judge_across
+from experiments.reporting.cell_claims import Estimate, gap_at, judge, judge_across
+from experiments.reporting.claims import Verdict
 from experiments.config import ConfigError, from_dict
 from experiments.sync_delay import cell_mean, timeline_delays
 from scheduler.engine import simulate
@@ -37,70 +38,73 @@ def test_gap_and_its_half_width():
     assert (z.value, z.hw) == pytest.approx((1.0, 0.25))
     inc = gap_at(FIG4, {**BELOW, "gap": "increase"}, 0.11)  # RA's 100 is 20.5% above Folding's 83
     assert (inc.value, inc.hw) == pytest.approx((100 / 83 - 1, math.hypot(1 / 83, 100 / 83**2)))
-    assert judge({**BELOW, "gap": "increase", "about": 0.20}, FIG4, RATES).verdict == "yes"
+    assert judge({**BELOW, "gap": "increase", "about": 0.20}, FIG4, RATES).verdict is Verdict.HOLDS
     a = gap_at(FIG4, {**BELOW, "gap": "absolute"}, 0.11)
     assert (a.value, a.hw) == pytest.approx((17.0, math.sqrt(2)))
 
 
 def test_below_plain():
     v = judge(BELOW, FIG4, RATES)
-    assert v.verdict == "yes" and v.words == "yes, by 5–17%"
+    assert v.verdict is Verdict.HOLDS and v.words == "holds, by 5–17%"
     assert v.interval.startswith("yes: outside")
     v = judge({**BELOW, "lower": "RA", "than": "FOLDING"}, FIG4, RATES)
-    assert v.verdict == "no" and v.words.startswith("no: RA is higher by")
+    assert v.verdict is Verdict.FAILS and v.words.startswith("fails: RA is higher by")
 
 
 def test_at_least():
-    assert judge({**BELOW, "at_least": 0.04}, FIG4, RATES).verdict == "yes"
+    v = judge({**BELOW, "at_least": 0.04}, FIG4, RATES)  # 5% at 0.05/s: 1 point above 4%, ± 1.4
+    assert v.verdict is Verdict.UNRESOLVED and "within the 95% interval at 0.05/s" in v.words
     v = judge({**BELOW, "at_least": 0.08}, FIG4, RATES)  # 5% at 0.05/s is short of 8%
-    assert v.verdict == "partly (2 of 3 rates)" and "not at 0.05/s" in v.words
+    assert v.verdict is Verdict.FAILS and v.words == "fails: holds at 2 of 3 rates; not at 0.05/s"
 
 
 def test_up_to():
     v = judge({**BELOW, "up_to": 0.20}, FIG4, RATES)
-    assert v.verdict == "yes" and v.ours == "largest gap 17% at 0.11/s"
+    assert v.verdict is Verdict.HOLDS and v.ours == "largest gap 17% at 0.11/s"
     v = judge({**BELOW, "up_to": 0.12}, FIG4, RATES)  # the largest gap, 17%, is above 12%
-    assert v.holds is False or v.verdict.startswith("partly")
+    assert v.verdict is Verdict.FAILS
     assert "not at largest gap at 0.11/s vs 12%" in v.words
 
 
 def test_about_uses_the_tolerance():
-    assert judge({**BELOW, "about": 0.17}, FIG4, RATES).verdict == "yes"
-    assert judge({**BELOW, "about": 0.19}, FIG4, RATES).verdict == "yes"  # 2 points off, within 4
+    assert judge({**BELOW, "about": 0.17}, FIG4, RATES).verdict is Verdict.HOLDS
+    assert judge({**BELOW, "about": 0.19}, FIG4, RATES).verdict is Verdict.HOLDS  # 2 points off, within 4
     v = judge({**BELOW, "about": 0.25}, FIG4, RATES)  # 8 points off
-    assert v.verdict == "partly (3 of 4 conditions)"
-    assert judge({**BELOW, "about": 0.25, "tolerance": 0.10}, FIG4, RATES).verdict == "yes"
+    assert v.verdict is Verdict.FAILS and v.words.startswith("fails: holds at 3 of 4 conditions")
+    assert judge({**BELOW, "about": 0.25, "tolerance": 0.10}, FIG4, RATES).verdict is Verdict.HOLDS
 
 
 def test_gap_grows():
     v = judge({**BELOW, "kind": "gap_grows"}, FIG4, RATES)
-    assert v.verdict == "yes" and v.ours == "gap 5% → 10% → 17%"
+    assert v.verdict is Verdict.HOLDS and v.ours == "gap 5% → 10% → 17%"
     flat = cells({("RA", r): 100.0 for r in RATES} | {("FOLDING", 0.05): 90.0, ("FOLDING", 0.08): 85.0,
                                                       ("FOLDING", 0.11): 88.0})
     v = judge({**BELOW, "kind": "gap_grows"}, flat, RATES)
-    assert v.verdict == "partly (1 of 2 steps)" and "0.08/s → 0.11/s" in v.words
+    assert v.verdict is Verdict.FAILS and v.words == "fails: holds at 1 of 2 steps; not at 0.08/s → 0.11/s"
 
 
 def test_peaks():
     pre = cells({("FOLDING", 0.05): 0.6, ("FOLDING", 0.08): 1.3, ("FOLDING", 0.11): 0.9}, "preemptions", ci=0.1)
     claim = {"text": "t", "kind": "peaks", "metric": "preemptions", "policy": "FOLDING"}
     v = judge(claim, pre, RATES)
-    assert v.verdict == "yes" and "1.3 at 0.08/s" in v.ours and v.interval.startswith("yes")
+    assert v.verdict is Verdict.HOLDS and "1.3 at 0.08/s" in v.ours and v.interval.startswith("yes")
     rising = cells({("FOLDING", 0.05): 0.6, ("FOLDING", 0.08): 0.9, ("FOLDING", 0.11): 1.3}, "preemptions", ci=0.1)
-    assert judge(claim, rising, RATES).verdict == "partly (1 of 2 ends)"
-    assert judge(claim, rising, [0.05, 0.11]).verdict == "no data"
+    assert judge(claim, rising, RATES).verdict is Verdict.FAILS  # a monotone series is not a peak
+    assert judge(claim, rising, [0.05, 0.11]).verdict is Verdict.NO_DATA
 
 
 def test_bound_and_interval_words():
     pre = cells({("FOLDING", 0.05): 0.6, ("FOLDING", 0.08): 1.3, ("FOLDING", 0.11): 1.45}, "preemptions", ci=0.1)
     claim = {"text": "t", "kind": "bound", "metric": "preemptions", "policy": "FOLDING", "under": 1.5}
     v = judge(claim, pre, RATES)
-    assert v.verdict == "yes" and v.ours == "at most 1.45 (bound 1.5)"
+    assert v.verdict is Verdict.UNRESOLVED and v.ours == "at most 1.45 (bound 1.5)"
     assert v.interval.startswith("no: within the 95% interval at 0.11/s")  # 1.45 ± 0.1 straddles 1.5
-    assert judge({**claim, "under": 1.0}, pre, RATES).verdict == "partly (1 of 3 rates)"
-    assert judge({**claim, "under": 0.5}, pre, RATES).verdict == "no"
+    assert judge({**claim, "under": 1.0}, pre, RATES).words.startswith("fails: holds at 1 of 3 rates")
+    assert judge({**claim, "under": 0.5}, pre, RATES).verdict is Verdict.FAILS
     one_rep = cells({("FOLDING", r): 0.5 for r in RATES}, "preemptions", ci=float("nan"))
-    assert judge(claim, one_rep, RATES).interval.startswith("not known: no 95% interval")
+    v = judge(claim, one_rep, RATES)  # no interval: the point estimate decides, and the words say so
+    assert v.interval.startswith("not known: no 95% interval")
+    assert v.verdict is Verdict.HOLDS and "the point estimate decides" in v.words
 
 
 def test_across_figures():
@@ -109,10 +113,10 @@ def test_across_figures():
     claim = {**BELOW, "larger": "fig5", "smaller": "fig4"}
     rates = {"fig4": RATES, "fig5": RATES}
     v = judge_across(claim, {"fig4": FIG4, "fig5": fig5}, rates)
-    assert v.verdict == "yes" and v.ours == "fig5 25% at 0.11/s vs fig4 17% at 0.11/s"
+    assert v.verdict is Verdict.HOLDS and v.ours == "fig5 25% at 0.11/s vs fig4 17% at 0.11/s"
     v = judge_across({**claim, "larger": "fig4", "smaller": "fig5"}, {"fig4": FIG4, "fig5": fig5}, rates)
-    assert v.verdict == "no" and v.interval.startswith("yes: outside")
-    assert judge_across(claim, {"fig4": FIG4}, rates).verdict == "no data"
+    assert v.verdict is Verdict.FAILS and v.interval.startswith("yes: outside")
+    assert judge_across(claim, {"fig4": FIG4}, rates).verdict is Verdict.NO_DATA
 
 
 def test_config_checks_each_kind_names_its_fields():

@@ -30,7 +30,7 @@ def jobs_frames(live: list[tuple[float, float, float]], replay: list[tuple[float
 
 def compared(jobs: pd.DataFrame, preds: pd.DataFrame, *, band: tuple[float, float] = (0.9, 1.1),
              norm: float = math.nan) -> pd.DataFrame:
-    """The cell's comparison as report_stats makes it, with the single replay as the prediction."""
+    """The cell's comparison as reporting.run_stats makes it, with the single replay as the prediction."""
     m_resp, p_resp = jobs.response.mean(), preds.response.mean()
     m_med, p_med = jobs.execution.median(), preds.execution.median()
     return pd.DataFrame([{

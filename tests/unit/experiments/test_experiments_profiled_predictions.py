@@ -20,7 +20,7 @@ from experiments.models.resize import (ResizeFit, ResizeSample, busiest_fraction
 from experiments.predict import ClassModel, predict
 from experiments.profiles import ResizeScript, resize_sizes
 from scheduler.jobs import SubmittedJob
-from experiments.report_stats import cell_table, compare, error_table, normalised, summarize
+from experiments.reporting.run_stats import cell_table, compare, error_table, normalised, summarize
 from scheduler.engine import simulate
 from scheduler.model import Job, SevcikModel
 
@@ -201,7 +201,7 @@ def test_report_gives_raw_and_speed_normalised_errors():
 
 
 def test_report_shows_the_measured_resize_cost_beside_the_profiled_one():
-    from experiments.report_stats import parse_interval_set, resize_diagnostic
+    from experiments.reporting.run_stats import parse_interval_set, resize_diagnostic
 
     assert parse_interval_set("0-2 5") == (0, 1, 2, 5) and parse_interval_set(None) == ()
     fit = ResizeFit(1.0, 0.0, 1_000_000, 8_000_000)  # 1 s + the busiest sender's fraction × 1 s

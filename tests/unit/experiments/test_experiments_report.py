@@ -14,8 +14,8 @@ import pytest
 
 from scheduler.jobs import FinishedJob, SubmittedJob
 from experiments.report import analyse, error_table_text, write_report
-from experiments.report_stats import error_table, targets_text
-from experiments.report_plots import DPI, METRIC_FIGURES, METRIC_SIZE_IN, PANEL_SIZE_IN, metric_figure
+from experiments.reporting.run_stats import error_table, targets_text
+from experiments.reporting.plots import DPI, METRIC_FIGURES, METRIC_SIZE_IN, PANEL_SIZE_IN, metric_figure
 from experiments.store import ResultsStore
 
 POLICIES = ["RA", "FOLDING"]
@@ -193,10 +193,13 @@ def test_claims_verdicts(report) -> None:
                for r in RATES]
     assert all(m > 0 for m in margins)
     lo, hi = (f"{m * 100:.0f}" for m in sorted(margins))
-    assert rows["Folding responds faster than RA"][2:4] == ["yes", f"yes, by {lo}–{hi}%"]
+    # two replications a cell: every margin's 95% interval spans 0, so no claim is resolved
+    within = "unresolved: holds at 0 of 2 rates; within the 95% interval at 0.1/s, 0.2/s"
+    assert rows["Folding responds faster than RA"][2:4] == ["unresolved", within]
+    assert rows["Folding responds faster than RA"][7] == f"by {lo}–{hi}%"
     exec_rows = rows["Folding executes faster than RA"]
-    assert exec_rows[2] == "partly (1 of 2 rates)" and "not at 0.2/s" in exec_rows[3]
-    assert rows["RA waits less than Folding"][2] == "no"
+    assert exec_rows[2] == "unresolved" and "0.2/s: -" in exec_rows[4]  # reversed at 0.2/s, inside its interval
+    assert rows["RA waits less than Folding"][2] == "unresolved"
 
 
 def test_failed_and_resumed_cells_are_listed(report) -> None:
@@ -237,7 +240,7 @@ def test_a_run_in_progress_still_reports(tmp_path: Path) -> None:
 def test_statistics_agree_with_the_predictors_summary(results: Path) -> None:
     """The report's per-replication figures are those of experiments.predict.summarize, when it exists."""
     predict = pytest.importorskip("experiments.predict")
-    from experiments.report_stats import summarize
+    from experiments.reporting.run_stats import summarize
 
     with ResultsStore.open(results, readonly=True) as s:
         jobs = s.jobs_frame()

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from experiments.reporting.claims import Verdict
 from experiments.studies.menasce_rao.measure import Planned, Prediction, pinned
 from experiments.studies.menasce_rao.placements import (WORKSTATIONS, Case, CaseResult, cases, loaded_classes,
                                                         owners_of, predict_case)
@@ -86,17 +87,17 @@ def made(measured_scale: dict[str, float] | None = None) -> list[CaseResult]:
 
 def test_the_policy_claims_follow_the_numbers_both_ways():
     predicted = {c.key: c for c in section6(made())}
-    assert {k: c.predicted.holds for k, c in predicted.items()} == {
+    assert {k: c.predicted.verdict is Verdict.HOLDS for k, c in predicted.items()} == {
         "pvm-default": False, "workstation-speed": True, "parallel-load-speed": True, "workstation-load-speed": True}
-    assert predicted["pvm-default"].predicted.value.endswith("small-then-large + owners: 0.95x")
-    assert predicted["workstation-speed"].predicted.value == "small-then-large: 1.29x"
-    assert all(c.verdict.startswith("not measured (model: ") for c in predicted.values())
+    assert predicted["pvm-default"].predicted.ours.endswith("small-then-large + owners: 0.95x")
+    assert predicted["workstation-speed"].predicted.ours == "small-then-large: 1.29x"
+    assert all(c.words.startswith("not measured (model: ") for c in predicted.values())
     # measured: the load/speed rule 30% slower than the model says turns its claim, and PVM's, around
     slow = {p: 1.0 for p in POLICIES} | {"workstation-load-speed": 1.3, "pvm-default": 1.5}
     measured = {c.key: c for c in section6(made(slow))}
-    assert measured["workstation-load-speed"].verdict == "does not hold"
-    assert measured["pvm-default"].verdict == "holds"
-    assert measured["workstation-load-speed"].measured.value == "wavefront + owners: 0.91x; small-then-large + owners: 1.42x"
+    assert measured["workstation-load-speed"].verdict is Verdict.FAILS
+    assert measured["pvm-default"].verdict is Verdict.HOLDS
+    assert measured["workstation-load-speed"].measured.ours == "wavefront + owners: 0.91x; small-then-large + owners: 1.42x"
 
 
 def test_without_small_then_large_the_speed_only_claim_is_left_out():
@@ -110,7 +111,7 @@ def test_the_report_has_every_case_and_the_claims(tmp_path):
     assert "# Menascé & Rao (1996) §6: the four placement policies compared, live" in md
     assert "| no | pvm-default | sp5a x1, sp20a x2 | 29.04 (29.04-29.04) | 26.40 ± 0.05 | 26.40 | n/a | -9.1% |" in md
     assert md.count("| yes |") == 8 and "on the SPARC20 workstations only" in md
-    assert "| **does not hold** |" in md and "| **holds** |" in md
+    assert "| **fails** |" in md and "| **holds** |" in md
     with (tmp_path / "placements.csv").open() as f:
         rows = list(csv.DictReader(f))
     assert len(rows) == 16 and rows[0]["placement"] == "T1:sp20a T2:sp20a T3:sp5a"

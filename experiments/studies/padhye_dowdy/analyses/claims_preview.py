@@ -5,7 +5,7 @@ Each config's cells (its streams, policies, rates, replications) go through
 class (the models a live run's predictions use), else with the classes measured on the raw-cap
 now8 (experiments/configs/MEASUREMENTS.md, 22 Nov 2026: Sevcik W, alpha, beta, pmax, the mean
 of the 8->4 and 4->8 resize costs, launch ~1.1 s + 0.3 s per workstation), and every claim of the config is judged on those
-cells with experiments.claims, as a report judges the measured ones. It previews which claims
+cells with experiments.reporting.cell_claims, as a report judges the measured ones. It previews which claims
 the model expects to hold, and how many replications a verdict needs to stand outside its
 95% interval; it is not evidence for the paper (nothing here is measured live).
 
@@ -30,7 +30,7 @@ from experiments import sync_delay
 from experiments.config import ExperimentConfig, load
 from experiments.predict import ClassModel, engine_jobs, predict
 from experiments.report import md_table
-from experiments.report_stats import cell_table, claims_table, summarize
+from experiments.reporting.run_stats import cell_table, claims_table, summarize
 from experiments.runner import cells, stream_for
 from scheduler.engine import simulate
 

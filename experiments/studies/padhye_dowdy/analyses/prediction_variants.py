@@ -37,6 +37,7 @@ from experiments import profile_checks  # noqa: E402
 from experiments.replay import replay  # noqa: E402
 from experiments.report import analyse  # noqa: E402
 from experiments.store import ResultsStore  # noqa: E402
+from experiments.reporting.tables import md_table  # noqa: E402
 
 # name -> (the profile's samples kept, the speed basis predicted under)
 VARIANTS = {
@@ -134,14 +135,12 @@ def write(cells: pd.DataFrame, overall: pd.DataFrame, n: pd.Series, args: argpar
     lines = ["# Prediction variants: the same runs predicted from their profiles three ways", "",
              f"Made by `{' '.join(['.venv/bin/python', '-m', 'experiments.studies.padhye_dowdy.analyses.prediction_variants', *sys.argv[1:]])}`.",
              "", (__doc__ or "").split("\n\n", 2)[2].split("Prints per cell")[0].strip(), "",
-             "## Cells missing the targets (response / median execution)", "",
-             "| run | " + " | ".join(VARIANTS) + " |", "|---|" + "---|" * len(VARIANTS)]
-    for run in dict.fromkeys(cells.run):
-        lines.append(f"| {run} | " + " | ".join(
-            f"{int(per_run.loc[(run, v)].response_miss)} / {int(per_run.loc[(run, v)].execution_miss)}"
-            for v in VARIANTS) + " |")
-    lines.append(f"| all ({n.iloc[0]} cells) | " + " | ".join(
-        f"{int(overall.loc[v].response_miss)} / {int(overall.loc[v].execution_miss)}" for v in VARIANTS) + " |")
+             "## Cells missing the targets (response / median execution)", ""]
+    rows = [[run, *(f"{int(per_run.loc[(run, v)].response_miss)} / {int(per_run.loc[(run, v)].execution_miss)}"
+                    for v in VARIANTS)] for run in dict.fromkeys(cells.run)]
+    rows.append([f"all ({n.iloc[0]} cells)", *(f"{int(overall.loc[v].response_miss)} / "
+                                               f"{int(overall.loc[v].execution_miss)}" for v in VARIANTS)])
+    lines.append(md_table(["run", *VARIANTS], rows))
     lines += ["", "Every cell's errors are in `variants.csv`; `variants.png` plots each variant's against the reference one.", ""]
     (out / "variants.md").write_text("\n".join(lines))
     console.print(f"written: {out / 'variants.md'}, variants.csv, variants.png")

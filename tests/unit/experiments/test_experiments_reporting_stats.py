@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from experiments.studies.anastasiadis_sevcik.stats import replications_needed, t_interval
+from experiments.reporting.stats import replications_needed, t_interval
 
 
 def test_interval_by_hand():

@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from experiments.claims import judge
-from experiments.studies.anastasiadis_sevcik.stats import t_interval
+from experiments.reporting.cell_claims import judge
+from experiments.reporting.stats import BAND, in_band, t_interval
 from scheduler.jobs import Outcome
 
 KEYS = ["policy", "rate", "replication"]
@@ -128,10 +128,6 @@ def compare(measured: pd.DataFrame, predicted: pd.DataFrame, policies: Sequence[
     return out.sort_values(["_order", "rate"]).drop(columns="_order").reset_index(drop=True)
 
 
-#: The band a cell's ensemble prediction gives: from its 5% to its 95% point.
-BAND = (0.05, 0.95)
-
-
 def with_bands(cmp: pd.DataFrame, cells: pd.DataFrame, bands: dict[int, dict[str, list[float]]],
                targets: Mapping[str, float] | None = None) -> pd.DataFrame:
     """The comparison with each ensemble statistic's mean as the prediction, and its band.
@@ -227,18 +223,6 @@ def _mark(err: float, target: float) -> str:
     return "" if not np.isfinite(err) else (TICK if abs(err) <= target else CROSS)
 
 
-def in_band(cmp: pd.DataFrame, stat: str) -> list[bool | None]:
-    """Per cell: is the measured figure, normalised where metered (the band assumes the
-    profile's speed), inside the ensemble's band? None without a band or a figure."""
-    if f"band_{stat}_lo" not in cmp:
-        return [None] * len(cmp)
-    lo, hi = cmp[f"band_{stat}_lo"].astype(float), cmp[f"band_{stat}_hi"].astype(float)
-    m = cmp[f"measured_{stat}"].astype(float)
-    if f"measured_{stat}_norm" in cmp:
-        m = cmp[f"measured_{stat}_norm"].astype(float).fillna(m)
-    return [None if not (np.isfinite(a) and np.isfinite(x)) else bool(a <= x <= b) for a, b, x in zip(lo, hi, m)]
-
-
 def error_table(cmp: pd.DataFrame, targets: dict[str, float]) -> pd.DataFrame:
     """The report's error table, formatted: mean response and median execution, measured vs predicted."""
     r_t, e_t = targets["response_rel"], targets["execution_rel"]
@@ -332,14 +316,14 @@ def targets_text(cmp: pd.DataFrame, targets: dict[str, float]) -> str:
 def claims_table(claims: Sequence[dict[str, Any]], measured: pd.DataFrame, predicted: pd.DataFrame,
                  all_rates: Sequence[float]) -> pd.DataFrame:
     """One row per claim: verdict and margins on the measured cells, whether the verdict stands
-    outside the 95% interval, the paper's number and the prediction's verdict (experiments/claims.py)."""
+    outside the 95% interval, the paper's number and the prediction's verdict (experiments/reporting/cell_claims.py)."""
     rows = []
     for c in claims:
         m = judge(c, measured, all_rates)
         p = judge(c, predicted, all_rates)
-        rows.append({"claim": c["text"], "metric": c["metric"], "verdict": m.verdict,
+        rows.append({"claim": c["text"], "metric": c["metric"], "verdict": m.verdict.value,
                      "measured": m.words, "margin per rate": m.detail,
-                     "predicted": p.words or p.verdict, "paper": c.get("paper_value", ""),
+                     "predicted": p.words or p.verdict.value, "paper": c.get("paper_value", ""),
                      "ours": m.ours, "outside the 95% interval": m.interval})
     return pd.DataFrame(rows, columns=["claim", "metric", "verdict", "measured", "margin per rate", "predicted",
                                        "paper", "ours", "outside the 95% interval"])

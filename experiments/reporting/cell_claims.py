@@ -1,9 +1,9 @@
-"""Verdicts of a paper's claims on cells tables (`report_stats.cell_table`'s columns).
+"""Verdicts of a paper's claims on cells tables (`run_stats.cell_table`'s columns).
 
-Every kind reduces to a list of checks: a signed margin (positive when the
-claim holds there) and its 95% half-width. The verdict is yes when every
-check holds, no when none does, partly otherwise; it stands outside the 95%
-interval when every margin is farther from zero than its half-width.
+Every kind reduces to a list of checks (`experiments.reporting.claims.Check`): a
+signed margin (positive when the claim holds there) and its 95% half-width; the
+claim's verdict is the one rule of `experiments.reporting.claims` (holds / fails /
+unresolved / no data), and its words keep the k-of-n count.
 
 Half-widths come from the cells' replication intervals (`{stat}_ci`, Student's
 t over replications). A margin built from two cells adds their half-widths in
@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from experiments.reporting.claims import Check, Claim, Verdict, interval_words, verdict_words
 
 #: A claim's metric -> the cells-table statistic it reads.
 CLAIM_STAT = {"response": "response", "wait": "wait", "execution": "execution",
@@ -46,39 +48,8 @@ class Estimate:
         return math.isfinite(self.value)
 
 
-@dataclass(frozen=True)
-class Check:
-    """One condition of a claim: `where` it is checked, its margin (> 0: holds) and the margin's half-width."""
-
-    where: str
-    margin: Estimate
-
-    @property
-    def holds(self) -> bool:
-        return self.margin.known and self.margin.value > 0
-
-    @property
-    def clear(self) -> bool | None:
-        """True: outside the 95% interval; False: inside; None: no interval."""
-        if not math.isfinite(self.margin.hw):
-            return None
-        return abs(self.margin.value) > self.margin.hw
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """A claim judged on one cells table (or, across figures, on several)."""
-
-    verdict: str  # "yes", "no", "partly (k of n ...)", "no data"
-    ours: str  # our number(s), in the claim's terms
-    words: str  # the verdict in a sentence
-    detail: str  # per rate (or per step) figures
-    interval: str  # whether it stands outside the 95% interval, in plain words
-    checks: tuple[Check, ...] = ()
-
-    @property
-    def holds(self) -> bool | None:
-        return {"yes": True, "no": False}.get(self.verdict)
+def _check(where: str, e: Estimate) -> Check:
+    return Check(where, e.value, e.hw)
 
 
 # ---- reading cells -----------------------------------------------------------------------------
@@ -142,41 +113,25 @@ def _pm(e: Estimate, claim: Mapping[str, Any], *, gap: bool = True) -> str:
     return body if not math.isfinite(e.hw) else f"{body} ± {_fmt(e.hw, claim, gap=gap)}"
 
 
-def interval_text(checks: Sequence[Check]) -> str:
-    """Whether the verdict stands outside the 95% interval, in plain words."""
-    known = [c for c in checks if c.margin.known]
-    if not known:
-        return "no data"
-    unknown = [c.where for c in known if c.clear is None]
-    inside = [c for c in known if c.clear is False]
-    if unknown:
-        return f"not known: no 95% interval at {', '.join(unknown)} (a single replication)"
-    if inside:
-        return "no: within the 95% interval at " + "; ".join(
-            f"{c.where} (margin {c.margin.value:+.3g} ± {c.margin.hw:.2g})" for c in inside)
-    return "yes: outside the 95% interval everywhere"
-
-
-def _verdict(checks: Sequence[Check], ours: str, detail: str, what: str) -> Verdict:
-    """yes / no / partly from the checks; `what` names a check's unit in the partly text (e.g. 'rates')."""
-    known = [c for c in checks if c.margin.known]
-    missing = [c.where for c in checks if not c.margin.known]
-    if not known:
-        return Verdict("no data", "", "no data", "", "no data", tuple(checks))
-    held = [c for c in known if c.holds]
-    if len(held) == len(checks):
-        verdict = "yes"
-    elif not held:
-        verdict = "no"
-    else:
-        verdict = f"partly ({len(held)} of {len(checks)} {what})"
-    words = verdict
-    failed = [c.where for c in known if not c.holds]
-    if held and failed:
-        words += f": not at {', '.join(failed)}"
+def _verdict(checks: Sequence[Check], ours: str, detail: str, what: str, statement: str = "") -> Claim:
+    """The claim by the one rule, its words keeping the k-of-n count (`what` names a check's unit, e.g. 'rates')."""
+    claim = Claim(statement, tuple(checks), ours=ours, detail=detail)
+    missing = [c.where for c in checks if not c.known]
+    verdict = claim.verdict
+    if verdict is Verdict.NO_DATA:
+        return Claim(statement, tuple(checks), words="no data")
+    words = verdict_words(checks, what)
+    failed = [c.where for c in checks if c.verdict is Verdict.FAILS]
+    open_ = [c.where for c in checks if c.verdict is Verdict.UNRESOLVED]
+    if failed and len(failed) < len(checks):
+        words += f"; not at {', '.join(failed)}"
+    if open_ and verdict is not Verdict.HOLDS:
+        words += f"; within the 95% interval at {', '.join(open_)}"
     if missing:
         words += f" (no data at {', '.join(missing)})"
-    return Verdict(verdict, ours, words, detail, interval_text(checks), tuple(checks))
+    if bare := interval_words(checks):
+        words += f" ({bare})"
+    return Claim(statement, tuple(checks), words=words, ours=ours, detail=detail)
 
 
 def _span(values: Sequence[float]) -> str:
@@ -188,10 +143,10 @@ def _span(values: Sequence[float]) -> str:
 
 # ---- the kinds ---------------------------------------------------------------------------------
 
-def judge(claim: Mapping[str, Any], cells: pd.DataFrame, all_rates: Sequence[float]) -> Verdict:
-    """Verdict of one claim (a config `[[claim]]` as a dict) on one cells table."""
+def judge(claim: Mapping[str, Any], cells: pd.DataFrame, all_rates: Sequence[float]) -> Claim:
+    """One claim (a config `[[claim]]` as a dict) judged on one cells table."""
     if claim.get("metric") not in CLAIM_STAT:
-        return Verdict(f"unknown metric {claim.get('metric')!r}", "", "", "", "")
+        raise ValueError(f"unknown metric {claim.get('metric')!r}")
     rates = sorted(float(r) for r in (claim.get("rates") or all_rates))
     kind = claim.get("kind", "below")
     if kind == "below":
@@ -202,10 +157,10 @@ def judge(claim: Mapping[str, Any], cells: pd.DataFrame, all_rates: Sequence[flo
         return _peaks(claim, cells, rates)
     if kind == "bound":
         return _bound(claim, cells, rates)
-    return Verdict(f"unknown kind {kind!r}", "", "", "", "")
+    raise ValueError(f"unknown kind {kind!r}")
 
 
-def _below(claim: Mapping[str, Any], cells: pd.DataFrame, rates: Sequence[float]) -> Verdict:
+def _below(claim: Mapping[str, Any], cells: pd.DataFrame, rates: Sequence[float]) -> Claim:
     """lower below than at every rate; with a magnitude, by at least / up to / about x.
 
     at_least x: the gap is at least x at every rate. up_to x: the gap is
@@ -216,84 +171,83 @@ def _below(claim: Mapping[str, Any], cells: pd.DataFrame, rates: Sequence[float]
     gaps = {r: gap_at(cells, claim, r) for r in rates}
     known = {r: g for r, g in gaps.items() if g.known}
     detail = ", ".join(f"{rate_label(r)}: {_pm(g, claim)}" for r, g in gaps.items())
-    checks = [Check(rate_label(r), g) for r, g in gaps.items()]
+    checks = [_check(rate_label(r), g) for r, g in gaps.items()]
     if not known:
-        return _verdict(checks, "", "", "rates")
+        return _verdict(checks, "", "", "rates", claim.get("text", ""))
     top_rate = max(known, key=lambda r: known[r].value)
     top = known[top_rate]
     largest = f"largest gap {_fmt(top.value, claim)} at {rate_label(top_rate)}"
     if claim.get("at_least") is not None:
         x = float(claim["at_least"])
-        checks = [Check(rate_label(r), Estimate(g.value - x, g.hw)) for r, g in gaps.items()]
+        checks = [Check(rate_label(r), g.value - x, g.hw) for r, g in gaps.items()]
         lowest = min(known.values(), key=lambda g: g.value)
         ours = f"smallest gap {_fmt(lowest.value, claim)} (at least {_fmt(x, claim)} asked)"
     elif claim.get("up_to") is not None:
         x = float(claim["up_to"])
-        checks += [Check(f"largest gap at {rate_label(top_rate)} vs {_fmt(x, claim)}",
-                         Estimate(x - top.value, top.hw))]
+        checks += [Check(f"largest gap at {rate_label(top_rate)} vs {_fmt(x, claim)}", x - top.value, top.hw)]
         ours = largest
     elif claim.get("about") is not None:
         x, tol = float(claim["about"]), float(claim.get("tolerance", 0.04))
         checks += [Check(f"largest gap at {rate_label(top_rate)} within {_fmt(tol, claim)} of {_fmt(x, claim)}",
-                         Estimate(tol - abs(top.value - x), top.hw))]
+                         tol - abs(top.value - x), top.hw)]
         ours = largest
     else:
         pos = [g.value for g in known.values() if g.value > 0]
         ours = (f"by {_span(pos)}" if claim.get("gap", "relative") != "absolute" and pos
                 else largest if pos else f"{claim['lower']} is higher")
-    v = _verdict(checks, ours, detail, "conditions" if len(checks) > len(rates) else "rates")
-    if v.verdict == "no" and not claim.get("at_least") and all(not g.value > 0 for g in known.values()):
-        words = f"no: {claim['lower']} is higher by {_span([-g.value for g in known.values()])}" \
-            if claim.get("gap", "relative") != "absolute" else f"no: {claim['lower']} is higher"
-        v = Verdict(v.verdict, v.ours, words, v.detail, v.interval, v.checks)
-    elif v.verdict == "yes":
-        v = Verdict("yes", v.ours, f"yes, {ours}", v.detail, v.interval, v.checks)
+    v = _verdict(checks, ours, detail, "conditions" if len(checks) > len(rates) else "rates", claim.get("text", ""))
+    if v.verdict is Verdict.FAILS and not claim.get("at_least") and all(not g.value > 0 for g in known.values()):
+        words = f"fails: {claim['lower']} is higher by {_span([-g.value for g in known.values()])}" \
+            if claim.get("gap", "relative") != "absolute" else f"fails: {claim['lower']} is higher"
+        v = replace(v, words=words)
+    elif v.verdict is Verdict.HOLDS:
+        v = replace(v, words=f"holds, {ours}")
     return v
 
 
-def _gap_grows(claim: Mapping[str, Any], cells: pd.DataFrame, rates: Sequence[float]) -> Verdict:
+def _gap_grows(claim: Mapping[str, Any], cells: pd.DataFrame, rates: Sequence[float]) -> Claim:
     """The gap (than - lower) increases from each rate to the next (every step, not only end to end)."""
     gaps = [gap_at(cells, claim, r) for r in rates]
-    checks = [Check(f"{rate_label(a)} → {rate_label(b)}", _diff(gaps[i + 1], gaps[i]))
+    checks = [_check(f"{rate_label(a)} → {rate_label(b)}", _diff(gaps[i + 1], gaps[i]))
               for i, (a, b) in enumerate(zip(rates, rates[1:]))]
     ours = " → ".join(_fmt(g.value, claim) for g in gaps)
     detail = ", ".join(f"{rate_label(r)}: {_pm(g, claim)}" for r, g in zip(rates, gaps))
-    return _verdict(checks, f"gap {ours}", detail, "steps")
+    return _verdict(checks, f"gap {ours}", detail, "steps", claim.get("text", ""))
 
 
-def _peaks(claim: Mapping[str, Any], cells: pd.DataFrame, rates: Sequence[float]) -> Verdict:
+def _peaks(claim: Mapping[str, Any], cells: pd.DataFrame, rates: Sequence[float]) -> Claim:
     """`policy`'s metric is highest strictly inside the range: the inner maximum above both ends."""
     stat = CLAIM_STAT[claim["metric"]]
     values = {r: value_at(cells, claim["policy"], r, stat) for r in rates}
     detail = ", ".join(f"{rate_label(r)}: {_pm(v, claim, gap=False)}" for r, v in values.items())
     inner = {r: v for r, v in list(values.items())[1:-1] if v.known}
     if not inner:
-        return _verdict([Check("inner rates", Estimate(math.nan))], "", detail, "ends")
+        return _verdict([Check("inner rates", math.nan)], "", detail, "ends", claim.get("text", ""))
     peak_rate = max(inner, key=lambda r: inner[r].value)
     ends = (rates[0], rates[-1])
-    checks = [Check(f"{rate_label(peak_rate)} above {rate_label(e)}", _diff(inner[peak_rate], values[e]))
+    checks = [_check(f"{rate_label(peak_rate)} above {rate_label(e)}", _diff(inner[peak_rate], values[e]))
               for e in ends]
     ours = f"highest inside the range {_fmt(inner[peak_rate].value, claim, gap=False)} at {rate_label(peak_rate)}; " \
            f"ends {_fmt(values[ends[0]].value, claim, gap=False)}, {_fmt(values[ends[1]].value, claim, gap=False)}"
-    return _verdict(checks, ours, detail, "ends")
+    return _verdict(checks, ours, detail, "ends", claim.get("text", ""))
 
 
-def _bound(claim: Mapping[str, Any], cells: pd.DataFrame, rates: Sequence[float]) -> Verdict:
+def _bound(claim: Mapping[str, Any], cells: pd.DataFrame, rates: Sequence[float]) -> Claim:
     """`policy`'s metric below `under` (or above `over`) at every rate."""
     stat = CLAIM_STAT[claim["metric"]]
     values = {r: value_at(cells, claim["policy"], r, stat) for r in rates}
     if claim.get("under") is not None:
         b = float(claim["under"])
-        checks = [Check(rate_label(r), Estimate(b - v.value, v.hw)) for r, v in values.items()]
+        checks = [Check(rate_label(r), b - v.value, v.hw) for r, v in values.items()]
         known = [v.value for v in values.values() if v.known]
         ours = f"at most {max(known):.3g} (bound {b:g})" if known else ""
     else:
         b = float(claim["over"])
-        checks = [Check(rate_label(r), Estimate(v.value - b, v.hw)) for r, v in values.items()]
+        checks = [Check(rate_label(r), v.value - b, v.hw) for r, v in values.items()]
         known = [v.value for v in values.values() if v.known]
         ours = f"at least {min(known):.3g} (bound {b:g})" if known else ""
     detail = ", ".join(f"{rate_label(r)}: {_pm(v, claim, gap=False)}" for r, v in values.items())
-    return _verdict(checks, ours, detail, "rates")
+    return _verdict(checks, ours, detail, "rates", claim.get("text", ""))
 
 
 # ---- across figures ----------------------------------------------------------------------------
@@ -309,7 +263,7 @@ def largest_gap(claim: Mapping[str, Any], cells: pd.DataFrame, rates: Sequence[f
 
 
 def judge_across(claim: Mapping[str, Any], figures: Mapping[str, pd.DataFrame],
-                 rates: Mapping[str, Sequence[float]]) -> Verdict:
+                 rates: Mapping[str, Sequence[float]]) -> Claim:
     """A claim between two figures: the largest gap in figure `larger` is above that in figure `smaller`.
 
     The paper compares its figures by their maximum improvements ("maximum 25%
@@ -320,11 +274,10 @@ def judge_across(claim: Mapping[str, Any], figures: Mapping[str, pd.DataFrame],
     for key in ("larger", "smaller"):
         name = claim[key]
         if name not in figures:
-            return Verdict("no data", "", f"no results for figure {name!r}", "", "no data")
+            return Claim(claim.get("text", ""), words=f"no results for figure {name!r}")
         sides.append((name, *largest_gap(claim, figures[name], rates[name])))
     (a, ra, ga), (b, rb, gb) = sides
     ours = f"{a} {_fmt(ga.value, claim)}" + (f" at {rate_label(ra)}" if math.isfinite(ra) else "") + \
            f" vs {b} {_fmt(gb.value, claim)}" + (f" at {rate_label(rb)}" if math.isfinite(rb) else "")
     detail = f"{a}: {_pm(ga, claim)}; {b}: {_pm(gb, claim)}"
-    v = _verdict([Check(f"{a} above {b}", _diff(ga, gb))], ours, detail, "figures")
-    return v
+    return _verdict([_check(f"{a} above {b}", _diff(ga, gb))], ours, detail, "figures", claim.get("text", ""))

@@ -1,9 +1,11 @@
-"""Confidence intervals for the method of independent replications.
+"""The statistics every paper's report uses: intervals, bands and replications needed.
 
-Each replication contributes one number (its mean response time); the
-interval is Student's t on those numbers.  Responses within one replication
-are strongly autocorrelated at high load, so they are never treated as
-independent samples.
+The method of independent replications: each replication contributes one number
+(e.g. its mean response time); the interval is Student's t on those numbers.
+Responses within one replication are strongly autocorrelated at high load, so
+they are never treated as independent samples. A band is the spread of an
+ensemble of predictions (its 5% to 95% points); `in_band` asks whether a measured
+figure falls inside it.
 """
 from __future__ import annotations
 
@@ -11,7 +13,12 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+import pandas as pd
 from scipy import stats as _st
+
+#: The band a cell's ensemble prediction gives: from its 5% to its 95% point.
+BAND = (0.05, 0.95)
 
 
 @dataclass(frozen=True)
@@ -74,3 +81,15 @@ def replications_needed(samples: Sequence[float], target_rel: float, confidence:
         if float(_st.t.ppf(0.5 + confidence / 2, n - 1)) * s / math.sqrt(n) <= goal:
             return n
     return cap
+
+
+def in_band(cmp: pd.DataFrame, stat: str) -> list[bool | None]:
+    """Per cell: is the measured figure, normalised where metered (the band assumes the
+    profile's speed), inside the ensemble's band? None without a band or a figure."""
+    if f"band_{stat}_lo" not in cmp:
+        return [None] * len(cmp)
+    lo, hi = cmp[f"band_{stat}_lo"].astype(float), cmp[f"band_{stat}_hi"].astype(float)
+    m = cmp[f"measured_{stat}"].astype(float)
+    if f"measured_{stat}_norm" in cmp:
+        m = cmp[f"measured_{stat}_norm"].astype(float).fillna(m)
+    return [None if not (np.isfinite(a) and np.isfinite(x)) else bool(a <= x <= b) for a, b, x in zip(lo, hi, m)]

@@ -16,6 +16,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 
+from experiments.reporting.figures import DPI, save_png
+
 #: statistic -> (file stem, axis label)
 METRIC_FIGURES: dict[str, tuple[str, str]] = {
     "response": ("response", "mean response time (s)"),
@@ -73,7 +75,7 @@ def _draw_execution_vs_partition(ax: Axes, cmp: pd.DataFrame) -> None:
     ax.grid(alpha=0.3)
 
 
-METRIC_SIZE_IN, PANEL_SIZE_IN, DPI = (6, 4.2), (15, 8.5), 100  # 600 x 420 and 1500 x 850 pixels
+METRIC_SIZE_IN, PANEL_SIZE_IN = (6, 4.2), (15, 8.5)  # 600 x 420 and 1500 x 850 pixels at DPI
 
 
 def metric_figure(cmp: pd.DataFrame, stat: str, title: str):
@@ -103,9 +105,4 @@ def write_figures(cmp: pd.DataFrame, out_dir: Path, title: str) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     figures = [(metric_figure(cmp, stat, title), f"{stem}.png") for stat, (stem, _) in METRIC_FIGURES.items()]
     figures.append((panel_figure(cmp, title), "panel.png"))
-    paths = []
-    for fig, name in figures:
-        fig.savefig(out_dir / name, dpi=DPI)
-        plt.close(fig)
-        paths.append(out_dir / name)
-    return paths
+    return [save_png(fig, out_dir / name) for fig, name in figures]
