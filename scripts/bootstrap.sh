@@ -55,6 +55,9 @@ ensure_venv() {
     say "installing Python packages into the virtualenv"
     "$NOWLAB_VENV/bin/pip" install -q -e "$NOWLAB_ROOT[test]" 2> >(grep -v "is ignored: it is neither" >&2) \
       || die "pip install failed"
+    # Batsim's Python schedulers, for the protocol tests: its own pins (pyzmq<23) do not build here.
+    "$NOWLAB_VENV/bin/pip" install -q --no-deps "pybatsim==3.2.1" 2> >(grep -v "is ignored: it is neither" >&2) \
+      || die "pip install pybatsim failed"
     touch "$stamp"
   fi
 }
