@@ -8,6 +8,7 @@ import matplotlib
 matplotlib.use("Agg")  # files only; no display on a build machine
 import matplotlib.pyplot as plt  # noqa: E402
 
+from experiments.reporting.figures import save_png  # noqa: E402
 from experiments.studies.zhou_brent.measure import RunRows  # noqa: E402
 
 IDLE = "#dddddd"
@@ -54,8 +55,7 @@ def timeline_png(rows: RunRows, path: Path, rounds_shown: int = 6) -> Path:
     handles.append(matplotlib.patches.Patch(color=IDLE, label="sequential / none"))
     ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=len(handles), fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_png(fig, path, dpi=120)
     return path
 
 
@@ -73,8 +73,7 @@ def skew_png(rows: RunRows, path: Path) -> Path:
     ax.set_ylabel("slot boundary skew (ms, > 0: late)")
     ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_png(fig, path, dpi=120)
     return path
 
 
@@ -87,6 +86,5 @@ def speedup_png(rows: RunRows, path: Path) -> Path:
     ax.set_ylabel("effective speedup S_e")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_png(fig, path, dpi=120)
     return path

@@ -30,6 +30,7 @@ from scipy.stats import norm
 
 from experiments import analysis_io, miss_causes
 from experiments.report import analyse, md_table
+from experiments.reporting.figures import save_png
 from experiments.store import ResultsStore
 from experiments.studies.padhye_dowdy.summary import DEFAULT_TARGETS
 
@@ -105,8 +106,7 @@ def plot(every: list[pd.DataFrame], together: pd.DataFrame, path: Path) -> None:
     ax.set_ylabel("chance an exact model meets every target")
     ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_png(fig, path, dpi=110)
 
 
 def main() -> None:
