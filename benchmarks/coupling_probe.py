@@ -1,7 +1,7 @@
 """Why do identical CG jobs differ? A slow host, or ranks that wait for each other (issue 12).
 
-    python benchmarks/coupling_probe.py                       # now8-governed, four arms, 6 runs each, ~8 min
-    python benchmarks/coupling_probe.py --arms 1:0 4:0 4:1 4:4 --fraction 0.5 --reps 6 --csv runs.csv
+    python -m benchmarks.coupling_probe                       # now8-governed, four arms, 6 runs each, ~8 min
+    python -m benchmarks.coupling_probe --arms 1:0 4:0 4:1 4:4 --fraction 0.5 --reps 6 --csv runs.csv
 
 The demo's CG jobs on four workstations varied by 8-15% (CV) between identical runs, and the
 meter explained only part of it; 8 short runs on now8-governed varied 5.4% on one
@@ -29,15 +29,13 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import table  # noqa: E402
+from benchmarks._common import table  # noqa: E402
 
 from testbed import lifecycle, state  # noqa: E402
 from testbed.backends.docker.cgroups import cgroup_file  # noqa: E402
