@@ -160,3 +160,10 @@ def test_a_study_importing_another_is_caught():
     assert proc.returncode != 0
     assert ("experiments.studies.zhou_brent._paper_probe -> experiments.studies.menasce_rao.files"
             in " ".join(proc.stdout.split()))  # lint-imports wraps long lines
+
+
+def test_io_in_a_policy_is_caught():
+    # Policies are pure: one that starts a process breaks the purity contract.
+    proc = lint_with(ROOT / "scheduler" / "policies" / "_io_probe.py", "import subprocess  # a policy doing I/O\n")
+    assert proc.returncode != 0
+    assert "scheduler.policies._io_probe -> subprocess" in " ".join(proc.stdout.split())
