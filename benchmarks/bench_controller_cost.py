@@ -31,7 +31,8 @@ import numpy as np
 from benchmarks._common import console, table
 
 import testbed
-from scheduler.live import Arrival, LiveExecutor, job_class
+from scheduler.live import Arrival, LiveExecutor
+from experiments.traces.live_inputs import job_class
 from testbed import pool, warm
 from testbed.load.monitor import Monitor
 

@@ -23,7 +23,9 @@ from pathlib import Path
 from benchmarks._common import console, table
 
 import testbed
-from scheduler.live import Arrival, LiveExecutor, job_class
+from scheduler.live import Arrival, LiveExecutor
+from experiments.traces.live_inputs import job_class
+from experiments.traces.live_results import write_live_result
 from scheduler.live.audit import audit
 
 LIVE4 = {
@@ -82,7 +84,7 @@ def main() -> None:
                 if args.out:
                     out = args.out / f"{policy}-{rep}"
                     out.mkdir(parents=True, exist_ok=True)
-                    result.write(out / "timeline.csv", out / "jobs.csv", out)
+                    write_live_result(result, out / "timeline.csv", out / "jobs.csv", out)
                 s = result.summary()
                 console.print(f"{policy} rep {rep}: mean response {s['mean_response']:.2f} s, "
                               f"failed {s['failed']}, audit {'ok' if not problems else len(problems)}")

@@ -18,7 +18,8 @@ import time
 import tracemalloc
 
 from experiments.census import malloc_trim, rss_mib
-from scheduler.live import Arrival, LiveExecutor, job_class
+from scheduler.live import Arrival, LiveExecutor
+from experiments.traces.live_inputs import job_class
 from workloads.host.launch import LocalLauncher
 
 HOSTS = ["ws1", "ws2", "ws3", "ws4"]

@@ -232,12 +232,12 @@ def _jobs_csv(folder: Path) -> object:
 
 
 def _stream_classes(folder: Path) -> object:
-    from scheduler.live.stream import load_classes
+    from experiments.traces.live_inputs import load_classes
     return load_classes(folder / "classes.toml")
 
 
 def _stream(folder: Path) -> object:
-    from scheduler.live.stream import load_classes, read_stream
+    from experiments.traces.live_inputs import load_classes, read_stream
     return read_stream(folder / "stream.csv", load_classes(folder / "classes.toml"))
 
 

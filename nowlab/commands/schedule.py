@@ -90,7 +90,9 @@ def execute_command(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from scheduler.live import LiveExecutor, load_classes, read_stream
+    from scheduler.live import LiveExecutor
+    from experiments.traces.live_inputs import load_classes, read_stream
+    from experiments.traces.live_results import write_live_result
     from scheduler.live.audit import audit
     from scheduler.live.executor import check_arrivals
     from scheduler.registry import get_policy
@@ -123,7 +125,7 @@ def execute_command(
         except (ValueError, LookupError, TimeoutError, RuntimeError, OSError) as exc:
             fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
             return
-    paths = result.write(timeline_out, jobs_out, extras)
+    paths = write_live_result(result, timeline_out, jobs_out, extras)
     out = Console()
     out.print(_live_summary(result))
     if result.control_refused:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -137,20 +136,6 @@ class LiveResult:
             bytes_moved=sum(r.bytes_moved for r in self.resizes),
         )
         return s
-
-    def write(self, timeline: Path, jobs: Path, extras: Path | None = None) -> list[Path]:
-        """The timeline and per-job CSVs; with `extras` (a folder) also decisions, resizes and runs CSVs."""
-        self.timeline_dataframe().to_csv(timeline, index=False)
-        self.to_dataframe().to_csv(jobs, index=False)
-        paths = [Path(timeline), Path(jobs)]
-        if extras is not None:
-            extras = Path(extras)
-            extras.mkdir(parents=True, exist_ok=True)
-            for name, df in (("decisions.csv", self.decisions_dataframe()), ("resizes.csv", self.resizes_dataframe()),
-                             ("runs.csv", self.runs_dataframe())):
-                df.to_csv(extras / name, index=False)
-                paths.append(extras / name)
-        return paths
 
 
 def _action_text(action: Action) -> str:

@@ -7,7 +7,8 @@ import socket
 
 import pytest
 
-from scheduler.live import Arrival, LiveExecutor, job_class
+from scheduler.live import Arrival, LiveExecutor
+from experiments.traces.live_inputs import job_class
 from workloads import channel_auth
 from workloads.host.launch import LocalLauncher
 from workloads.wire.control import encode

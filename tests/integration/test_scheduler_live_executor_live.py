@@ -19,7 +19,8 @@ import time
 import pytest
 
 import testbed
-from scheduler.live import Arrival, LiveExecutor, job_class
+from scheduler.live import Arrival, LiveExecutor
+from experiments.traces.live_inputs import job_class
 from scheduler.live.audit import check_actions, check_physical, check_timeline, replay
 
 pytestmark = pytest.mark.integration

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler.live import Arrival, LiveExecutor, job_class
+from scheduler.live import Arrival, LiveExecutor
+from experiments.traces.live_inputs import job_class
 from scheduler.live.audit import audit, check_actions, check_physical, check_timeline, replay
 from workloads.host.launch import LocalLauncher
 

@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from scheduler.engine import simulate
-from scheduler.live import Arrival, LiveExecutor, job_class
+from scheduler.live import Arrival, LiveExecutor
+from experiments.traces.live_inputs import job_class
 from scheduler.model import Job, SevcikModel
 from scheduler.results import BATSIM_JOB_COLUMNS
 from workloads.host.launch import LocalLauncher

@@ -26,7 +26,7 @@ def test_each_parser_gives_a_valid_object_or_one_line_naming_the_file(tmp_path: 
 def test_a_job_id_of_non_ascii_digits_is_a_name_not_a_crash(tmp_path: Path) -> None:
     # '²'.isdigit() is True and int('²') raises: found by the fuzzing, in both readers
     from experiments.traces.jobs_csv import read_jobs
-    from scheduler.live.stream import load_classes, read_stream
+    from experiments.traces.live_inputs import load_classes, read_stream
 
     (tmp_path / "jobs.csv").write_text("id,arrival,t1\n²,0,1\n7,1,1\n")
     assert [j.id for j in read_jobs(tmp_path / "jobs.csv")] == ["²", 7]

@@ -8,7 +8,8 @@ import typer
 from typer.testing import CliRunner
 
 from nowlab.commands import schedule as cli
-from scheduler.live import Arrival, LiveExecutor, classes_from_dict, job_class, load_classes, read_stream
+from scheduler.live import Arrival, LiveExecutor
+from experiments.traces.live_inputs import classes_from_dict, job_class, load_classes, read_stream
 from scheduler.live.stream import PmaxOnlyModel
 from scheduler.model import DemandModel, Knowledge, SevcikModel
 from workloads.host.launch import LocalLauncher

@@ -265,7 +265,8 @@ def test_engine_shows_the_owner_schedule_as_it_steps():
 def test_live_executor_shows_the_providers_availability_to_the_policy():
     """Real MPI jobs on this host (workloads.host.launch.LocalLauncher): ws1 and ws2 loaded, the job
     of two goes to ws3 and ws4, and the provider is asked before each policy call."""
-    from scheduler.live import Arrival, LiveExecutor, job_class
+    from scheduler.live import Arrival, LiveExecutor
+    from experiments.traces.live_inputs import job_class
     from scheduler.live.audit import audit
     from workloads.host.launch import LocalLauncher
 
