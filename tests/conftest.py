@@ -27,10 +27,15 @@ HETERO4 = {
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A test on the host's Open MPI is an integration test too: `-m "not integration"` then
-    runs with nothing installed but the Python packages."""
+    runs with nothing installed but the Python packages.
+
+    A test that removes every cluster (`gc_all`: the fault campaign ends with `nowlab gc --all`)
+    runs first, before the session's shared cluster (`live_cluster`) exists, whatever its file
+    is called; otherwise it would take that cluster down under the tests after it."""
     for item in items:
         if item.get_closest_marker("host_mpi") is not None:
             item.add_marker(pytest.mark.integration)
+    items.sort(key=lambda item: item.get_closest_marker("gc_all") is None)  # stable: the rest keep their order
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -17,7 +17,8 @@ import pytest
 from hardening.campaign import SHORT, Campaign
 from experiments.store import ResultsStore
 
-pytestmark = pytest.mark.integration
+# It ends with `nowlab gc --all`: gc_all makes it run before the shared cluster of the other tests exists.
+pytestmark = [pytest.mark.integration, pytest.mark.gc_all]
 
 CONFIGS = Path(__file__).resolve().parents[2] / "experiments" / "configs" / "faults"
 
