@@ -42,6 +42,7 @@ class Outcome(StrEnum):
 
     DONE = "done"
     FAILED = "failed"
+    TIMEOUT = "timeout"  # still running when its run's time ran out (a machine-selection run)
 
 
 class EventKind(StrEnum):
