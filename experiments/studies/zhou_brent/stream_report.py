@@ -16,6 +16,7 @@ from typing import Sequence
 
 import pandas as pd
 
+from experiments.reporting.tables import md_table
 from experiments.studies.zhou_brent.owners import (OwnerCommand, owners_markdown, read_owner_commands, summarise,
                                          write_owner_commands)
 from experiments.studies.zhou_brent.spec import TimeshareSpec
@@ -241,15 +242,14 @@ def render_stream_markdown(rows: StreamRows) -> str:
              "![who ran when](timeline.png)", "",
              "Times from time 0: admitted, the plan was made; scheduled, its first tables took over (after its "
              "launch and check-in); the simulator schedules it at the first boundary after its arrival.", "",
-             "| job | short | arrival s | admitted s | scheduled s | predicted start s | done s | workstations | β | "
-             "response s | predicted s | error |" + (" at metered speed s | error |" if metered else ""),
-             "|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if metered else "")]
-    for j in rows.jobs:
-        lines.append(f"| {j.job} | {'yes' if j.short else 'no'} | {j.arrival_s:.1f} | {j.admitted_s:.1f} | "
-                     f"{j.scheduled_s:.1f} | {j.predicted_start_s:.1f} | "
-                     f"{j.done_s:.1f} | {j.workstations} | {j.beta:.3g} | {j.response_s:.1f} | "
-                     f"{j.predicted_response_s:.1f} | {_pct(j.error)} |"
-                     + (f" {j.metered_response_s:.1f} | {_pct(j.metered_error)} |" if metered else ""))
+             md_table(["job", "short", "arrival s", "admitted s", "scheduled s", "predicted start s", "done s",
+                       "workstations", "β", "response s", "predicted s", "error",
+                       *(["at metered speed s", "error"] if metered else [])],
+                      [[j.job, 'yes' if j.short else 'no', f"{j.arrival_s:.1f}", f"{j.admitted_s:.1f}",
+                        f"{j.scheduled_s:.1f}", f"{j.predicted_start_s:.1f}", f"{j.done_s:.1f}", j.workstations,
+                        f"{j.beta:.3g}", f"{j.response_s:.1f}", f"{j.predicted_response_s:.1f}", _pct(j.error),
+                        *([f"{j.metered_response_s:.1f}", _pct(j.metered_error)] if metered else [])]
+                       for j in rows.jobs])]
     for label, pick in (("short", True), ("large", False)):
         group = [j for j in rows.jobs if j.short == pick]
         if group:
@@ -259,9 +259,9 @@ def render_stream_markdown(rows: StreamRows) -> str:
                               f"; {(q := statistics.mean(j.metered_response_s for j in group)):.1f} s at the metered "
                               f"speed ({_pct(m / q - 1)})." if metered else ".")]
     lines += ["", "## The tables of each plan", "",
-              "| plan | from s | workstation | slot | process | Δt_p s | Δt_s s |", "|---|---|---|---|---|---|---|"]
-    lines += [f"| {t.epoch} | {t.anchor_s:.2f} | {t.workstation} | {t.slot} | {t.process or '(dummy)'} | "
-              f"{t.parallel_s:.4g} | {t.sequential_s:.4g} |" for t in rows.tables]
+              md_table(["plan", "from s", "workstation", "slot", "process", "Δt_p s", "Δt_s s"],
+                       [[t.epoch, f"{t.anchor_s:.2f}", t.workstation, t.slot, t.process or '(dummy)',
+                         f"{t.parallel_s:.4g}", f"{t.sequential_s:.4g}"] for t in rows.tables])]
     lines += ["", "Files: stream.csv, jobs.csv, tables.csv, timeline.csv (`nowlab timeshare report DIR` redoes "
                   "this page from them).", ""]
     return "\n".join(lines)
@@ -373,10 +373,8 @@ def compare_streams_markdown(runs: list[tuple[str, StreamRows, tuple[OwnerComman
     lines = ["# Time sharing live on an arrival stream: the runs side by side", "",
              "Response (arrival to done) in s, measured; in brackets the simulator's for the same variant"
              + (", at the spec's speed / at the speed the jobs' kernel was delivered (metered)." if metered else "."),
-             "",
-             "| run | variant | policy | " + " | ".join(jobs) + " | short jobs' mean | large jobs' mean | "
-             "owners' mean response s |",
-             "|---|---|---|" + "---|" * (len(jobs) + 3)]
+             ""]
+    table = []
     for name, rows, owners in runs:
         r = rows.run
         variant = r.resync + (f" every {r.every_rounds}" if r.resync == "loose" else "")
@@ -387,6 +385,7 @@ def compare_streams_markdown(runs: list[tuple[str, StreamRows, tuple[OwnerComman
             group = [j for j in rows.jobs if j.short == pick]
             means.append(cell(statistics.mean(j.response_s for j in group), group, predicted) if group else "-")
         owner_cell = ", ".join(f"{o.workstation} {o.mean_response_s:.3f}" for o in summarise(owners)) if owners else "-"
-        lines.append(f"| {name} | {variant} | {r.policy} | " + " | ".join(cells) + f" | {means[0]} | {means[1]} | "
-                     f"{owner_cell} |")
+        table.append([name, variant, r.policy, *cells, means[0], means[1], owner_cell])
+    lines.append(md_table(["run", "variant", "policy", *jobs, "short jobs' mean", "large jobs' mean",
+                           "owners' mean response s"], table))
     return "\n".join(lines) + "\n"
