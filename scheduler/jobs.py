@@ -65,7 +65,7 @@ class SubmittedJob:
     jobs. `requested_procs` is the processors the job asks for (None: its class's pmax).
     """
 
-    id: int
+    id: int | str  # a stream's number; a time-shared job's name
     cls: str
     arrival_s: float  # seconds after the start of the run
     demand: float = 1.0

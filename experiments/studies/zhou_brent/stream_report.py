@@ -20,7 +20,7 @@ from experiments.reporting.tables import md_table
 from experiments.studies.zhou_brent.owners import (OwnerCommand, owners_markdown, read_owner_commands, summarise,
                                          write_owner_commands)
 from experiments.studies.zhou_brent.spec import TimeshareSpec
-from experiments.studies.zhou_brent.stream import StreamRun
+from experiments.studies.zhou_brent.stream import StreamRun, placement
 from experiments.studies.zhou_brent.timeline import intervals
 from scheduler.timeshare.simulate import JobRecord, LocalPolicy
 from scheduler.timeshare.tables import Resync, ResyncPlan
@@ -157,20 +157,22 @@ def measure_stream(run: StreamRun, spec: TimeshareSpec) -> StreamRows:
     predicted = predict(spec, policy, live.resync, owners)
     short = short_jobs(spec)
     jobs = []
-    for j in run.jobs.values():
-        pred = predicted[j.job]
+    for job_id in run.jobs:
+        placed, response_s = placement(run.jobs[job_id]), run.response_s(job_id)
+        pred = predicted[job_id]
         pred_s = pred.response_s if pred.response_s is not None else math.nan
-        named = [e.anchor_s for e in live.epochs if any(j.job in t.processes for t in e.tables.values())]
-        jobs.append(StreamJobRow(j.job, short.get(j.job, False), j.arrival_s - t0, j.admitted_s - t0,
+        named = [e.anchor_s for e in live.epochs if any(job_id in t.processes for t in e.tables.values())]
+        jobs.append(StreamJobRow(job_id, short.get(job_id, False), run.arrived_s(job_id) - t0, placed.admitted_s - t0,
                                  (min(named) - t0) if named else math.nan,
                                  pred.start_s if pred.start_s is not None else math.nan,
-                                 j.run.done_s - t0, " ".join(j.hosts), len(j.hosts), j.beta, j.response_s,
-                                 pred.processors, pred_s, j.response_s / pred_s - 1 if pred_s > 0 else math.nan))
+                                 run.runs[job_id].done_s - t0, " ".join(placed.hosts), len(placed.hosts), placed.beta,
+                                 response_s, pred.processors, pred_s,
+                                 response_s / pred_s - 1 if pred_s > 0 else math.nan))
     tables = [StreamTableRow(i, e.anchor_s - t0, w, k, s.process or "", s.parallel_s, s.sequential_s)
               for i, e in enumerate(live.epochs) for w, t in sorted(e.tables.items())
               for k, s in enumerate(t.slots, start=1)]
     offsets = {s.workstation: s.offset_s for s in live.sent}
-    end_s = max(j.run.done_s for j in run.jobs.values())
+    end_s = max(r.done_s for r in run.runs.values())
     rows = []
     for w, timeline in sorted(live.timelines.items()):
         for iv in intervals(timeline, end_s + offsets[w]):
