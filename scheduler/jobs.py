@@ -42,7 +42,7 @@ class Outcome(StrEnum):
 
     DONE = "done"
     FAILED = "failed"
-    TIMEOUT = "timeout"  # still running when its run's time ran out (a machine-selection run)
+    TIMEOUT = "timeout"  # not done when its run's time ran out (a live run's timeout, a simulation's horizon)
 
 
 class EventKind(StrEnum):
@@ -145,7 +145,7 @@ class FinishedJob:
     (1.0: as assumed); None until a host-core meter measured it (predictions leave it None).
     """
 
-    id: int
+    id: int | str  # a stream's number; a time-shared job's name
     cls: str
     demand: float
     arrival_s: float

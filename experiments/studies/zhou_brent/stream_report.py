@@ -22,7 +22,8 @@ from experiments.studies.zhou_brent.owners import (OwnerCommand, owners_markdown
 from experiments.studies.zhou_brent.spec import TimeshareSpec
 from experiments.studies.zhou_brent.stream import StreamRun, placement
 from experiments.studies.zhou_brent.timeline import intervals
-from scheduler.timeshare.simulate import JobRecord, LocalPolicy
+from scheduler.jobs import FinishedJob
+from scheduler.timeshare.simulate import LocalPolicy
 from scheduler.timeshare.tables import Resync, ResyncPlan
 from testbed.meter import (QUOTAS_CSV, SAMPLES_CSV, append_quotas, append_samples, read_quotas, series,
                            speed_over)
@@ -115,12 +116,12 @@ def short_jobs(spec: TimeshareSpec) -> dict[str, bool]:
 
 
 def predict(spec: TimeshareSpec, policy: LocalPolicy, resync: ResyncPlan, owners: dict[str, int],
-            speed_ref_cores: float | None = None) -> dict[str, JobRecord]:
+            speed_ref_cores: float | None = None) -> dict[str, FinishedJob]:
     """The simulator's run of the spec as the live run was made; at another speed if given (the metered one)."""
     if speed_ref_cores is not None:
         spec = spec.model_copy(update={"speed_ref_cores": speed_ref_cores})
     setup = replace(spec.setup(policy, resync.kind, resync.every_rounds), owners=owners)
-    return {r.job: r for r in spec.simulate_run(setup).jobs}
+    return {str(r.id): r for r in spec.simulate_run(setup).jobs}
 
 
 def metered_speed(meter_dir: Path, workstations: Sequence[str], t0: float, t1: float, kernel: str) -> float:
@@ -143,7 +144,7 @@ def with_metered(rows: StreamRows, spec: TimeshareSpec, speed: float, kernel: st
                    {w: int(n) for w, n in owners.items()}, speed)
     jobs = []
     for j in rows.jobs:
-        m = pred[j.job].response_s if pred[j.job].response_s is not None else math.nan
+        m = pred[j.job].response_s  # NaN: not done by the horizon
         jobs.append(replace(j, metered_response_s=m, metered_error=j.response_s / m - 1 if m > 0 else math.nan))
     return replace(rows, run=replace(r, kernel=kernel, metered_speed=speed,
                                      t0_epoch=r.t0_epoch if t0_epoch is None else t0_epoch), jobs=tuple(jobs))
@@ -160,13 +161,13 @@ def measure_stream(run: StreamRun, spec: TimeshareSpec) -> StreamRows:
     for job_id in run.jobs:
         placed, response_s = placement(run.jobs[job_id]), run.response_s(job_id)
         pred = predicted[job_id]
-        pred_s = pred.response_s if pred.response_s is not None else math.nan
+        pred_s = pred.response_s  # NaN: not done by the horizon
         named = [e.anchor_s for e in live.epochs if any(job_id in t.processes for t in e.tables.values())]
         jobs.append(StreamJobRow(job_id, short.get(job_id, False), run.arrived_s(job_id) - t0, placed.admitted_s - t0,
                                  (min(named) - t0) if named else math.nan,
-                                 pred.start_s if pred.start_s is not None else math.nan,
+                                 pred.start_s,
                                  run.runs[job_id].done_s - t0, " ".join(placed.hosts), len(placed.hosts), placed.beta,
-                                 response_s, pred.processors, pred_s,
+                                 response_s, pred.max_procs, pred_s,
                                  response_s / pred_s - 1 if pred_s > 0 else math.nan))
     tables = [StreamTableRow(i, e.anchor_s - t0, w, k, s.process or "", s.parallel_s, s.sequential_s)
               for i, e in enumerate(live.epochs) for w, t in sorted(e.tables.items())

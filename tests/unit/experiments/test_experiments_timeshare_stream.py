@@ -119,7 +119,7 @@ def recorded_rows(spec: TimeshareSpec, t0_epoch: float = math.nan):
 
     pred = predict(spec, LocalPolicy.PROPER_SHARE, ResyncPlan(Resync.LOOSE, 1), {"ws3": 1})
     jobs = tuple(StreamJobRow(j, j == "S", r.arrival_s, r.arrival_s, r.start_s, r.start_s, r.finish_s * 1.1, "ws1",
-                              r.processors, 0.5, r.response_s * 1.1, r.processors, r.response_s, 0.1)
+                              r.max_procs, 0.5, r.response_s * 1.1, r.max_procs, r.response_s, 0.1)
                  for j, r in pred.items())
     run = StreamRow(spec.name, "loose", 1, ROUND_S, "proper-share", "ws3:1", 20.0, 3, 0, t0_epoch=t0_epoch)
     return StreamRows(run, jobs, (), ())
