@@ -40,23 +40,23 @@ MAX_RETRIES = 3  # tables refused in a row before the run gives up
 
 
 @dataclass(frozen=True, slots=True)
-class Placement:
-    """Where the plan that admitted a job put it: a stream job's `extra["placement"]`."""
+class Admission:
+    """Where the plan that admitted a job put it: a stream job's `extra["admission"]`."""
 
     hosts: tuple[str, ...]
     beta: float               # its share in the plan that admitted it (later plans may change it)
     admitted_s: float         # when that plan was made, on the host's clock
 
 
-def placement(job: SubmittedJob) -> Placement:
-    return job.extra["placement"]  # type: ignore[return-value]
+def admission(job: SubmittedJob) -> Admission:
+    return job.extra["admission"]  # type: ignore[return-value]
 
 
 @dataclass(frozen=True, slots=True)
 class StreamRun:
     spec_name: str
     started_s: float                       # the stream's time 0 on the host's clock
-    jobs: Mapping[str, SubmittedJob]       # id -> the job as it arrived (arrival_s from time 0), its Placement in extra
+    jobs: Mapping[str, SubmittedJob]       # id -> the job as it arrived (arrival_s from time 0), its Admission in extra
     runs: Mapping[str, JobRun]             # id -> its run, launched and done on the host's clock
     live: LiveTimeshareRecord
     plans: tuple[tuple[float, tuple[str, ...]], ...]   # (made at, the jobs admitted) for every plan
@@ -155,8 +155,8 @@ class StreamRunner:
             commands = tear_down(handles.values(), owners, self.backend)
         assert live is not None
         workload = {e.id: e.workload for e in self.spec.job}
-        jobs = {j: SubmittedJob(j, workload[j], arrival_rel[j], extra=MappingProxyType({"placement": Placement(*placed[j])}))
-                for j in order}
+        jobs = {j: SubmittedJob(j, workload[j], arrival_rel[j],
+                                extra=MappingProxyType({"admission": Admission(*placed[j])})) for j in order}
         return StreamRun(self.spec.name, t0, jobs, {j: done[j] for j in order}, live, tuple(self._plans), commands)
 
     def _replan(self, manager: GlobalManager, present: tuple[str, ...],

@@ -20,7 +20,7 @@ from experiments.reporting.tables import md_table
 from experiments.studies.zhou_brent.owners import (OwnerCommand, owners_markdown, read_owner_commands, summarise,
                                          write_owner_commands)
 from experiments.studies.zhou_brent.spec import TimeshareSpec
-from experiments.studies.zhou_brent.stream import StreamRun, placement
+from experiments.studies.zhou_brent.stream import StreamRun, admission
 from experiments.studies.zhou_brent.timeline import intervals
 from scheduler.jobs import FinishedJob
 from scheduler.timeshare.simulate import LocalPolicy
@@ -159,7 +159,7 @@ def measure_stream(run: StreamRun, spec: TimeshareSpec) -> StreamRows:
     short = short_jobs(spec)
     jobs = []
     for job_id in run.jobs:
-        placed, response_s = placement(run.jobs[job_id]), run.response_s(job_id)
+        placed, response_s = admission(run.jobs[job_id]), run.response_s(job_id)
         pred = predicted[job_id]
         pred_s = pred.response_s  # NaN: not done by the horizon
         named = [e.anchor_s for e in live.epochs if any(job_id in t.processes for t in e.tables.values())]

@@ -14,7 +14,7 @@ from experiments.studies.zhou_brent.host import HostBackend
 from experiments.studies.zhou_brent.global_manager import LiveSetup
 from experiments.studies.zhou_brent.live import TimeshareRunError
 from experiments.studies.zhou_brent.spec import TimeshareSpec
-from experiments.studies.zhou_brent.stream import StreamRunner, placement
+from experiments.studies.zhou_brent.stream import StreamRunner, admission
 from experiments.studies.zhou_brent.stream_report import (StreamFilesError, compare_streams_markdown, read_stream_rows,
                                                   record_stream, write_stream_report)
 from scheduler.timeshare.tables import Resync, ResyncPlan
@@ -48,7 +48,7 @@ def test_a_short_job_arriving_gets_its_beta_at_the_next_boundary_and_leaves_it_t
     assert run.owner_commands and {c.workstation for c in run.owner_commands} == {"ws3"}
     assert all(c.response_s >= c.cpu_s * 0.9 for c in run.owner_commands)
 
-    large, short = placement(run.jobs["L"]), placement(run.jobs["S"])
+    large, short = admission(run.jobs["L"]), admission(run.jobs["S"])
     assert large.hosts == ("ws1", "ws2", "ws3") and large.beta == 1.0
     assert short.hosts == ("ws1", "ws2") and short.beta == 0.5
     assert run.runs["L"].result["data_intact"] and run.runs["S"].result["data_intact"]
