@@ -118,7 +118,7 @@ class Watch:
 
 
 @dataclass(frozen=True)
-class JobRun:
+class MeasuredRun:
     """A run's outcome and its span on the host's monotonic clock (None: it did not finish)."""
 
     outcome: FinishedJob  # live_records.measured_job
@@ -126,7 +126,7 @@ class JobRun:
 
 
 def run_job(launcher: Launcher, controller_host: str, app: LiveApp, problem_size: int, hosts: Sequence[str], tag: str,
-            timeout_s: float) -> JobRun:
+            timeout_s: float) -> MeasuredRun:
     """One run of the application on exactly `hosts` (RA on a one-job stream, as a profile runs)."""
     argv = app.argv(problem_size)
     job = Arrival(0, JobClass(app.name, argv, PmaxOnlyModel(len(hosts))), 0.0)
@@ -134,12 +134,12 @@ def run_job(launcher: Launcher, controller_host: str, app: LiveApp, problem_size
     try:
         res = ex.run()
     except TimeoutError as exc:
-        return JobRun(measured_job(app.name, len(hosts), Outcome.TIMEOUT, error=str(exc).splitlines()[0]))
+        return MeasuredRun(measured_job(app.name, len(hosts), Outcome.TIMEOUT, error=str(exc).splitlines()[0]))
     state, record = res.states[0], res.jobs[0]
     if state.status != "done" or "compute_s" not in state.report:
-        return JobRun(measured_job(app.name, len(hosts), Outcome.FAILED,
+        return MeasuredRun(measured_job(app.name, len(hosts), Outcome.FAILED,
                                    error=(state.error or "no compute_s in the job's report").splitlines()[0]))
-    return JobRun(measured_job(app.name, len(hosts), Outcome.DONE, compute_s=float(state.report["compute_s"]),
+    return MeasuredRun(measured_job(app.name, len(hosts), Outcome.DONE, compute_s=float(state.report["compute_s"]),
                                wall_s=record.finish - record.start),
                   (ex.t0 + record.start, ex.t0 + record.finish))
 
