@@ -42,6 +42,7 @@ class Outcome(StrEnum):
 
     DONE = "done"
     FAILED = "failed"
+    TIMEOUT = "timeout"  # not done when its run's time ran out (a live run's timeout, a simulation's horizon)
 
 
 class EventKind(StrEnum):
@@ -64,7 +65,7 @@ class SubmittedJob:
     jobs. `requested_procs` is the processors the job asks for (None: its class's pmax).
     """
 
-    id: int
+    id: int | str  # a stream's number; a time-shared job's name
     cls: str
     arrival_s: float  # seconds after the start of the run
     demand: float = 1.0
@@ -144,7 +145,7 @@ class FinishedJob:
     (1.0: as assumed); None until a host-core meter measured it (predictions leave it None).
     """
 
-    id: int
+    id: int | str  # a stream's number; a time-shared job's name
     cls: str
     demand: float
     arrival_s: float

@@ -138,7 +138,7 @@ def train_cmd(
 
     The plan is the seed's: --resume with the same options continues a cut run where it stopped."""
     from experiments.studies.sanjay_vadhiyar import live, live_inputs as li
-    from experiments.studies.sanjay_vadhiyar.live_records import WINDOWS, finished_runs
+    from experiments.studies.sanjay_vadhiyar.live_records import WINDOWS, finished_runs, ran
     from experiments.studies.sanjay_vadhiyar.load_draws import plan_training
     from testbed.cluster import Cluster
     from testbed.progress import progress_bar
@@ -162,7 +162,7 @@ def train_cmd(
                       f"seed {seed}; each waits {timing.settle_s + timing.window_s:g} s for its load")
         with progress_bar(console) as update:
             records = live.train(c, app_, plan, out, window=window, timing=timing, update=update, log=console.log)
-    failed = sum(not r.outcome.ok for r in records)
+    failed = sum(not ran(r.outcome) for r in records)
     typer.echo(f"{len(records) - failed} runs added to {out}" + (f"; {failed} failed (listed beside it)" if failed else ""))
     typer.echo(f"next: nowlab select fit {out} --application {application} --out MODEL.json")
 
@@ -255,6 +255,7 @@ def avoid_cmd(
 ) -> None:
     """The issue's live test: two workstations loaded, one link congested; the set chosen avoids them and runs."""
     from experiments.studies.sanjay_vadhiyar import live, live_inputs as li
+    from experiments.studies.sanjay_vadhiyar.live_records import compute_s, ran
     from testbed.cluster import Cluster
 
     with user_errors():
@@ -269,7 +270,7 @@ def avoid_cmd(
                f"(predicted {result.chosen.predicted_s:.2f} s)")
     typer.echo("avoided the loaded workstations and the congested link" if not result.violations
                else "did not avoid: " + "; ".join(result.violations))
-    typer.echo(f"run: {result.outcome.status}" + (f", {result.outcome.compute_s:.2f} s" if result.outcome.ok
+    typer.echo(f"run: {result.outcome.status}" + (f", {compute_s(result.outcome):.2f} s" if ran(result.outcome)
                                                   else f" {result.outcome.error}"))
     if not result.passed:
         raise typer.Exit(1)

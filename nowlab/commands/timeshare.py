@@ -62,7 +62,8 @@ def simulate_command(
     from rich.table import Table
 
     from experiments.studies.zhou_brent.spec import load_timeshare_spec
-    from scheduler.timeshare.simulate import LocalPolicy
+    from scheduler.jobs import Outcome
+    from scheduler.timeshare.simulate import LocalPolicy, dedicated_s
     from scheduler.timeshare.tables import Resync
 
     chosen_policy = _choice(LocalPolicy, policy, "--policy")
@@ -81,10 +82,10 @@ def simulate_command(
     for col in ("job", "p", "arrival (s)", "start (s)", "finish (s)", "response (s)", "T_d(p) (s)", "T_e/T_d"):
         t.add_column(col, justify="left" if col == "job" else "right")
     for r in result.jobs:
-        done = r.response_s is not None
-        t.add_row(r.job, str(r.processors), f"{r.arrival_s:.4g}", "-" if r.start_s is None else f"{r.start_s:.4g}",
+        done = r.status == Outcome.DONE
+        t.add_row(str(r.id), str(r.max_procs), f"{r.arrival_s:.4g}", "-" if math.isnan(r.start_s) else f"{r.start_s:.4g}",
                   f"{r.finish_s:.4g}" if done else "not done", f"{r.response_s:.4g}" if done else "-",
-                  f"{r.dedicated_s:.4g}", f"{r.response_s / r.dedicated_s:.3g}" if done else "-")
+                  f"{dedicated_s(r):.4g}", f"{r.response_s / dedicated_s(r):.3g}" if done else "-")
     console.print(t)
     worst = max((s.skew_s for s in result.skew), default=0.0)
     console.print(f"largest skew between slot boundaries: {worst * 1e3:.3g} ms; "

@@ -31,7 +31,9 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
+from types import MappingProxyType
 
+from scheduler.jobs import FinishedJob, Outcome
 from scheduler.model import Job
 from scheduler.timeshare.office import Dispatch, RegistrationOffice
 from scheduler.timeshare.slots import SlotError
@@ -82,18 +84,22 @@ class TimeshareSetup:
             raise SlotError(f"horizon_s: must be > 0, got {self.horizon_s}")
 
 
-@dataclass(frozen=True, slots=True)
-class JobRecord:
-    job: str
-    processors: int             # 0: never placed (the manager had no room by the horizon)
-    arrival_s: float
-    start_s: float | None       # first progress
-    finish_s: float | None      # None: not done by the horizon
-    dedicated_s: float          # T_d(p); nan if never placed
+def _finished(jid: str, job: Job, processors: int, start_s: float | None, finish_s: float | None,
+              dedicated_s: float) -> FinishedJob:
+    """A simulated time-shared job as the finished job it is: `max_procs` its processors (0: never
+    placed, the manager had no room by the horizon), `start_s` its first progress; not done by the
+    horizon: status TIMEOUT, its finish (and a start it never made) NaN. T_d(p) in `extra`."""
+    return FinishedJob(id=jid, cls=type(job.model).__name__, demand=1.0, arrival_s=job.arrival,
+                       start_s=math.nan if start_s is None else start_s,
+                       finish_s=math.nan if finish_s is None else finish_s, mean_procs=float(processors),
+                       max_procs=processors, requested_procs=processors, preemptions=0,
+                       status=Outcome.TIMEOUT if finish_s is None else Outcome.DONE,
+                       extra=MappingProxyType({"dedicated_s": dedicated_s}))
 
-    @property
-    def response_s(self) -> float | None:
-        return None if self.finish_s is None else self.finish_s - self.arrival_s
+
+def dedicated_s(record: FinishedJob) -> float:
+    """T_d(p): the job's time alone on its processors, dedicated (seconds); NaN if never placed."""
+    return float(record.extra["dedicated_s"])  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +121,7 @@ class SkewSample:
 
 @dataclass(frozen=True, slots=True)
 class TimeshareResult:
-    jobs: tuple[JobRecord, ...]
+    jobs: tuple[FinishedJob, ...]
     timelines: dict[str, tuple[Segment, ...]]
     skew: tuple[SkewSample, ...]
     owner_cpu_s: dict[str, float]   # CPU the owners got
@@ -266,7 +272,7 @@ def simulate_timeshare(tables: Mapping[str, WorkstationTable], jobs: Sequence[Jo
             if remaining[jid] <= 1e-9 * max(1.0, dedicated[jid]):
                 finish[jid] = t
 
-    records = tuple(JobRecord(jid, len(hosts.get(jid, ())), j.arrival, start.get(jid), finish.get(jid),
+    records = tuple(_finished(jid, j, len(hosts.get(jid, ())), start.get(jid), finish.get(jid),
                               dedicated.get(jid, math.nan)) for jid, j in ids.items())
     return TimeshareResult(records, {w: tuple(Segment(*s) for s in segs) for w, segs in timeline.items()},
                            tuple(skew), owner_cpu, spin, t)
@@ -343,8 +349,8 @@ def _extend(segments: list[list], label: str, t0: float, t1: float) -> None:
         segments.append([label, t0, t1])
 
 
-def effective_speedup(record: JobRecord, t1_s: float) -> float:
+def effective_speedup(record: FinishedJob, t1_s: float) -> float:
     """S_e(p) = T_d(1) / T_e(p) (eq. 3), T_e the job's response."""
-    if record.response_s is None:
-        raise SlotError(f"job {record.job}: not finished, so no effective speedup")
+    if record.status != Outcome.DONE:
+        raise SlotError(f"job {record.id}: not finished, so no effective speedup")
     return t1_s / record.response_s

@@ -35,7 +35,10 @@ class TaskGraphRunError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class Arrival:
+class MessageArrival:
+    """A predecessor's message as it reached a task: from which task, when (seconds from the
+    graph's start) and how many bytes. A message, not a job (jobs arrive as `SubmittedJob`s)."""
+
     source: str
     at_s: float
     size_bytes: int
@@ -50,7 +53,7 @@ class TaskRun:
     start_s: float    # every predecessor's message had arrived
     done_s: float     # its computation ended
     sent_s: float     # its messages had all been delivered
-    arrivals: tuple[Arrival, ...]
+    arrivals: tuple[MessageArrival, ...]
 
 
 def workstations_of(cluster: Cluster) -> list[Workstation]:
@@ -150,7 +153,7 @@ def run(cluster: Cluster, graph: TaskGraph, placement: Mapping[str, str], *, lea
         results[name] = final
     return [TaskRun(t.name, placement[t.name], results[t.name]["ready"] - start_at,
                     results[t.name]["done"] - start_at, results[t.name]["sent"] - start_at,
-                    tuple(Arrival(src, a["at"] - start_at, int(a["bytes"]))
+                    tuple(MessageArrival(src, a["at"] - start_at, int(a["bytes"]))
                           for src, a in sorted(results[t.name]["arrivals"].items())))
             for t in graph.tasks]
 

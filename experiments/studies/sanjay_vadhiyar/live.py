@@ -13,17 +13,19 @@ import contextlib
 import json
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from experiments.models.sv_model import SvModel, selection_problem
 from experiments.studies.sanjay_vadhiyar.live_inputs import LiveApp
-from experiments.studies.sanjay_vadhiyar.live_records import (JobOutcome, LiveRecord, TrainingRecord, Window,
-                                                              append_training, clamped, cluster_order, finished_experiments,
-                                                              finished_runs, live_frame, subset_minima)
+from experiments.studies.sanjay_vadhiyar.live_records import (LiveRecord, TrainingRecord, Window, append_training,
+                                                              clamped, cluster_order, compute_s, finished_experiments,
+                                                              finished_runs, live_frame, measured_job, ran, subset_minima,
+                                                              with_during)
 from experiments.studies.sanjay_vadhiyar.load_draws import LoadDraw, PlannedRun, avoidance_load, violations
+from scheduler.jobs import FinishedJob, Outcome
 from scheduler.live import Arrival, JobClass, LiveExecutor
 from scheduler.live.stream import PmaxOnlyModel
 from scheduler.selection import Selection, select_hosts
@@ -116,15 +118,15 @@ class Watch:
 
 
 @dataclass(frozen=True)
-class JobRun:
+class MeasuredRun:
     """A run's outcome and its span on the host's monotonic clock (None: it did not finish)."""
 
-    outcome: JobOutcome
+    outcome: FinishedJob  # live_records.measured_job
     span: tuple[float, float] | None = None
 
 
 def run_job(launcher: Launcher, controller_host: str, app: LiveApp, problem_size: int, hosts: Sequence[str], tag: str,
-            timeout_s: float) -> JobRun:
+            timeout_s: float) -> MeasuredRun:
     """One run of the application on exactly `hosts` (RA on a one-job stream, as a profile runs)."""
     argv = app.argv(problem_size)
     job = Arrival(0, JobClass(app.name, argv, PmaxOnlyModel(len(hosts))), 0.0)
@@ -132,16 +134,18 @@ def run_job(launcher: Launcher, controller_host: str, app: LiveApp, problem_size
     try:
         res = ex.run()
     except TimeoutError as exc:
-        return JobRun(JobOutcome("timeout", error=str(exc).splitlines()[0]))
+        return MeasuredRun(measured_job(app.name, len(hosts), Outcome.TIMEOUT, error=str(exc).splitlines()[0]))
     state, record = res.states[0], res.jobs[0]
     if state.status != "done" or "compute_s" not in state.report:
-        return JobRun(JobOutcome("failed", error=(state.error or "no compute_s in the job's report").splitlines()[0]))
-    return JobRun(JobOutcome("done", float(state.report["compute_s"]), record.finish - record.start),
+        return MeasuredRun(measured_job(app.name, len(hosts), Outcome.FAILED,
+                                   error=(state.error or "no compute_s in the job's report").splitlines()[0]))
+    return MeasuredRun(measured_job(app.name, len(hosts), Outcome.DONE, compute_s=float(state.report["compute_s"]),
+                               wall_s=record.finish - record.start),
                   (ex.t0 + record.start, ex.t0 + record.finish))
 
 
 def measured_run(cluster: Cluster, watch: Watch, app: LiveApp, problem_size: int, hosts: Sequence[str], tag: str,
-                 timing: Timing) -> JobOutcome:
+                 timing: Timing) -> FinishedJob:
     """`run_job` on the cluster, with the monitor's minima over the run's span."""
     hosts = cluster_order(cluster.workstations, hosts)
     run = run_job(cluster.job_launcher(), cluster.controller_address, app, problem_size, hosts, tag,
@@ -150,7 +154,7 @@ def measured_run(cluster: Cluster, watch: Watch, app: LiveApp, problem_size: int
         return run.outcome
     t0, t1 = (t - watch.monitor.t0 for t in run.span)
     try:
-        return replace(run.outcome, during=subset_minima(watch.availability(t0, t1), cluster.workstations, hosts))
+        return with_during(run.outcome, subset_minima(watch.availability(t0, t1), cluster.workstations, hosts))
     except ValueError:  # a run shorter than the monitor's interval has no sample of its own
         return run.outcome
 
@@ -181,7 +185,7 @@ def train(cluster: Cluster, app: LiveApp, plan: Sequence[PlannedRun], out: Path,
                 append_training(records[-1], window, out)
                 log(f"run {run.index}: N {run.problem_size} on {len(run.workstations)} ({' '.join(run.workstations)}), "
                     f"cpu {before.min_avail_cpu:.1%} bw {before.min_avail_bw_bit_s / 1e6:.1f} Mbit/s: "
-                    + (f"{outcome.compute_s:.2f} s" if outcome.ok else f"{outcome.status} {outcome.error}"))
+                    + (f"{compute_s(outcome):.2f} s" if ran(outcome) else f"{outcome.status} {outcome.error}"))
             update("training runs", len(todo), len(todo))
         finally:
             watch.monitor.save(out.with_name(f"{out.stem}-monitor-{int(time.time())}"))
@@ -246,7 +250,7 @@ def fig7(cluster: Cluster, app: LiveApp, model: SvModel, plan: Fig7Plan, out: Pa
                         f"minAvgAvailBW {avail.min_avg_avail_bw / 1e6:.1f} Mbit/s")
                     for size in plan.sizes:
                         problem = selection_problem(model, size, avail, cluster.workstations)
-                        measured: dict[tuple[str, ...], JobOutcome] = {}
+                        measured: dict[tuple[str, ...], FinishedJob] = {}
                         for budget in plan.budgets_s:
                             for algorithm in plan.algorithms:
                                 update("choices run", done, plan.choices)
@@ -269,14 +273,14 @@ def fig7(cluster: Cluster, app: LiveApp, model: SvModel, plan: Fig7Plan, out: Pa
 
 
 def _record(experiment: int, size: int, budget: float, chosen: Selection, hosts: tuple[str, ...], avail: Availability,
-            cluster: Cluster, outcome: JobOutcome, reused: bool, draw: LoadDraw) -> LiveRecord:
+            cluster: Cluster, outcome: FinishedJob, reused: bool, draw: LoadDraw) -> LiveRecord:
     return LiveRecord(experiment, size, budget, chosen.algorithm, hosts, chosen.predicted_s, chosen.evaluations,
                       chosen.elapsed_s, chosen.finished, subset_minima(avail, cluster.workstations, hosts), outcome,
                       reused, draw.describe())
 
 
 def _line(r: LiveRecord) -> str:
-    actual = f"{r.outcome.compute_s:.2f} s" if r.outcome.ok else f"{r.outcome.status} {r.outcome.error}"
+    actual = f"{compute_s(r.outcome):.2f} s" if ran(r.outcome) else f"{r.outcome.status} {r.outcome.error}"
     return (f"experiment {r.experiment} N {r.problem_size} {r.algorithm} ({r.budget_s:g} s): {len(r.workstations)} "
             f"workstations, predicted {r.predicted_s:.2f} s, actual {actual}" + (" (same set as before)" if r.reused else ""))
 
@@ -288,11 +292,11 @@ class AvoidanceResult:
     load: LoadDraw
     chosen: Selection
     violations: tuple[str, ...]
-    outcome: JobOutcome
+    outcome: FinishedJob  # live_records.measured_job
 
     @property
     def passed(self) -> bool:
-        return not self.violations and self.outcome.ok
+        return not self.violations and ran(self.outcome)
 
 
 def avoidance_check(cluster: Cluster, app: LiveApp, model: SvModel, problem_size: int, *, algorithm: str = "BE",

@@ -13,14 +13,16 @@ link inside the set, and for one machine the mean of its links).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import Literal
 
 import pandas as pd
 
 from experiments.models.sv_store import RUN_COLUMNS
 from scheduler.availability import MIN_AVAIL_CPU, MIN_LINK_BIT_S
+from scheduler.jobs import FinishedJob, Outcome
 from scheduler.selection import SelectionProblem, Workstation
 from testbed.load.monitor import Availability
 
@@ -75,20 +77,37 @@ def subset_minima(availability: Availability, cluster: Sequence[str], subset: Se
     return Minima(s.min_avail_cpu, s.min_avail_bw_bit_s)
 
 
-@dataclass(frozen=True)
-class JobOutcome:
-    """One real run of the application: its loop time (`compute_s`, the workload's own timer,
-    what Eq. 1 models), launch to done (`wall_s`), and the monitor's minima during it."""
+def measured_job(application: str, procs: int, status: Outcome | str, *, compute_s: float = float("nan"),
+                 wall_s: float = float("nan"), during: Minima | None = None, error: str = "",
+                 start_s: float = 0.0) -> FinishedJob:
+    """One real run of the application as the finished job it is (`scheduler.jobs.FinishedJob`), with
+    what machine selection measures beside it in `extra`: its loop time (`compute_s`, the workload's
+    own timer, what Eq. 1 models) and the monitor's minima during it (`during`). Launch to done is
+    the job's `execution_s` (NaN when it did not finish)."""
+    return FinishedJob(id=0, cls=application, demand=1.0, arrival_s=0.0, start_s=start_s, finish_s=start_s + wall_s,
+                       mean_procs=float(procs), max_procs=procs, requested_procs=procs, preemptions=0,
+                       status=Outcome(status), error=error,
+                       extra=MappingProxyType({"compute_s": float(compute_s), "during": during}))
 
-    status: str  # done, failed or timeout
-    compute_s: float = float("nan")
-    wall_s: float = float("nan")
-    during: Minima | None = None
-    error: str = ""
 
-    @property
-    def ok(self) -> bool:
-        return self.status == "done" and self.compute_s > 0
+def compute_s(job: FinishedJob) -> float:
+    """The run's loop time (seconds), the workload's own timer; NaN when it did not finish."""
+    return float(job.extra.get("compute_s", float("nan")))  # type: ignore[arg-type]
+
+
+def during(job: FinishedJob) -> Minima | None:
+    """The monitor's minima over the run's span (None: no sample of its own, or it did not finish)."""
+    minima = job.extra.get("during")
+    return minima if isinstance(minima, Minima) else None
+
+
+def with_during(job: FinishedJob, minima: Minima) -> FinishedJob:
+    return replace(job, extra=MappingProxyType({**job.extra, "during": minima}))
+
+
+def ran(job: FinishedJob) -> bool:
+    """The run finished and timed its loop (what the training set and the model's error keep)."""
+    return job.status == Outcome.DONE and compute_s(job) > 0
 
 
 TRAINING_COLUMNS = (*RUN_COLUMNS, "window", "run", "application", "wall_s", "before_min_avail_cpu",
@@ -104,29 +123,30 @@ class TrainingRecord:
     workstations: tuple[str, ...]
     load: str  # LoadDraw.describe()
     before: Minima
-    outcome: JobOutcome
+    outcome: FinishedJob  # measured_job
 
     def row(self, window: Window) -> dict:
         """A runs-CSV row; with window "run", a run too short for a monitor sample of its own
         carries the before-run figures (its run_min_avail_* columns stay empty)."""
-        chosen = self.before if window == "before" or self.outcome.during is None else self.outcome.during
-        during = self.outcome.during or Minima(float("nan"), float("nan"))
+        minima = during(self.outcome)
+        chosen = self.before if window == "before" or minima is None else minima
+        minima = minima or Minima(float("nan"), float("nan"))
         return {"problem_size": self.problem_size, "procs": len(self.workstations),
                 "min_avail_cpu": chosen.min_avail_cpu, "min_avail_bw_bit_s": chosen.min_avail_bw_bit_s,
-                "elapsed_s": self.outcome.compute_s, "window": window, "run": self.run,
-                "application": self.application, "wall_s": self.outcome.wall_s,
+                "elapsed_s": compute_s(self.outcome), "window": window, "run": self.run,
+                "application": self.application, "wall_s": self.outcome.execution_s,
                 "before_min_avail_cpu": self.before.min_avail_cpu,
                 "before_min_avail_bw_bit_s": self.before.min_avail_bw_bit_s,
-                "run_min_avail_cpu": during.min_avail_cpu, "run_min_avail_bw_bit_s": during.min_avail_bw_bit_s,
+                "run_min_avail_cpu": minima.min_avail_cpu, "run_min_avail_bw_bit_s": minima.min_avail_bw_bit_s,
                 "workstations": " ".join(self.workstations), "load": self.load,
-                "status": self.outcome.status, "error": self.outcome.error}
+                "status": str(self.outcome.status), "error": self.outcome.error}
 
 
 def training_frames(records: Sequence[TrainingRecord], window: Window) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(the runs `nowlab select fit` reads: RUN_COLUMNS first, then the rest; the failed runs)."""
     if window not in WINDOWS:
         raise ValueError(f"--window: {window!r} is not one of {', '.join(WINDOWS)}")
-    ok = [r.outcome.ok for r in records]
+    ok = [ran(r.outcome) for r in records]
     done = pd.DataFrame([r.row(window) for r, good in zip(records, ok) if good], columns=list(TRAINING_COLUMNS))
     failed = pd.DataFrame([r.row(window) for r, good in zip(records, ok) if not good], columns=list(TRAINING_COLUMNS))
     return done, failed
@@ -177,18 +197,18 @@ class LiveRecord:
     search_s: float
     finished: bool
     before: Minima
-    outcome: JobOutcome
+    outcome: FinishedJob  # measured_job
     reused: bool = False  # another algorithm chose the same set in this experiment: its run is shared
     load: str = field(default="")
 
     def row(self) -> dict:
-        during = self.outcome.during or Minima(float("nan"), float("nan"))
-        base = {k: v for k, v in asdict(self).items() if k not in ("before", "outcome", "workstations")}
+        minima = during(self.outcome) or Minima(float("nan"), float("nan"))
+        base = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("before", "outcome", "workstations")}
         return {**base, "procs": len(self.workstations), "workstations": " ".join(self.workstations),
-                "actual_s": self.outcome.compute_s, "wall_s": self.outcome.wall_s, "status": self.outcome.status,
-                "error": self.outcome.error, "min_avail_cpu": self.before.min_avail_cpu,
-                "min_avail_bw_bit_s": self.before.min_avail_bw_bit_s, "run_min_avail_cpu": during.min_avail_cpu,
-                "run_min_avail_bw_bit_s": during.min_avail_bw_bit_s}
+                "actual_s": compute_s(self.outcome), "wall_s": self.outcome.execution_s,
+                "status": str(self.outcome.status), "error": self.outcome.error,
+                "min_avail_cpu": self.before.min_avail_cpu, "min_avail_bw_bit_s": self.before.min_avail_bw_bit_s,
+                "run_min_avail_cpu": minima.min_avail_cpu, "run_min_avail_bw_bit_s": minima.min_avail_bw_bit_s}
 
 
 LIVE_COLUMNS = ("experiment", "problem_size", "budget_s", "algorithm", "procs", "workstations", "predicted_s",

@@ -21,6 +21,7 @@ from typing import Protocol
 
 import pandas as pd
 
+from experiments.reporting.tables import md_table
 from experiments.studies.zhou_brent.manager_client import ManagerClient
 
 OWNERS_JOB = "@owners"          # containers/agents/timeshare_manager.py OWNERS
@@ -184,9 +185,8 @@ def owners_markdown(commands: Sequence[OwnerCommand] | None, policy: str, since_
     lines = ["## Owners' response", "",
              f"Owner commands that began while the jobs were time-shared, under the {policy} local policy. "
              "Response: a command's start to its end, wall time; stretch: mean response over mean CPU time.", "",
-             "| workstation | commands | mean s | median s | 95th pct s | mean CPU s | stretch |",
-             "|---|---|---|---|---|---|---|"]
-    for o in summarise(commands, since_s):
-        lines.append(f"| {o.workstation} | {o.commands} | {o.mean_response_s:.3f} | {o.median_response_s:.3f} | "
-                     f"{o.p95_response_s:.3f} | {o.mean_cpu_s:.3f} | {o.stretch:.2f} |")
+             md_table(["workstation", "commands", "mean s", "median s", "95th pct s", "mean CPU s", "stretch"],
+                      [[o.workstation, o.commands, f"{o.mean_response_s:.3f}", f"{o.median_response_s:.3f}",
+                        f"{o.p95_response_s:.3f}", f"{o.mean_cpu_s:.3f}", f"{o.stretch:.2f}"]
+                       for o in summarise(commands, since_s)])]
     return [*lines, ""]

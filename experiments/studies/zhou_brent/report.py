@@ -10,6 +10,7 @@ import math
 import statistics
 from pathlib import Path
 
+from experiments.reporting.tables import md_table
 from experiments.studies.zhou_brent.files import read_rows, write_rows
 from experiments.studies.zhou_brent.measure import RunRows, SkewRow, measure
 from experiments.studies.zhou_brent.owners import owners_markdown, read_owner_commands, summarise, write_owner_commands
@@ -58,12 +59,11 @@ def _speedup_lines(rows: RunRows, given: str) -> list[str]:
              f"T_d(1), T_d(p): each job alone, dedicated{borrowed}; T_e: time-shared; times are the workload's own "
              f"(first iteration to last). {given} Target: measured within {SPEEDUP_TOLERANCE:.0%} of predicted: "
              f"{len(within)} of {len(judged)} jobs.", "",
-             "| job | workstations | p | β | T_d(1) s | T_d(p) s | T_e(p) s | S_d | S_e predicted | S_e measured | error | same answer |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for j in rows.jobs:
-        lines.append(f"| {j.job} | {j.workstations} | {j.p} | {j.beta:g} | {_f(j.t_d1_s, 4)} | {_f(j.t_dp_s, 4)} | "
-                     f"{_f(j.t_e_s, 4)} | {_f(j.s_d)} | {_f(j.s_e_predicted)} | {_f(j.s_e_measured)} | "
-                     f"{'-' if math.isnan(j.error) else f'{j.error:+.1%}'} | {j.same_answer} |")
+             md_table(["job", "workstations", "p", "β", "T_d(1) s", "T_d(p) s", "T_e(p) s", "S_d", "S_e predicted",
+                       "S_e measured", "error", "same answer"],
+                      [[j.job, j.workstations, j.p, f"{j.beta:g}", _f(j.t_d1_s, 4), _f(j.t_dp_s, 4), _f(j.t_e_s, 4),
+                        _f(j.s_d), _f(j.s_e_predicted), _f(j.s_e_measured),
+                        '-' if math.isnan(j.error) else f'{j.error:+.1%}', j.same_answer] for j in rows.jobs])]
     return [*lines, "", "![S_e measured against predicted](speedup.png)", ""]
 
 
@@ -102,14 +102,13 @@ def render_markdown(rows: RunRows) -> str:
     lines += ["## Each job's share of its workstations against its β", "",
               f"From the managers' timelines, over the whole rounds from round 0 to the job's end "
               f"(target: within {SHARE_TOLERANCE:.0%} of β).", "",
-              "| workstation | job | β | share | rounds | off by |", "|---|---|---|---|---|---|"]
-    for s in rows.shares:
-        lines.append(f"| {s.workstation} | {s.job} | {s.beta:g} | {s.share:.3f} | {s.rounds} | "
-                     f"{s.share / s.beta - 1:+.1%} |")
-    lines += ["", "## Scheduling tables", "", "| workstation | slot | process | offset s | Δt_p s | Δt_s s |",
-              "|---|---|---|---|---|---|"]
-    lines += [f"| {t.workstation} | {t.slot} | {t.process or '(dummy)'} | {t.offset_s:.4g} | {t.parallel_s:.4g} | "
-              f"{t.sequential_s:.4g} |" for t in rows.tables]
+              md_table(["workstation", "job", "β", "share", "rounds", "off by"],
+                       [[s.workstation, s.job, f"{s.beta:g}", f"{s.share:.3f}", s.rounds, f"{s.share / s.beta - 1:+.1%}"]
+                        for s in rows.shares])]
+    lines += ["", "## Scheduling tables", "",
+              md_table(["workstation", "slot", "process", "offset s", "Δt_p s", "Δt_s s"],
+                       [[t.workstation, t.slot, t.process or '(dummy)', f"{t.offset_s:.4g}", f"{t.parallel_s:.4g}",
+                         f"{t.sequential_s:.4g}"] for t in rows.tables])]
     lines += ["", f"## Skew between slot boundaries ({variant})", "",
               "sample: where a workstation's round 0 lay against the global one at each timeline poll (the "
               "skew as it stands, corrected or not); correction: what each resync removed. |skew| in ms; each "
@@ -117,16 +116,14 @@ def render_markdown(rows: RunRows) -> str:
               + (f"each manager's run off by its emulated drift ({r.drift_ppm}, ppm)." if r.drift_ppm else
                  "one host clock for every manager (no drift: uncorrected skew stays where the table's start "
                  "left it)."), "",
-              "| workstation | kind | n | median | 95th pct | max |", "|---|---|---|---|---|---|"]
-    lines += [f"| {w} | {k} | {n} | {a} | {b} | {c} |" for w, k, n, a, b, c in skew_summary(rows.skews)]
+              md_table(["workstation", "kind", "n", "median", "95th pct", "max"], skew_summary(rows.skews))]
     lines += ["", "![skew over time](skew.png)", "", "## Switch cost and the managers' CPU", "",
               "Switch: a slot's end to the next process continued (the manager's own latencies).", "",
-              "| workstation | switches | median ms | 95th pct ms | max ms | timer wake median ms | CPU s | CPU share | dead |",
-              "|---|---|---|---|---|---|---|---|---|"]
-    lines += [f"| {m.workstation} | {m.switches} | {_ms(m.switch_median_s)} | {_ms(m.switch_p95_s)} | "
-              f"{_ms(m.switch_max_s)} | {_ms(m.wake_median_s)} | {_f(m.cpu_s)} | "
-              f"{'-' if math.isnan(m.cpu_share) else f'{m.cpu_share:.2%}'} | {'yes' if m.dead else 'no'} |"
-              for m in rows.managers]
+              md_table(["workstation", "switches", "median ms", "95th pct ms", "max ms", "timer wake median ms", "CPU s",
+                        "CPU share", "dead"],
+                       [[m.workstation, m.switches, _ms(m.switch_median_s), _ms(m.switch_p95_s), _ms(m.switch_max_s),
+                         _ms(m.wake_median_s), _f(m.cpu_s), '-' if math.isnan(m.cpu_share) else f'{m.cpu_share:.2%}',
+                         'yes' if m.dead else 'no'] for m in rows.managers])]
     lines += ["", "Files: run.csv, jobs.csv, shares.csv, timeline.csv, tables.csv, skew.csv, managers.csv "
               "(`nowlab timeshare report DIR` redoes this page from them).", ""]
     return "\n".join(lines)
@@ -166,10 +163,8 @@ def compare_markdown(runs: list[tuple[str, RunRows, tuple | None]]) -> str:
              "managers: whether local managers kept tables (no: the OS alone scheduled the ranks); waits: how the "
              "ranks waited on MPI; T_e: each job's time-shared, s. |skew| in ms over all workstations: sample (as it "
              "stood at each timeline poll) and correction (what each resync removed); S_e error: measured against "
-             "β·S_d; share: against β.", "",
-             "| run | variant | managers | waits | T_e s | skew samples | median | 95th pct | max | corrections | median | "
-             "max | S_e error (worst) | share off by (worst) | switch median ms | owners' mean response s |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "β·S_d; share: against β.", ""]
+    table = []
     for name, rows, owners in runs:
         r = rows.run
         variant = r.resync + (f" every {r.every_rounds}" if r.resync == "loose" else "")
@@ -183,9 +178,11 @@ def compare_markdown(runs: list[tuple[str, RunRows, tuple | None]]) -> str:
         worst = max(errors, key=abs) if errors else math.nan
         worst_off = max(offs, key=abs) if offs else math.nan
         t_e = ", ".join(f"{j.job} {_f(j.t_e_s, 4)}" for j in rows.jobs)
-        lines.append(f"| {name} | {variant} | {'yes' if r.managers else 'no'} | {r.wait} | {t_e} | {len(samples)} | "
-                     f"{s_med} | {s_p95} | {s_max} | {len(fixes)} | {c_med} | "
-                     f"{c_max} | {'-' if math.isnan(worst) else f'{worst:+.1%}'} | "
-                     f"{'-' if math.isnan(worst_off) else f'{worst_off:+.1%}'} | "
-                     f"{_ms(statistics.median(switch)) if switch else '-'} | {_owner_means(owners, r.policy)} |")
+        table.append([name, variant, 'yes' if r.managers else 'no', r.wait, t_e, len(samples), s_med, s_p95, s_max,
+                      len(fixes), c_med, c_max, '-' if math.isnan(worst) else f'{worst:+.1%}',
+                      '-' if math.isnan(worst_off) else f'{worst_off:+.1%}',
+                      _ms(statistics.median(switch)) if switch else '-', _owner_means(owners, r.policy)])
+    lines.append(md_table(["run", "variant", "managers", "waits", "T_e s", "skew samples", "median", "95th pct", "max",
+                           "corrections", "median", "max", "S_e error (worst)", "share off by (worst)",
+                           "switch median ms", "owners' mean response s"], table))
     return "\n".join(lines) + "\n"

@@ -22,12 +22,14 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from experiments.studies.zhou_brent.global_manager import LiveGlobalManager, LiveSetup, LiveTimeshareRecord, TableRefused
 from experiments.studies.zhou_brent.owners import LiveOwners, OwnerCommand, OwnerSetup
 from experiments.studies.zhou_brent.live import (SYNTHETIC_PHASE_REF_S, JobRun, Progress, TimeshareBackend, TimeshareRunError,
                                        quiet, finish_job, job_argv, tear_down)
 from experiments.studies.zhou_brent.spec import TimeshareSpec
+from scheduler.jobs import SubmittedJob
 from scheduler.timeshare.manager import GlobalManager
 from scheduler.timeshare.tables import WorkstationTable
 from experiments.studies.zhou_brent.manager_client import ManagerClient
@@ -38,30 +40,35 @@ MAX_RETRIES = 3  # tables refused in a row before the run gives up
 
 
 @dataclass(frozen=True, slots=True)
-class StreamJob:
-    """One job of the stream: when it arrived, where the plan put it, when it ran and ended (host clock)."""
+class Admission:
+    """Where the plan that admitted a job put it: a stream job's `extra["admission"]`."""
 
-    job: str
-    arrival_s: float          # on the host's clock
-    admitted_s: float         # when the plan that admitted it was made
     hosts: tuple[str, ...]
     beta: float               # its share in the plan that admitted it (later plans may change it)
-    run: JobRun
+    admitted_s: float         # when that plan was made, on the host's clock
 
-    @property
-    def response_s(self) -> float:
-        """Arrival to done: waiting, launch and the time-shared run."""
-        return self.run.done_s - self.arrival_s
+
+def admission(job: SubmittedJob) -> Admission:
+    return job.extra["admission"]  # type: ignore[return-value]
 
 
 @dataclass(frozen=True, slots=True)
 class StreamRun:
     spec_name: str
     started_s: float                       # the stream's time 0 on the host's clock
-    jobs: Mapping[str, StreamJob]
+    jobs: Mapping[str, SubmittedJob]       # id -> the job as it arrived (arrival_s from time 0), its Admission in extra
+    runs: Mapping[str, JobRun]             # id -> its run, launched and done on the host's clock
     live: LiveTimeshareRecord
     plans: tuple[tuple[float, tuple[str, ...]], ...]   # (made at, the jobs admitted) for every plan
     owner_commands: tuple[OwnerCommand, ...] | None = None  # None: no owners ran
+
+    def arrived_s(self, job: str) -> float:
+        """When `job` arrived, on the host's clock."""
+        return self.started_s + self.jobs[job].arrival_s
+
+    def response_s(self, job: str) -> float:
+        """Arrival to done: waiting, launch and the time-shared run."""
+        return self.runs[job].done_s - self.arrived_s(job)
 
 
 def _betas(tables: Mapping[str, WorkstationTable]) -> dict[str, float]:
@@ -147,8 +154,10 @@ class StreamRunner:
                 gm.stop()
             commands = tear_down(handles.values(), owners, self.backend)
         assert live is not None
-        jobs = {j: StreamJob(j, t0 + arrival_rel[j], placed[j][2], placed[j][0], placed[j][1], done[j]) for j in order}
-        return StreamRun(self.spec.name, t0, jobs, live, tuple(self._plans), commands)
+        workload = {e.id: e.workload for e in self.spec.job}
+        jobs = {j: SubmittedJob(j, workload[j], arrival_rel[j],
+                                extra=MappingProxyType({"admission": Admission(*placed[j])})) for j in order}
+        return StreamRun(self.spec.name, t0, jobs, {j: done[j] for j in order}, live, tuple(self._plans), commands)
 
     def _replan(self, manager: GlobalManager, present: tuple[str, ...],
                 placed: dict[str, tuple[tuple[str, ...], float, float]], handles: dict[str, Handle],

@@ -16,12 +16,14 @@ from typing import Sequence
 
 import pandas as pd
 
+from experiments.reporting.tables import md_table
 from experiments.studies.zhou_brent.owners import (OwnerCommand, owners_markdown, read_owner_commands, summarise,
                                          write_owner_commands)
 from experiments.studies.zhou_brent.spec import TimeshareSpec
-from experiments.studies.zhou_brent.stream import StreamRun
+from experiments.studies.zhou_brent.stream import StreamRun, admission
 from experiments.studies.zhou_brent.timeline import intervals
-from scheduler.timeshare.simulate import JobRecord, LocalPolicy
+from scheduler.jobs import FinishedJob
+from scheduler.timeshare.simulate import LocalPolicy
 from scheduler.timeshare.tables import Resync, ResyncPlan
 from testbed.meter import (QUOTAS_CSV, SAMPLES_CSV, append_quotas, append_samples, read_quotas, series,
                            speed_over)
@@ -114,12 +116,12 @@ def short_jobs(spec: TimeshareSpec) -> dict[str, bool]:
 
 
 def predict(spec: TimeshareSpec, policy: LocalPolicy, resync: ResyncPlan, owners: dict[str, int],
-            speed_ref_cores: float | None = None) -> dict[str, JobRecord]:
+            speed_ref_cores: float | None = None) -> dict[str, FinishedJob]:
     """The simulator's run of the spec as the live run was made; at another speed if given (the metered one)."""
     if speed_ref_cores is not None:
         spec = spec.model_copy(update={"speed_ref_cores": speed_ref_cores})
     setup = replace(spec.setup(policy, resync.kind, resync.every_rounds), owners=owners)
-    return {r.job: r for r in spec.simulate_run(setup).jobs}
+    return {str(r.id): r for r in spec.simulate_run(setup).jobs}
 
 
 def metered_speed(meter_dir: Path, workstations: Sequence[str], t0: float, t1: float, kernel: str) -> float:
@@ -142,7 +144,7 @@ def with_metered(rows: StreamRows, spec: TimeshareSpec, speed: float, kernel: st
                    {w: int(n) for w, n in owners.items()}, speed)
     jobs = []
     for j in rows.jobs:
-        m = pred[j.job].response_s if pred[j.job].response_s is not None else math.nan
+        m = pred[j.job].response_s  # NaN: not done by the horizon
         jobs.append(replace(j, metered_response_s=m, metered_error=j.response_s / m - 1 if m > 0 else math.nan))
     return replace(rows, run=replace(r, kernel=kernel, metered_speed=speed,
                                      t0_epoch=r.t0_epoch if t0_epoch is None else t0_epoch), jobs=tuple(jobs))
@@ -156,20 +158,22 @@ def measure_stream(run: StreamRun, spec: TimeshareSpec) -> StreamRows:
     predicted = predict(spec, policy, live.resync, owners)
     short = short_jobs(spec)
     jobs = []
-    for j in run.jobs.values():
-        pred = predicted[j.job]
-        pred_s = pred.response_s if pred.response_s is not None else math.nan
-        named = [e.anchor_s for e in live.epochs if any(j.job in t.processes for t in e.tables.values())]
-        jobs.append(StreamJobRow(j.job, short.get(j.job, False), j.arrival_s - t0, j.admitted_s - t0,
+    for job_id in run.jobs:
+        placed, response_s = admission(run.jobs[job_id]), run.response_s(job_id)
+        pred = predicted[job_id]
+        pred_s = pred.response_s  # NaN: not done by the horizon
+        named = [e.anchor_s for e in live.epochs if any(job_id in t.processes for t in e.tables.values())]
+        jobs.append(StreamJobRow(job_id, short.get(job_id, False), run.arrived_s(job_id) - t0, placed.admitted_s - t0,
                                  (min(named) - t0) if named else math.nan,
-                                 pred.start_s if pred.start_s is not None else math.nan,
-                                 j.run.done_s - t0, " ".join(j.hosts), len(j.hosts), j.beta, j.response_s,
-                                 pred.processors, pred_s, j.response_s / pred_s - 1 if pred_s > 0 else math.nan))
+                                 pred.start_s,
+                                 run.runs[job_id].done_s - t0, " ".join(placed.hosts), len(placed.hosts), placed.beta,
+                                 response_s, pred.max_procs, pred_s,
+                                 response_s / pred_s - 1 if pred_s > 0 else math.nan))
     tables = [StreamTableRow(i, e.anchor_s - t0, w, k, s.process or "", s.parallel_s, s.sequential_s)
               for i, e in enumerate(live.epochs) for w, t in sorted(e.tables.items())
               for k, s in enumerate(t.slots, start=1)]
     offsets = {s.workstation: s.offset_s for s in live.sent}
-    end_s = max(j.run.done_s for j in run.jobs.values())
+    end_s = max(r.done_s for r in run.runs.values())
     rows = []
     for w, timeline in sorted(live.timelines.items()):
         for iv in intervals(timeline, end_s + offsets[w]):
@@ -241,15 +245,14 @@ def render_stream_markdown(rows: StreamRows) -> str:
              "![who ran when](timeline.png)", "",
              "Times from time 0: admitted, the plan was made; scheduled, its first tables took over (after its "
              "launch and check-in); the simulator schedules it at the first boundary after its arrival.", "",
-             "| job | short | arrival s | admitted s | scheduled s | predicted start s | done s | workstations | β | "
-             "response s | predicted s | error |" + (" at metered speed s | error |" if metered else ""),
-             "|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if metered else "")]
-    for j in rows.jobs:
-        lines.append(f"| {j.job} | {'yes' if j.short else 'no'} | {j.arrival_s:.1f} | {j.admitted_s:.1f} | "
-                     f"{j.scheduled_s:.1f} | {j.predicted_start_s:.1f} | "
-                     f"{j.done_s:.1f} | {j.workstations} | {j.beta:.3g} | {j.response_s:.1f} | "
-                     f"{j.predicted_response_s:.1f} | {_pct(j.error)} |"
-                     + (f" {j.metered_response_s:.1f} | {_pct(j.metered_error)} |" if metered else ""))
+             md_table(["job", "short", "arrival s", "admitted s", "scheduled s", "predicted start s", "done s",
+                       "workstations", "β", "response s", "predicted s", "error",
+                       *(["at metered speed s", "error"] if metered else [])],
+                      [[j.job, 'yes' if j.short else 'no', f"{j.arrival_s:.1f}", f"{j.admitted_s:.1f}",
+                        f"{j.scheduled_s:.1f}", f"{j.predicted_start_s:.1f}", f"{j.done_s:.1f}", j.workstations,
+                        f"{j.beta:.3g}", f"{j.response_s:.1f}", f"{j.predicted_response_s:.1f}", _pct(j.error),
+                        *([f"{j.metered_response_s:.1f}", _pct(j.metered_error)] if metered else [])]
+                       for j in rows.jobs])]
     for label, pick in (("short", True), ("large", False)):
         group = [j for j in rows.jobs if j.short == pick]
         if group:
@@ -259,9 +262,9 @@ def render_stream_markdown(rows: StreamRows) -> str:
                               f"; {(q := statistics.mean(j.metered_response_s for j in group)):.1f} s at the metered "
                               f"speed ({_pct(m / q - 1)})." if metered else ".")]
     lines += ["", "## The tables of each plan", "",
-              "| plan | from s | workstation | slot | process | Δt_p s | Δt_s s |", "|---|---|---|---|---|---|---|"]
-    lines += [f"| {t.epoch} | {t.anchor_s:.2f} | {t.workstation} | {t.slot} | {t.process or '(dummy)'} | "
-              f"{t.parallel_s:.4g} | {t.sequential_s:.4g} |" for t in rows.tables]
+              md_table(["plan", "from s", "workstation", "slot", "process", "Δt_p s", "Δt_s s"],
+                       [[t.epoch, f"{t.anchor_s:.2f}", t.workstation, t.slot, t.process or '(dummy)',
+                         f"{t.parallel_s:.4g}", f"{t.sequential_s:.4g}"] for t in rows.tables])]
     lines += ["", "Files: stream.csv, jobs.csv, tables.csv, timeline.csv (`nowlab timeshare report DIR` redoes "
                   "this page from them).", ""]
     return "\n".join(lines)
@@ -373,10 +376,8 @@ def compare_streams_markdown(runs: list[tuple[str, StreamRows, tuple[OwnerComman
     lines = ["# Time sharing live on an arrival stream: the runs side by side", "",
              "Response (arrival to done) in s, measured; in brackets the simulator's for the same variant"
              + (", at the spec's speed / at the speed the jobs' kernel was delivered (metered)." if metered else "."),
-             "",
-             "| run | variant | policy | " + " | ".join(jobs) + " | short jobs' mean | large jobs' mean | "
-             "owners' mean response s |",
-             "|---|---|---|" + "---|" * (len(jobs) + 3)]
+             ""]
+    table = []
     for name, rows, owners in runs:
         r = rows.run
         variant = r.resync + (f" every {r.every_rounds}" if r.resync == "loose" else "")
@@ -387,6 +388,7 @@ def compare_streams_markdown(runs: list[tuple[str, StreamRows, tuple[OwnerComman
             group = [j for j in rows.jobs if j.short == pick]
             means.append(cell(statistics.mean(j.response_s for j in group), group, predicted) if group else "-")
         owner_cell = ", ".join(f"{o.workstation} {o.mean_response_s:.3f}" for o in summarise(owners)) if owners else "-"
-        lines.append(f"| {name} | {variant} | {r.policy} | " + " | ".join(cells) + f" | {means[0]} | {means[1]} | "
-                     f"{owner_cell} |")
+        table.append([name, variant, r.policy, *cells, means[0], means[1], owner_cell])
+    lines.append(md_table(["run", "variant", "policy", *jobs, "short jobs' mean", "large jobs' mean",
+                           "owners' mean response s"], table))
     return "\n".join(lines) + "\n"

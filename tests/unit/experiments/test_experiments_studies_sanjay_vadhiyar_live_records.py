@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 
 from experiments.models.sv_model import SvModel
 from experiments.models.sv_store import RUN_COLUMNS, load_model, read_runs
-from experiments.studies.sanjay_vadhiyar.live_records import (JobOutcome, Minima, TrainingRecord, clamped, cluster_order,
+from experiments.studies.sanjay_vadhiyar.live_records import (Minima, TrainingRecord, clamped, cluster_order, during,
+                                                              measured_job,
                                                               failed_path, finished_runs, subset_minima,
                                                               training_frames, append_training)
 from experiments.studies.sanjay_vadhiyar.load_draws import LoadDraw, plan_training
@@ -70,10 +71,11 @@ def training_records() -> list[TrainingRecord]:
     for run in plan_training(WS, [1000, 2000, 3000, 4000], 9, seed=11, link_rate=lambda _a, _b: CAPACITY):
         m = subset_minima(availability_under(run.load), WS, run.workstations)
         t = TRUTH.predict_s(run.problem_size, len(run.workstations), m.min_avail_cpu, m.min_avail_bw_bit_s)
-        outcome = JobOutcome("done", t * rng.normal(1, 0.01), t + 3.0, Minima(m.min_avail_cpu, 0.5 * m.min_avail_bw_bit_s))
+        outcome = measured_job("cg", len(run.workstations), "done", compute_s=t * rng.normal(1, 0.01), wall_s=t + 3.0,
+                               during=Minima(m.min_avail_cpu, 0.5 * m.min_avail_bw_bit_s))
         records.append(TrainingRecord(run.index, "cg", run.problem_size, run.workstations, run.load.describe(), m, outcome))
     records.append(TrainingRecord(99, "cg", 2000, ("ws1", "ws2"), "-", Minima(1, 1e8),
-                                  JobOutcome("timeout", error="run still going after 1800 s")))
+                                  measured_job("cg", 2, "timeout", error="run still going after 1800 s")))
     return records
 
 
@@ -101,10 +103,10 @@ def test_the_runs_csv_round_trips_through_select_fit(tmp_path):
 def test_the_window_chooses_which_availability_the_model_columns_carry():
     records = training_records()[:3]
     before, _ = training_frames(records, "before")
-    during, _ = training_frames(records, "run")
+    in_run, _ = training_frames(records, "run")
     assert before.min_avail_bw_bit_s.tolist() == [r.before.min_avail_bw_bit_s for r in records]
-    assert during.min_avail_bw_bit_s.tolist() == [r.outcome.during.min_avail_bw_bit_s for r in records]
-    assert during.before_min_avail_bw_bit_s.tolist() == before.min_avail_bw_bit_s.tolist()
+    assert in_run.min_avail_bw_bit_s.tolist() == [during(r.outcome).min_avail_bw_bit_s for r in records]
+    assert in_run.before_min_avail_bw_bit_s.tolist() == before.min_avail_bw_bit_s.tolist()
     with pytest.raises(ValueError, match="--window: 'after' is not one of before, run"):
         training_frames(records, "after")  # type: ignore[arg-type]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from experiments.studies.sanjay_vadhiyar.live_records import JobOutcome, LiveRecord, Minima, live_frame
+from experiments.studies.sanjay_vadhiyar.live_records import LiveRecord, Minima, live_frame, measured_job
 from experiments.studies.sanjay_vadhiyar.live_report import (algorithm_table, best_algorithms, model_error,
                                                              rank_agreement, render_markdown, write_report)
 
@@ -12,8 +12,8 @@ M = Minima(0.5, 5e7)
 
 
 def rec(experiment, budget, algorithm, subset, predicted, actual, *, reused=False, status="done"):
-    outcome = JobOutcome(status, actual if status == "done" else float("nan"), actual + 2.0, M,
-                         "" if status == "done" else "run still going after 60 s")
+    outcome = measured_job("cg", len(subset), status, compute_s=actual if status == "done" else float("nan"),
+                           wall_s=actual + 2.0, during=M, error="" if status == "done" else "run still going after 60 s")
     return LiveRecord(experiment, 2000, budget, algorithm, tuple(subset), predicted, 100, 0.01, True, M, outcome,
                       reused, "cpu left ws2:10.0%; bw left ws4>ws5:5.0%")
 

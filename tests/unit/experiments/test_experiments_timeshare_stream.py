@@ -14,7 +14,7 @@ from experiments.studies.zhou_brent.host import HostBackend
 from experiments.studies.zhou_brent.global_manager import LiveSetup
 from experiments.studies.zhou_brent.live import TimeshareRunError
 from experiments.studies.zhou_brent.spec import TimeshareSpec
-from experiments.studies.zhou_brent.stream import StreamRunner
+from experiments.studies.zhou_brent.stream import StreamRunner, admission
 from experiments.studies.zhou_brent.stream_report import (StreamFilesError, compare_streams_markdown, read_stream_rows,
                                                   record_stream, write_stream_report)
 from scheduler.timeshare.tables import Resync, ResyncPlan
@@ -48,12 +48,12 @@ def test_a_short_job_arriving_gets_its_beta_at_the_next_boundary_and_leaves_it_t
     assert run.owner_commands and {c.workstation for c in run.owner_commands} == {"ws3"}
     assert all(c.response_s >= c.cpu_s * 0.9 for c in run.owner_commands)
 
-    large, short = run.jobs["L"], run.jobs["S"]
+    large, short = admission(run.jobs["L"]), admission(run.jobs["S"])
     assert large.hosts == ("ws1", "ws2", "ws3") and large.beta == 1.0
     assert short.hosts == ("ws1", "ws2") and short.beta == 0.5
-    assert large.run.result["data_intact"] and short.run.result["data_intact"]
-    assert short.admitted_s >= run.started_s + 1.5 and short.response_s > 0
-    print(f"L: response {large.response_s:.2f} s; S: arrived +1.5 s, response {short.response_s:.2f} s; "
+    assert run.runs["L"].result["data_intact"] and run.runs["S"].result["data_intact"]
+    assert short.admitted_s >= run.started_s + 1.5 and run.response_s("S") > 0
+    print(f"L: response {run.response_s('L'):.2f} s; S: arrived +1.5 s, response {run.response_s('S'):.2f} s; "
           f"plans {[(round(t - run.started_s, 2), jobs) for t, jobs in run.plans]}")
 
     # the plans: L alone, L and S, L alone again once S is done
@@ -64,7 +64,7 @@ def test_a_short_job_arriving_gets_its_beta_at_the_next_boundary_and_leaves_it_t
     for e in epochs[1:]:  # each replan on a boundary of the tables before it
         laps = (e.anchor_s - first) / ROUND_S
         assert laps == pytest.approx(round(laps), abs=1e-6) and laps >= 1
-    assert epochs[1].anchor_s >= short.admitted_s and epochs[2].anchor_s >= short.run.done_s - ROUND_S
+    assert epochs[1].anchor_s >= short.admitted_s and epochs[2].anchor_s >= run.runs["S"].done_s - ROUND_S
     assert [s.process for s in epochs[1].tables["ws1"].slots] == ["L", "S"]
     assert [s.process for s in epochs[1].tables["ws3"].slots] == ["L", None]
 
@@ -119,7 +119,7 @@ def recorded_rows(spec: TimeshareSpec, t0_epoch: float = math.nan):
 
     pred = predict(spec, LocalPolicy.PROPER_SHARE, ResyncPlan(Resync.LOOSE, 1), {"ws3": 1})
     jobs = tuple(StreamJobRow(j, j == "S", r.arrival_s, r.arrival_s, r.start_s, r.start_s, r.finish_s * 1.1, "ws1",
-                              r.processors, 0.5, r.response_s * 1.1, r.processors, r.response_s, 0.1)
+                              r.max_procs, 0.5, r.response_s * 1.1, r.max_procs, r.response_s, 0.1)
                  for j, r in pred.items())
     run = StreamRow(spec.name, "loose", 1, ROUND_S, "proper-share", "ws3:1", 20.0, 3, 0, t0_epoch=t0_epoch)
     return StreamRows(run, jobs, (), ())

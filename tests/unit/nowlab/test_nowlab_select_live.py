@@ -6,7 +6,7 @@ from typer.testing import CliRunner
 
 from experiments.models.sv_model import SvModel
 from experiments.models.sv_store import save_model
-from experiments.studies.sanjay_vadhiyar.live_records import JobOutcome, LiveRecord, Minima, live_frame
+from experiments.studies.sanjay_vadhiyar.live_records import LiveRecord, Minima, live_frame, measured_job
 from experiments.studies.sanjay_vadhiyar.live_report import save_conditions
 from nowlab.cli import app
 
@@ -93,7 +93,8 @@ def test_avoid_bad_input(model, extra, message):
 def test_report_redoes_a_live_folder_from_its_runs(tmp_path):
     m = Minima(0.5, 5e7)
     records = [LiveRecord(0, 2000, 1.0, alg, subset, predicted, 10, 0.1, True, m,
-                          JobOutcome(status, actual, actual + 2, None, error), reused)
+                          measured_job("cg", len(subset), status, compute_s=actual, wall_s=actual + 2, error=error),
+                          reused)
                for alg, subset, predicted, actual, status, error, reused in [
                    ("DP", ("ws1", "ws2"), 10.0, 10.5, "done", "", False),
                    ("BE", ("ws1", "ws2"), 10.0, 10.5, "done", "", True),

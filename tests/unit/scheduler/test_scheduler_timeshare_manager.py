@@ -26,10 +26,10 @@ def test_a_short_job_gets_its_sustained_share_beside_a_large_one():
     demands = {"L": Demand("L", SevcikModel(W=1000.0)), "S": Demand("S", SevcikModel(W=20.0))}
     manager = GlobalManager(("a", "b"), demands, RULE, round_s=10.0)
     result = _run(manager, [Job("L", 0.0, demands["L"].model), Job("S", 5.0, demands["S"].model)])
-    by_job = {r.job: r for r in result.jobs}
+    by_job = {r.id: r for r in result.jobs}
     assert by_job["S"].start_s == pytest.approx(15.0) and by_job["S"].finish_s == pytest.approx(30.0)
     assert by_job["L"].finish_s == pytest.approx(510.0)
-    assert by_job["L"].processors == by_job["S"].processors == 2
+    assert by_job["L"].max_procs == by_job["S"].max_procs == 2
 
 
 def test_a_job_that_does_not_fit_waits_for_the_next_plan():
@@ -39,7 +39,7 @@ def test_a_job_that_does_not_fit_waits_for_the_next_plan():
     demands = {k: Demand(k, SevcikModel(W=6.0)) for k in ("S1", "S2")}
     manager = GlobalManager(("a",), demands, rule, round_s=10.0)
     result = _run(manager, [Job(k, 0.0, d.model) for k, d in demands.items()])
-    by_job = {r.job: r for r in result.jobs}
+    by_job = {r.id: r for r in result.jobs}
     assert by_job["S1"].finish_s == pytest.approx(6.0)
     assert by_job["S2"].start_s == pytest.approx(10.0) and by_job["S2"].finish_s == pytest.approx(16.0)
     assert [a.share.job for a in manager.admit(("S1", "S2"), {})] == ["S1"]

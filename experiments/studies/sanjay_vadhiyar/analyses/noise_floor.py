@@ -34,6 +34,7 @@ from experiments.analysis_io import console, table, use_bench_home
 from testbed.spec import load as load_spec
 from experiments.studies.sanjay_vadhiyar.live import Timing, loaded, run_job
 from experiments.studies.sanjay_vadhiyar.live_inputs import LiveApp, parse_sizes
+from experiments.studies.sanjay_vadhiyar.live_records import compute_s
 from experiments.studies.sanjay_vadhiyar.load_draws import NO_LOAD, LoadDraw, draw_load
 
 ROOT = Path(__file__).resolve().parents[4]
@@ -103,8 +104,8 @@ def main() -> None:
                             run = run_job(launcher, c.controller_address, app, a.size, hosts[:p],
                                           f"sv-floor-{rep}-{name}-{p}", timing.run_timeout_s)
                             o = run.outcome
-                            rows.append({"rep": rep, "load": name, "procs": p, "status": o.status,
-                                         "compute_s": o.compute_s, "wall_s": o.wall_s, "error": o.error,
+                            rows.append({"rep": rep, "load": name, "procs": p, "status": str(o.status),
+                                         "compute_s": compute_s(o), "wall_s": o.execution_s, "error": o.error,
                                          "t": time.time()})
                             if a.csv:
                                 pd.DataFrame(rows).to_csv(a.csv, index=False)
