@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from experiments.reporting.claims import Check, Claim, verdict_words
+from experiments.reporting.claims import Check, Claim, Verdict, verdict_words
 
 
 @dataclass(frozen=True)
@@ -94,10 +94,20 @@ class Source:
                details: dict[str, float] | None = None) -> Claim:
         """The claim judged on ``checks`` by the shared rule; ``what`` names a check's unit in the k-of-n count."""
         record = Record(self.key, self.section, self.quote, self.reading, value, value_label, answer, details or {})
-        return Claim(self.statement, tuple(checks), words=verdict_words(checks, what), ours=answer, paper=record)
+        return Claim(self.statement, tuple(checks), words=verdict_words(checks, what), ours=answer,
+                     detail=not_holding(checks), paper=record)
 
     def no_data(self, why: str) -> Claim:
         return self.result(math.nan, "", why, (), "checks")
+
+
+def not_holding(checks: Sequence[Check], most: int | None = None) -> str:
+    """The checks that did not hold, each with its margin and interval ('' when all held); ``most``: at most
+    that many, then how many more."""
+    texts = [c.text() for c in checks if c.verdict is not Verdict.HOLDS]
+    if most is not None and len(texts) > most:
+        texts = [*texts[:most], f"and {len(texts) - most} more"]
+    return "; ".join(texts)
 
 
 def yes_no(where: str, ok: bool) -> Check:

@@ -79,6 +79,7 @@ def to_frame(claims: list[Claim]) -> pd.DataFrame:
     """The claims as a table (claims.csv)."""
     return pd.DataFrame([{"key": c.paper.key, "section": c.paper.section, "statement": c.statement,
                           "value": c.paper.value, "value_label": c.paper.value_label, "answer": c.paper.answer,
-                          "verdict": c.verdict.value, "words": c.words, "quote": c.paper.quote,
+                          "verdict": c.verdict.value, "words": c.words, "not_holding": c.detail,
+                          "quote": c.paper.quote,
                           "reading": c.paper.reading}
                          for c in claims])

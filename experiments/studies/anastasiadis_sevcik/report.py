@@ -27,6 +27,7 @@ from experiments.studies.anastasiadis_sevcik.claims import (
     holding,
     to_frame,
 )
+from experiments.studies.anastasiadis_sevcik.claim import not_holding
 from experiments.studies.anastasiadis_sevcik.plots import all_figures
 from experiments.studies.anastasiadis_sevcik.spec import WORKLOADS, GeneratorSpec
 from experiments.studies.anastasiadis_sevcik.study import StudyResult
@@ -146,7 +147,7 @@ def render_markdown(result: StudyResult, cells: pd.DataFrame, claims: list[Claim
          "if any check fails outside it, and is unresolved otherwise; the words give how many checks held."),
         "",
         md_table(["#", "§", "Paper's claim", "Measured answer", "Verdict", "Checks"],
-                 [(i, c.paper.section, c.statement, c.paper.answer, f"**{c.verdict}**", c.words)
+                 [(i, c.paper.section, c.statement, c.paper.answer, f"**{c.verdict}**", _checks_words(c))
                   for i, c in enumerate(claims, 1)]),
     ]
     lines += ["", "Verdicts: " + tally_text(tally(claims)) + ".", ""]
@@ -202,6 +203,12 @@ def render_markdown(result: StudyResult, cells: pd.DataFrame, claims: list[Claim
                      f"half-width {r.rel_half_width:.1%}")
     lines.append("")
     return "\n".join(lines)
+
+
+def _checks_words(c: Claim) -> str:
+    """The verdict's k-of-n words and, when not every check held, the first few that did not (all in claims.csv)."""
+    rest = not_holding(c.checks, most=3)
+    return f"{c.words} ({rest})" if rest else c.words
 
 
 def _sources(claims: list[Claim]) -> list[str]:
