@@ -332,6 +332,7 @@ def test_checks_straddling_the_threshold_within_their_intervals_are_unresolved()
     straddling = [ch for ch in c.checks if ch.verdict is Verdict.UNRESOLVED]
     assert c.verdict is UNRESOLVED and len(straddling) == 1 and straddling[0].where == "WK2 50%"
     assert straddling[0].margin < 0 < straddling[0].margin + straddling[0].half_width
+    assert c.detail.startswith("WK2 50%: margin -0.01") and c.detail.endswith("unresolved")  # why, in words
     under = Cells().set("WK2", 0.5, "AP1", response_ks=10.0 / 1.09)
     assert verdict(ca.asp_equals_ap1, under) == UNRESOLVED
     assert verdict(ca.asp_equals_ap1, Cells().set("WK2", 0.5, "AP1", response_ks=10.0 / 1.2)) == FAILS
