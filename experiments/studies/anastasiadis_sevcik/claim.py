@@ -1,4 +1,10 @@
-"""What a claim is, how strictly the paper's words are read, and lookups in the cells table.
+"""How strictly the paper's words are read, the study's record of a claim, its checks, and lookups in the cells table.
+
+A claim is the shared ``experiments.reporting.claims.Claim``: its checks are signed margins
+(> 0: the claim holds there) in the claim's own unit, each with the 95% half-width the cells'
+replications give (NaN where none does), and its verdict is the shared rule. What is
+particular to this paper (key, section, quote, reading, the number) is the ``Record`` in
+``Claim.paper``.
 
 The claims themselves are in ``claims_sdf`` (§6.1), ``claims_adaptive``
 (§6.2, §6.3) and ``claims_dif`` (§6.4, §6.5, §7); ``claims`` runs them all.
@@ -11,7 +17,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-REPRODUCED, PARTLY, NOT_REPRODUCED, NO_DATA = "reproduced", "partly", "not reproduced", "no data"
+from experiments.reporting.claims import Check, Claim, Verdict, verdict_words
 
 
 @dataclass(frozen=True)
@@ -57,18 +63,20 @@ class Thresholds:
 
 
 @dataclass(frozen=True)
-class Claim:
-    """One row of the claims table."""
+class Record:
+    """The study's own record of a claim (``Claim.paper``): where it comes from, how it is read, the number.
+
+    ``value`` is the single number the answer leads with (a share, a ratio, a worst case), kept in
+    claims.csv; the verdict itself comes from the claim's checks by the shared rule.
+    """
 
     key: str
     section: str  # "§6.4" ...
     quote: str  # the paper's sentence(s), verbatim
     reading: str  # how the threshold follows from the sentence
-    statement: str  # the claim, paraphrased
-    value: float  # the single number the verdict rests on
+    value: float  # the single number the answer leads with
     value_label: str  # what ``value`` is
     answer: str  # the measured answer in words, with the supporting numbers
-    verdict: str  # REPRODUCED, PARTLY, NOT_REPRODUCED or NO_DATA
     details: dict[str, float] = field(default_factory=dict)
 
 
@@ -82,13 +90,67 @@ class Source:
     reading: str
     statement: str
 
-    def result(self, value: float, value_label: str, answer: str, verdict: str,
+    def result(self, value: float, value_label: str, answer: str, checks: Sequence[Check], what: str,
                details: dict[str, float] | None = None) -> Claim:
-        return Claim(self.key, self.section, self.quote, self.reading, self.statement, value, value_label,
-                     answer, verdict, details or {})
+        """The claim judged on ``checks`` by the shared rule; ``what`` names a check's unit in the k-of-n count."""
+        record = Record(self.key, self.section, self.quote, self.reading, value, value_label, answer, details or {})
+        return Claim(self.statement, tuple(checks), words=verdict_words(checks, what), ours=answer,
+                     detail=not_holding(checks), paper=record)
 
     def no_data(self, why: str) -> Claim:
-        return self.result(math.nan, "", why, NO_DATA)
+        return self.result(math.nan, "", why, (), "checks")
+
+
+def not_holding(checks: Sequence[Check], most: int | None = None) -> str:
+    """The checks that did not hold, each with its margin and interval ('' when all held); ``most``: at most
+    that many, then how many more."""
+    texts = [c.text() for c in checks if c.verdict is not Verdict.HOLDS]
+    if most is not None and len(texts) > most:
+        texts = [*texts[:most], f"and {len(texts) - most} more"]
+    return "; ".join(texts)
+
+
+def yes_no(where: str, ok: bool) -> Check:
+    """A check on a yes/no observation (a cell saturated or not, an order kept or not): margin +1 or -1, no interval."""
+    return Check(where, 1.0 if ok else -1.0)
+
+
+def margin(where: str, value: float, half_width: float = math.nan) -> Check:
+    """A check whose margin may be infinite (a saturated cell's ratio): then it decides outright (``yes_no``)."""
+    if math.isinf(value):
+        return yes_no(f"{where} (saturated)", value > 0)
+    return Check(where, value, half_width)
+
+
+def at_least(where: str, hits: int, total: int, share_min: float, strictly: bool = False) -> Check:
+    """A count against a share: at least (or, ``strictly``, more than) ``share_min`` of ``total``.
+
+    The margin is in cells: how many more hits than the fewest that meet the share, plus half
+    a cell, so that exactly enough holds (counts are whole; the half keeps it off zero).
+    """
+    need = math.floor(share_min * total + 1e-9) + 1 if strictly else math.ceil(share_min * total - 1e-9)
+    return Check(where, hits - need + 0.5)
+
+
+def rel_hw(*rows: pd.Series | None) -> float:
+    """The relative 95% half-width of a ratio of cells' means (their relative half-widths in quadrature);
+    NaN when a cell is missing or has no finite interval (saturated, one replication)."""
+    hws = [float(r.rel_half_width) if r is not None and "rel_half_width" in r else math.nan for r in rows]
+    return math.sqrt(sum(h * h for h in hws)) if all(math.isfinite(h) for h in hws) else math.nan
+
+
+def faster(where: str, a: pd.Series | None, b: pd.Series | None) -> Check | None:
+    """The check that R_a < R_b: margin R_b/R_a - 1 (the relative gap) with its 95% half-width.
+
+    A saturated side decides outright (``yes_no``); both saturated or either missing: None, nothing to compare.
+    """
+    ra, rb = response(a), response(b)
+    if math.isnan(ra) or math.isnan(rb) or (math.isinf(ra) and math.isinf(rb)):
+        return None
+    if math.isinf(ra) or math.isinf(rb):
+        return yes_no(f"{where} (saturated)", math.isinf(rb))
+    q = rb / ra
+    return Check(where, q - 1.0, q * rel_hw(a, b))
 
 
 def cell(cells: pd.DataFrame, workload: str, load: float, policy: str) -> pd.Series | None:

@@ -1,9 +1,11 @@
 """The paper's claims, each answered from the measured cells.
 
 Every number in the table is computed from the cells table (the rows of
-cells.csv); nothing is typed in. Each claim carries the paper's sentence and
-how its threshold follows from it (``Claim.quote``, ``Claim.reading``); the
-thresholds themselves are in ``claim.Thresholds``, in one place.
+cells.csv); nothing is typed in. Each claim is the shared
+``experiments.reporting.claims.Claim``, judged on its checks by the shared rule;
+its ``paper`` is this study's ``claim.Record``, with the paper's sentence and how
+its threshold follows from it (``quote``, ``reading``); the thresholds
+themselves are in ``claim.Thresholds``, in one place.
 
 DIF can be read three ways (``scheduler.policies.dif``). The main table uses
 the default reading (ASP(2), AP1(2), AEP(2)); ``dif_variant_table`` answers the
@@ -14,10 +16,11 @@ from __future__ import annotations
 import pandas as pd
 
 from experiments.studies.anastasiadis_sevcik import claims_adaptive, claims_dif, claims_sdf
-from experiments.studies.anastasiadis_sevcik.claim import REPRODUCED, Claim, Thresholds, cell
+from experiments.reporting.claims import Claim, Verdict
+from experiments.studies.anastasiadis_sevcik.claim import Record, Thresholds, cell
 from scheduler.policies.dif import DifReading, same_as
 
-__all__ = ["Claim", "Thresholds", "cell", "evaluate", "to_frame", "dif_variant_table", "readings_run",
+__all__ = ["Claim", "Record", "Thresholds", "cell", "evaluate", "to_frame", "dif_variant_table", "readings_run",
            "SECTION_64", "SECTION_7"]
 
 #: The claims of §6.4 and of §7's paragraph on DIF and DYN-EQUI, by key: what a DIF reading must reproduce.
@@ -60,20 +63,23 @@ def dif_variant_table(cells: pd.DataFrame, th: Thresholds | None = None) -> pd.D
         view = as_reading(cells, reading)
         for f in claims_dif.DIF_DEPENDENT:
             c = f(view, th)
-            rows.append({"reading": reading.value, "key": c.key, "section": c.section, "statement": c.statement,
-                         "value": c.value, "verdict": c.verdict, "answer": c.answer})
-    return pd.DataFrame(rows, columns=["reading", "key", "section", "statement", "value", "verdict", "answer"])
+            rows.append({"reading": reading.value, "key": c.paper.key, "section": c.paper.section,
+                         "statement": c.statement, "value": c.paper.value, "verdict": c.verdict.value,
+                         "words": c.words, "answer": c.paper.answer})
+    return pd.DataFrame(rows, columns=["reading", "key", "section", "statement", "value", "verdict", "words", "answer"])
 
 
-def reproduces(table: pd.DataFrame, reading: str, keys: tuple[str, ...]) -> tuple[int, int]:
-    """(claims among ``keys`` reproduced under ``reading``, how many of them were evaluated)."""
+def holding(table: pd.DataFrame, reading: str, keys: tuple[str, ...]) -> tuple[int, int]:
+    """(claims among ``keys`` that hold under ``reading``, how many of them were evaluated)."""
     rows = table[(table.reading == reading) & table.key.isin(keys)]
-    return int((rows.verdict == REPRODUCED).sum()), len(rows)
+    return int((rows.verdict == Verdict.HOLDS.value).sum()), len(rows)
 
 
 def to_frame(claims: list[Claim]) -> pd.DataFrame:
     """The claims as a table (claims.csv)."""
-    return pd.DataFrame([{"key": c.key, "section": c.section, "statement": c.statement, "value": c.value,
-                          "value_label": c.value_label, "answer": c.answer, "verdict": c.verdict,
-                          "quote": c.quote, "reading": c.reading}
+    return pd.DataFrame([{"key": c.paper.key, "section": c.paper.section, "statement": c.statement,
+                          "value": c.paper.value, "value_label": c.paper.value_label, "answer": c.paper.answer,
+                          "verdict": c.verdict.value, "words": c.words, "not_holding": c.detail,
+                          "quote": c.paper.quote,
+                          "reading": c.paper.reading}
                          for c in claims])

@@ -14,6 +14,7 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
+from experiments.reporting.claims import Verdict, tally, tally_text
 from experiments.reporting.tables import cell, md_table
 from experiments.studies.anastasiadis_sevcik import paper
 from experiments.studies.anastasiadis_sevcik.claims import (
@@ -23,9 +24,10 @@ from experiments.studies.anastasiadis_sevcik.claims import (
     Thresholds,
     dif_variant_table,
     evaluate,
-    reproduces,
+    holding,
     to_frame,
 )
+from experiments.studies.anastasiadis_sevcik.claim import not_holding
 from experiments.studies.anastasiadis_sevcik.plots import all_figures
 from experiments.studies.anastasiadis_sevcik.spec import WORKLOADS, GeneratorSpec
 from experiments.studies.anastasiadis_sevcik.study import StudyResult
@@ -140,11 +142,15 @@ def render_markdown(result: StudyResult, cells: pd.DataFrame, claims: list[Claim
         "",
         "## Claims",
         "",
-        md_table(["#", "§", "Paper's claim", "Measured answer", "Verdict"],
-                 [(i, c.section, c.statement, c.answer, f"**{c.verdict}**") for i, c in enumerate(claims, 1)]),
+        ("Each claim is judged on checks: a margin (> 0 where the claim holds) with its 95% half-width where "
+         "the cells' replications give one. A claim holds if every check holds outside its interval, fails "
+         "if any check fails outside it, and is unresolved otherwise; the words give how many checks held."),
+        "",
+        md_table(["#", "§", "Paper's claim", "Measured answer", "Verdict", "Checks"],
+                 [(i, c.paper.section, c.statement, c.paper.answer, f"**{c.verdict}**", _checks_words(c))
+                  for i, c in enumerate(claims, 1)]),
     ]
-    counts = pd.Series([c.verdict for c in claims]).value_counts()
-    lines += ["", "Verdicts: " + ", ".join(f"{n} {v}" for v, n in counts.items()) + ".", ""]
+    lines += ["", "Verdicts: " + tally_text(tally(claims)) + ".", ""]
     lines += _sources(claims)
     lines += _variants_section(variants if variants is not None else pd.DataFrame())
     lines += ["", "## Figures", ""]
@@ -199,11 +205,18 @@ def render_markdown(result: StudyResult, cells: pd.DataFrame, claims: list[Claim
     return "\n".join(lines)
 
 
+def _checks_words(c: Claim) -> str:
+    """The verdict's k-of-n words and, when not every check held, the first few that did not (all in claims.csv)."""
+    rest = not_holding(c.checks, most=3)
+    return f"{c.words} ({rest})" if rest else c.words
+
+
 def _sources(claims: list[Claim]) -> list[str]:
     """Each claim's sentence in the paper and how its threshold follows from it."""
     lines = ["### Where each claim comes from", ""]
     for i, c in enumerate(claims, 1):
-        lines += [f"{i}. **{c.section}** \"{cell(c.quote)}\"  ", f"   *Reading:* {cell(c.reading)}", ""]
+        lines += [f"{i}. **{c.paper.section}** \"{cell(c.paper.quote)}\"  ", f"   *Reading:* {cell(c.paper.reading)}",
+                  ""]
     return lines
 
 
@@ -225,13 +238,13 @@ def _variants_section(table: pd.DataFrame) -> list[str]:
     lines.append(md_table(["claim", "§", *readings], rows))
     lines.append("")
     for label, keys in (("§6.4", SECTION_64), ("§7", SECTION_7)):
-        scores = {r: reproduces(table, r, keys) for r in readings}
+        scores = {r: holding(table, r, keys) for r in readings}
         best = max(scores.values())
         winners = [r for r, v in scores.items() if v == best]
         lines.append(f"- {label} ({len(keys)} claims): " + ", ".join(f"{r} {k}/{n}" for r, (k, n) in scores.items())
-                     + (f"; all reproduced under {', '.join(winners)}" if best[0] == best[1]
-                        else "; no reading reproduces any of them" if best[0] == 0
-                        else f"; no reading reproduces all of them (most: {', '.join(winners)})"))
+                     + (f"; all hold under {', '.join(winners)}" if best[0] == best[1]
+                        else "; none holds under any reading" if best[0] == 0
+                        else f"; no reading makes all of them hold (most: {', '.join(winners)})"))
     lines += ["", "Every reading's answers in full are in `dif_variants.csv`.", ""]
     return lines
 
@@ -244,8 +257,9 @@ def print_claims(claims: list[Claim], console: Console | None = None) -> None:
     table.add_column("claim", ratio=3)
     table.add_column("measured", ratio=4)
     table.add_column("verdict")
-    style = {"reproduced": "green", "not reproduced": "red", "partly": "yellow"}
+    style = {Verdict.HOLDS: "green", Verdict.FAILS: "red", Verdict.UNRESOLVED: "yellow"}
     for i, c in enumerate(claims, 1):
-        table.add_row(str(i), c.statement, c.answer, f"[{style.get(c.verdict, 'dim')}]{c.verdict}[/]")
+        table.add_row(str(i), c.statement, c.paper.answer, f"[{style.get(c.verdict, 'dim')}]{c.verdict}[/]\n{c.words}")
     console.print(table)
+    console.print("Verdicts: " + tally_text(tally(claims)))
 

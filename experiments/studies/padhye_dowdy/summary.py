@@ -34,11 +34,12 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from experiments import miss_causes
+from experiments.report import DEFAULT_TARGETS
 from experiments.reporting.cell_claims import judge, judge_across
+from experiments.reporting.claims import Verdict
 from experiments.governor_hold import GovernorHold
 from experiments.unresized import drift_text
 
-DEFAULT_TARGETS = {"response_rel": 0.10, "execution_rel": 0.05}
 # (cell statistic, its target in the config, its name in the per-figure table)
 _TARGETED = (("response", "response_rel", "response"), ("median_execution", "execution_rel", "execution"))
 
@@ -162,13 +163,14 @@ def summary_tables(figures: Mapping[str, Figure | None], cross: Sequence[Mapping
     rows, cells = [], []
     for name, fig in figures.items():
         if fig is None:
-            rows.append({"figure": name, "claim": "(not run)", "verdict": "no data"})
+            rows.append({"figure": name, "claim": "(not run)", "verdict": Verdict.NO_DATA.value})
             cells.append({"figure": name, "cells": 0})
             continue
         for c in fig.config.get("claims", fig.config.get("claim", [])):
             if not fig.run:
                 rows.append({"figure": name, "claim": c["text"], "quote": c.get("quote", ""),
-                             "paper": c.get("paper_value", ""), "verdict": "not run"})
+                             "paper": c.get("paper_value", ""), "ours": "not run",
+                             "verdict": Verdict.NO_DATA.value})
                 continue
             m, p = judge(c, fig.measured, fig.rates), judge(c, fig.predicted, fig.rates)
             policies = [c[k] for k in ("lower", "than", "policy") if c.get(k)]

@@ -32,7 +32,7 @@ from experiments import analysis_io, miss_causes
 from experiments.report import analyse, md_table
 from experiments.reporting.figures import save_png
 from experiments.store import ResultsStore
-from experiments.studies.padhye_dowdy.summary import DEFAULT_TARGETS
+from experiments.report import DEFAULT_TARGETS
 
 MULTIPLES = (1, 2, 4, 8, 16, 32)
 STATS = (("response", "response_rel"), ("median_execution", "execution_rel"))

@@ -29,7 +29,7 @@ from experiments.predict import engine_jobs
 from experiments.replay import owner_load, speeds_for
 from experiments.report import md_table
 from experiments.store import ResultsStore
-from experiments.studies.padhye_dowdy.summary import DEFAULT_TARGETS
+from experiments.report import DEFAULT_TARGETS
 from scheduler.engine import simulate
 from scheduler.jobs import FinishedJob
 
