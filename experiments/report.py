@@ -273,8 +273,10 @@ def report_blocks(a: Analysis, figure_names: list[str]) -> list[Block]:
     blocks.append(("table", a.claims) if not a.claims.empty else ("p", "The config states no claims."))
     if not a.claims.empty:
         blocks.append(("p", ("Margin = (than - lower) / than of the claim's metric at each rate (± its 95% "
-                             "half-width); 'yes' means every condition of the claim holds at every rate it names. "
-                             "Claim kinds and their tolerances: experiments/README.md.")))
+                             "half-width). A claim holds when every condition holds outside its 95% interval at "
+                             "every rate it names, fails when one fails outside it, and is unresolved otherwise "
+                             "(experiments/reporting/claims.py). Claim kinds and their tolerances: "
+                             "experiments/README.md.")))
     blocks += [("h2", "Failed jobs"), _failed_block(a)]
     blocks += [("h2", "Interrupted, resumed and unfinished cells"), _disturbed_block(a)]
     blocks += [("h2", "Files"), ("ul", ["cells.csv: one row per policy and rate, every statistic",

@@ -313,6 +313,11 @@ def targets_text(cmp: pd.DataFrame, targets: dict[str, float]) -> str:
     return " ".join(out)
 
 
+def _with_figures(words: str, ours: str) -> str:
+    """The prediction's verdict with its own figures, so the predicted gap stays in the table."""
+    return f"{words} (predicted: {ours})" if ours and ours not in words else words
+
+
 def claims_table(claims: Sequence[dict[str, Any]], measured: pd.DataFrame, predicted: pd.DataFrame,
                  all_rates: Sequence[float]) -> pd.DataFrame:
     """One row per claim: verdict and margins on the measured cells, whether the verdict stands
@@ -323,7 +328,7 @@ def claims_table(claims: Sequence[dict[str, Any]], measured: pd.DataFrame, predi
         p = judge(c, predicted, all_rates)
         rows.append({"claim": c["text"], "metric": c["metric"], "verdict": m.verdict.value,
                      "measured": m.words, "margin per rate": m.detail,
-                     "predicted": p.words or p.verdict.value, "paper": c.get("paper_value", ""),
+                     "predicted": _with_figures(p.words or p.verdict.value, p.ours), "paper": c.get("paper_value", ""),
                      "ours": m.ours, "outside the 95% interval": m.interval})
     return pd.DataFrame(rows, columns=["claim", "metric", "verdict", "measured", "margin per rate", "predicted",
                                        "paper", "ours", "outside the 95% interval"])
