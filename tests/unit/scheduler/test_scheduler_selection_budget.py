@@ -18,13 +18,15 @@ def large_cluster(n: int = 400, seed: int = 5) -> SelectionProblem:
 @pytest.mark.parametrize("algorithm", ["SA", "GA", "DP", "BE"])
 def test_the_budget_holds_within_50_ms(algorithm):
     problem = large_cluster()
-    t0, cpu0 = time.perf_counter(), time.process_time()
+    t0, cpu0 = time.perf_counter(), time.thread_time()
     best = select_hosts(problem, algorithm, budget_s=0.3, seed=1)
-    wall_s, cpu_s = time.perf_counter() - t0, time.process_time() - cpu0
+    wall_s, cpu_s = time.perf_counter() - t0, time.thread_time() - cpu0
     assert not best.finished  # 400 machines: none of them finishes in 0.3 s
     # The search's own work past its deadline, in CPU time: on a loaded host the process may
     # be paused after the deadline, which wall time would blame on the algorithm (it failed
-    # once in 13 runs at load average 4.4). The wall-clock figure is the benchmark's
+    # once in 13 runs at load average 4.4). This thread's CPU only: the search runs in it, and a
+    # thread an earlier test left in the same pytest-xdist worker would count in process_time
+    # (BE read 0.506 s so once). The wall-clock figure is the benchmark's
     # (benchmarks/bench_selection_optimality.py prints it).
     assert cpu_s <= 0.3 + TOLERANCE_S, f"{algorithm} used {cpu_s:.3f} s of CPU on a 0.3 s budget"
     assert wall_s >= 0.3  # it did search until the budget ran out
