@@ -73,7 +73,7 @@ def test_a_short_job_arriving_gets_its_beta_at_the_next_boundary_and_leaves_it_t
     ran_s = [t for t, job in timeline if job == "S"]
     assert ran_s and min(ran_s) >= epochs[1].anchor_s - 0.05 and max(ran_s) <= epochs[2].anchor_s + 0.05
     assert all(job in ("L", None) for t, job in timeline if t < epochs[1].anchor_s - 0.05)
-    assert not math.isnan(large.run.done_s) and large.run.done_s > short.run.done_s
+    assert not math.isnan(run.runs["L"].done_s) and run.runs["L"].done_s > run.runs["S"].done_s
 
     # the report: every job measured beside the simulator's prediction, redone from its CSVs alone
     written = record_stream(run, spec, tmp_path)
@@ -83,9 +83,9 @@ def test_a_short_job_arriving_gets_its_beta_at_the_next_boundary_and_leaves_it_t
     rows = read_stream_rows(tmp_path)
     by_job = {j.job: j for j in rows.jobs}
     assert by_job["S"].short and not by_job["L"].short and by_job["S"].workstations == "ws1 ws2"
-    assert by_job["S"].response_s == pytest.approx(short.response_s)
+    assert by_job["S"].response_s == pytest.approx(run.response_s("S"))
     assert by_job["S"].predicted_response_s > 0 and by_job["S"].predicted_p == 2
-    assert by_job["S"].error == pytest.approx(short.response_s / by_job["S"].predicted_response_s - 1)
+    assert by_job["S"].error == pytest.approx(run.response_s("S") / by_job["S"].predicted_response_s - 1)
     assert {t.epoch for t in rows.tables} == {0, 1, 2} and rows.run.plans == 3
     md = (tmp_path / "report.md").read_text()
     assert by_job["S"].scheduled_s == pytest.approx(epochs[1].anchor_s - run.started_s)
