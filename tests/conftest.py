@@ -35,7 +35,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.get_closest_marker("host_mpi") is not None:
             item.add_marker(pytest.mark.integration)
-    items.sort(key=lambda item: item.get_closest_marker("gc_all") is None)  # stable: the rest keep their order
+    # Then by file name, across tests/unit/ and tests/integration/: the order the suite had when it was
+    # one flat folder (the live tests that run niced on the host's cores came before the testbed's
+    # clusters and their keepers). Stable: tests keep their order within a file.
+    items.sort(key=lambda item: (item.get_closest_marker("gc_all") is None, item.path.name))
 
 
 @pytest.fixture(scope="session", autouse=True)
