@@ -12,6 +12,7 @@ import io
 import math
 from pathlib import Path
 
+from experiments.traces.text import utf8_text
 from scheduler.model import DemandModel, Job, SevcikModel
 
 SEVCIK_COLUMNS = ("W", "alpha", "beta", "pmax", "phases")
@@ -43,12 +44,7 @@ def _number(text: str, col: str, line: int, *, integer: bool = False, optional: 
 def read_jobs(path: str | Path) -> list[Job]:
     """Jobs in file order; arrivals must be non-decreasing."""
     path = Path(path)
-    try:
-        text = path.read_bytes().decode("utf-8")  # whole, so a byte that is not UTF-8 is one line here
-    except OSError as exc:
-        raise ValueError(f"cannot read jobs CSV {path}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise ValueError(f"{path}: not UTF-8 text") from None
+    text = utf8_text(path, "jobs CSV")
     with io.StringIO(text, newline="") as handle:
         reader = csv.reader(handle)
         header = [c.strip() for c in next(reader, [])]

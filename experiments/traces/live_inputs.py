@@ -23,6 +23,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Mapping
 
+from experiments.traces.text import utf8_text
 from scheduler.live.stream import Arrival, JobClass, PmaxOnlyModel
 from scheduler.model import DemandModel, Model, SevcikModel
 
@@ -121,12 +122,7 @@ def load_classes(path: str | Path) -> dict[str, JobClass]:
 def read_stream(path: str | Path, classes: Mapping[str, JobClass]) -> list[Arrival]:
     """Arrivals in file order; each problem is a ValueError naming the line."""
     path = Path(path)
-    try:
-        text = path.read_bytes().decode("utf-8")  # whole, so a byte that is not UTF-8 is one line here
-    except OSError as exc:
-        raise ValueError(f"cannot read stream {path}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise ValueError(f"{path}: not UTF-8 text") from None
+    text = utf8_text(path, "stream")
     with io.StringIO(text, newline="") as handle:
         reader = csv.DictReader(handle)
         header = [c.strip() for c in (reader.fieldnames or [])]
