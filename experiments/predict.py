@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from experiments.models.overhead import OverheadModel
 from experiments.models.resize import ResizeFit
 from experiments.models.speeds import owner_availability, workstation_speeds
+from experiments.noise import RunDraw
 from scheduler.engine import Schedule, simulate
 from scheduler.jobs import FinishedJob, Outcome, SubmittedJob
 from scheduler.model import Job, SevcikModel
@@ -205,15 +206,23 @@ def engine_jobs(stream: Sequence[SubmittedJob], classes: Mapping[str, ClassModel
 
 
 #: The cell statistics an ensemble gives (run_stats.STATS names) and summarize's key for each.
-ENSEMBLE_STATS = {"response": "mean_response", "median_execution": "median_execution"}
+ENSEMBLE_STATS = {"response": "mean_response", "median_execution": "median_execution", "wait": "mean_wait",
+                  "mean_procs": "mean_partition", "preemptions": "preemptions_per_job"}
 
 
 def ensemble(stream: Sequence[SubmittedJob], classes: Mapping[str, ClassModel], policy: str, P: int, *,
              counted: Collection[int], replicas: int = 40, seed: int = 0,
              speeds: Sequence[float] | None = None,
              availability: Sequence[float] | None = None,
-             schedule: Sequence[Schedule] | None = None) -> dict[str, list[float]]:
+             schedule: Sequence[Schedule] | None = None,
+             noise: Sequence[RunDraw] | None = None) -> dict[str, list[float]]:
     """Each statistic of ENSEMBLE_STATS over the `counted` jobs, in `replicas` replays of the stream.
+
+    With `noise` (one `experiments.noise.RunDraw` per replay, drawn once for every cell of
+    the run from a model measured on other live runs), replay i scales every job's work by
+    exp(shift_i + N(0, sigma_cell_i) + N(0, sigma_job_i)): the first term all cells of
+    the run share at that replay, the second all jobs of this cell, the third the job alone. Without one, as before: each job's work alone is drawn with its
+    class's profiled run_sigma (a band that leaves out what the jobs of a cell share).
 
     In each replay every job's work is drawn around its class model: a factor with mean 1
     and log-sd the class's run_sigma, how far identical dedicated runs differed when it was
@@ -229,11 +238,19 @@ def ensemble(stream: Sequence[SubmittedJob], classes: Mapping[str, ClassModel], 
     counted = set(counted)
     rng = random.Random(seed)
     out: dict[str, list[float]] = {name: [] for name in ENSEMBLE_STATS}
-    for _ in range(replicas):
+    if noise is not None and len(noise) < replicas:
+        raise ValueError(f"noise: {len(noise)} run draws for {replicas} replicas")
+    for i in range(replicas):
         work = {}
-        for sj in stream:
-            sigma = classes[sj.cls].run_sigma if sj.cls in classes else 0.0
-            work[sj.id] = math.exp(rng.gauss(0.0, sigma) - sigma * sigma / 2) if sigma else 1.0
+        if noise is not None:
+            shift, sigma_cell, sigma_job = noise[i]
+            shared = shift + rng.gauss(0.0, sigma_cell)
+            for sj in stream:
+                work[sj.id] = math.exp(shared + rng.gauss(0.0, sigma_job))
+        else:
+            for sj in stream:
+                sigma = classes[sj.cls].run_sigma if sj.cls in classes else 0.0
+                work[sj.id] = math.exp(rng.gauss(0.0, sigma) - sigma * sigma / 2) if sigma else 1.0
         records = {r.id: r for r in simulate(engine_jobs(stream, classes, work), policy, P, timeline=False,
                                              speeds=speeds, availability=availability,
                                              schedule=schedule).jobs}

@@ -19,12 +19,15 @@ average the same jobs.
 from __future__ import annotations
 
 import statistics
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 import pandas as pd
 
 from experiments.config import ExperimentConfig
-from experiments import owner_schedules
+from experiments import noise, owner_schedules
 from experiments.models import loop
 from experiments.models.launch import stored_fit
 from testbed.load.model import owner_utilization
@@ -38,9 +41,9 @@ from scheduler.jobs import Outcome
 Log = Callable[[str], None]
 
 
-#: Replays per cell in the ensemble prediction: the 5% and 95% points of 40 values move by a
-#: few percent between seeds, and 40 replays of a 14-job cell take about 0.1 s.
-ENSEMBLE_REPLICAS = 40
+#: Replays per cell in the ensemble prediction: the 5% and 95% points of 100 values move by
+#: a few percent between seeds, and 100 replays of a 14-job cell take about 0.25 s.
+ENSEMBLE_REPLICAS = 100
 
 
 def resize_samples(store: ResultsStore, cells: pd.DataFrame) -> pd.DataFrame:
@@ -136,10 +139,79 @@ def owner_load(config: ExperimentConfig, store: ResultsStore, cell_id: int, repl
     return availability_for(config, store.availability(cell_id), hosts), None
 
 
-def replay(store: ResultsStore, log: Log = lambda _msg: None, *, basis: str | None = None) -> int:
+@dataclass(frozen=True)
+class CellReplay:
+    """Everything one cell's prediction is made from: its stream, machine and owners, and the
+    jobs that finished live past the warm-up (so both sides average the same jobs)."""
+
+    cell_id: int
+    policy: str
+    rate: float
+    replication: int
+    stream: list
+    P: int
+    speeds: list[float] | None
+    availability: list[float] | None
+    schedule: list[Schedule] | None
+    counted: frozenset[int]
+
+
+def cell_replays(store: ResultsStore, config: ExperimentConfig) -> list[CellReplay]:
+    """One CellReplay per cell that ran on workstations (cells never started have no hosts)."""
+    cells = store.cells_frame()
+    if cells.empty:
+        return []
+    calibration = store.latest_calibration()
+    jobs = store.jobs_frame()
+    warmup = config.arrivals.warmup
+    out = []
+    for row in cells.itertuples():
+        cell_id = int(row.cell_id)
+        segments = store.segments(cell_id)
+        hosts = segments[0]["hosts"] if segments else []
+        if not hosts:
+            continue
+        avail, schedule = owner_load(config, store, cell_id, int(row.replication), hosts)
+        counted = frozenset(int(j) for j in jobs.job_id[(jobs.cell_id == cell_id) & (jobs.status == Outcome.DONE)
+                                                       & (jobs.job_id >= warmup)]) if not jobs.empty else frozenset()
+        out.append(CellReplay(cell_id, str(row.policy), float(row.rate), int(row.replication), store.stream_of(cell_id),
+                              len(hosts), speeds_for(calibration, hosts), avail, schedule, counted))
+    return out
+
+
+def run_identity(path: Path, config: Mapping) -> tuple[str, str, str]:
+    """(run, family, paper) of a store for the noise library: its path under
+    experiments/results (else as given), its config's name, and its results folder (else the
+    config's paper, up to its year)."""
+    path = Path(path).resolve()
+    try:
+        rel = path.relative_to(noise.RESULTS.resolve())
+        return str(rel), str(config.get("name", "")), rel.parts[0]
+    except ValueError:
+        return str(path), str(config.get("name", "")), str(config.get("paper", "")).split("(")[0].strip()
+
+
+def noise_for(store: ResultsStore, library: noise.Library | None = None) -> noise.NoiseModel | None:
+    """The noise model a store's bands are drawn with: from every committed run but its own."""
+    library = noise.Library.load(noise.LIBRARY) if library is None else library
+    return noise.for_run(library.runs, *run_identity(store.path, store.config))
+
+
+def band_values(cell: CellReplay, models: Mapping[str, ClassModel], draws: list[noise.RunDraw] | None,
+                replicas: int = ENSEMBLE_REPLICAS) -> dict[str, list[float]]:
+    """The cell's ensemble (each statistic per replay), seeded by its cell id; `draws`: the
+    run's (`NoiseModel.draws`, one list for every cell of the run)."""
+    return ensemble(cell.stream, models, cell.policy, cell.P, counted=cell.counted, replicas=replicas,
+                    seed=cell.cell_id, speeds=cell.speeds, availability=cell.availability,
+                    schedule=cell.schedule, noise=draws)
+
+
+def replay(store: ResultsStore, log: Log = lambda _msg: None, *, basis: str | None = None,
+           library: noise.Library | None = None) -> int:
     """Predict every cell that has measured jobs; returns how many cells were predicted.
     `basis`: predict under this `[profile] speed_basis` instead of the run's own (to compare
-    the two on one run, experiments/studies/padhye_dowdy/analyses/prediction_variants.py)."""
+    the two on one run, experiments/studies/padhye_dowdy/analyses/prediction_variants.py).
+    `library`: the noise evidence the bands draw from (default: the committed one)."""
     config = ExperimentConfig.model_validate(store.config)
     if basis is not None:
         config = config.model_copy(update={"profile": config.profile.model_copy(
@@ -153,26 +225,16 @@ def replay(store: ResultsStore, log: Log = lambda _msg: None, *, basis: str | No
         raise ValueError(f"no profile stored for class {', '.join(missing)}: the run never got that far")
     models = class_models(config, profiles)
     measured = measured_overheads(config, resize_samples(store, cells))
-    calibration = store.latest_calibration()
-    jobs = store.jobs_frame()
-    warmup = config.arrivals.warmup
+    model = noise_for(store, library)
+    draws = model.draws(ENSEMBLE_REPLICAS, seed=0) if model is not None else None
     done = 0
-    for row in cells.itertuples():
-        cell_id = int(row.cell_id)
-        hosts = store.segments(cell_id)[0]["hosts"] if store.segments(cell_id) else []
-        if not hosts:
-            continue
-        stream = store.stream_of(cell_id)
-        speeds = speeds_for(calibration, hosts)
-        avail, schedule = owner_load(config, store, cell_id, int(row.replication), hosts)
-        store.set_predictions(cell_id, predict(stream, models, row.policy, len(hosts), speeds=speeds,
-                                               availability=avail, schedule=schedule))
-        counted = set(jobs.job_id[(jobs.cell_id == cell_id) & (jobs.status == Outcome.DONE) & (jobs.job_id >= warmup)])
-        if counted:
-            store.set_band(cell_id, ensemble(stream, models, row.policy, len(hosts), counted=counted,
-                                             replicas=ENSEMBLE_REPLICAS, seed=cell_id, speeds=speeds,
-                                             availability=avail, schedule=schedule),
-                           {name: m.run_sigma for name, m in models.items()})
+    for cell in cell_replays(store, config):
+        store.set_predictions(cell.cell_id, predict(cell.stream, models, cell.policy, cell.P, speeds=cell.speeds,
+                                                    availability=cell.availability, schedule=cell.schedule))
+        if cell.counted:
+            store.set_band(cell.cell_id, band_values(cell, models, draws),
+                           {"noise": model.text() if model is not None else "profiled run_sigma per class (no noise library)",
+                            **{name: m.run_sigma for name, m in models.items()}})
         done += 1
     parts = []
     for name, m in models.items():
@@ -181,5 +243,6 @@ def replay(store: ResultsStore, log: Log = lambda _msg: None, *, basis: str | No
         seen = measured.get(name)
         parts.append(f"{name} {profiled} (this run measured median {seen.cost():.2f} s, n={seen.samples})"
                      if seen is not None else f"{name} {profiled}")
-    log(f"predicted {done} cells; resize cost {'; '.join(parts)}")
+    log(f"predicted {done} cells; resize cost {'; '.join(parts)}; "
+        f"noise {model.text() if model is not None else 'none measured: profiled run_sigma'}")
     return done

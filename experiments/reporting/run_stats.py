@@ -145,7 +145,9 @@ def with_bands(cmp: pd.DataFrame, cells: pd.DataFrame, bands: dict[int, dict[str
     if not bands or cmp.empty:
         return cmp
     out = cmp.copy()
-    for stat in ("response", "median_execution"):
+    banded = [stat for stat in BANDED if f"predicted_{stat}" in out
+              and (stat in ("response", "median_execution") or any(stat in b for b in bands.values()))]
+    for stat in banded:
         out[f"single_{stat}"] = out[f"predicted_{stat}"]
         out[f"band_{stat}_lo"], out[f"band_{stat}_hi"] = np.nan, np.nan
     for i, row in out.iterrows():
@@ -153,14 +155,14 @@ def with_bands(cmp: pd.DataFrame, cells: pd.DataFrame, bands: dict[int, dict[str
         own = [bands[c] for c in ids if c in bands]
         if not own:
             continue
-        for stat in ("response", "median_execution"):
+        for stat in banded:
             runs = np.array([b[stat] for b in own if stat in b], dtype=float)
             if runs.size == 0 or len({len(r) for r in runs}) != 1:
                 continue
             per_replay = runs.mean(axis=0)
             out.loc[i, f"predicted_{stat}"] = float(np.mean(per_replay))
             out.loc[i, f"band_{stat}_lo"], out.loc[i, f"band_{stat}_hi"] = np.quantile(per_replay, BAND)
-            target = (targets or {}).get(TARGET_OF[stat])
+            target = (targets or {}).get(TARGET_OF.get(stat, ""))
             mean = float(np.mean(per_replay))
             if target is not None and mean > 0:
                 out.loc[i, f"chance_{stat}"] = float(np.mean(np.abs(per_replay / mean - 1) <= target))
@@ -172,6 +174,9 @@ def with_bands(cmp: pd.DataFrame, cells: pd.DataFrame, bands: dict[int, dict[str
     return out
 
 
+#: The statistics a band may be given for (experiments.predict.ENSEMBLE_STATS; a store made
+#: before the noise model has the first two only).
+BANDED = ("response", "median_execution", "wait", "mean_procs", "preemptions")
 TARGET_OF = {"response": "response_rel", "median_execution": "execution_rel"}  # a statistic's target key
 
 

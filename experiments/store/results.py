@@ -454,7 +454,7 @@ class ResultsStore:
             raise StoreError(f"results: predictions of {self._cell_name(cell_id)}: a job twice or "
                              f"not in the stream ({exc})") from None
 
-    def set_band(self, cell_id: int, values: dict[str, list[float]], sigma: dict[str, float]) -> None:
+    def set_band(self, cell_id: int, values: dict[str, list[float]], sigma: dict[str, float | str]) -> None:
         """The cell's ensemble prediction (replaces an earlier one): each statistic's value in
         every replay, and the run-to-run noise (log-sd) each class was drawn with."""
         lengths = {len(v) for v in values.values()}
