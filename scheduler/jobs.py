@@ -8,7 +8,10 @@ A job passes three stages, the same records in the simulator and live:
   * `FinishedJob`: the submitted job and its record together, on the stream's clock, with its
     `Outcome`: what the store keeps and the report reads, measured or predicted alike.
 What one study needs beyond these (a machine-selection run's measured compute time, a time-shared
-job's slot) goes in `extra`, not in a record of its own.
+job's admission, a task's workstation) goes in `extra`, not in a record of its own. The records are
+generic in their extra: a study that adds fields gives them as one frozen dataclass of its own
+(`SubmittedJob[Admission]`, `FinishedJob[TaskPlace]`), typed where it is read; one that adds nothing
+leaves the empty mapping `NO_EXTRA`.
 
 The enums are `str`-valued (StrEnum), so a member is its text wherever it is written: SQLite,
 CSV and JSON hold the same bytes they held when these were string literals, and a value read
@@ -20,10 +23,13 @@ import math
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Any, Mapping, NamedTuple
+from typing import Any, Generic, Mapping, NamedTuple, TypeVar
 
 NO_EXTRA: Mapping[str, object] = MappingProxyType({})
 """A record's `extra` when the study adds nothing (read-only, so one object serves all)."""
+
+E = TypeVar("E")
+"""What a study adds to a job's record: a frozen dataclass of its own, or a mapping (NO_EXTRA)."""
 
 
 class JobStatus(StrEnum):
@@ -57,7 +63,7 @@ class EventKind(StrEnum):
 
 
 @dataclass(frozen=True)
-class SubmittedJob:
+class SubmittedJob(Generic[E]):
     """A job as it arrives (stage 1): one job of a stream, before it runs.
 
     `demand` is the job's reference work as a multiple of its class's mean (dimensionless): 1.0
@@ -70,7 +76,7 @@ class SubmittedJob:
     arrival_s: float  # seconds after the start of the run
     demand: float = 1.0
     requested_procs: int | None = None
-    extra: Mapping[str, object] = field(default_factory=lambda: NO_EXTRA, hash=False)
+    extra: E = field(default_factory=lambda: NO_EXTRA, hash=False)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.arrival_s) and self.arrival_s >= 0):
@@ -134,7 +140,7 @@ every committed store use (the fields carry their units; the columns keep the na
 
 
 @dataclass(frozen=True)
-class FinishedJob:
+class FinishedJob(Generic[E]):
     """A job after it ran (measured) or was replayed (predicted), stage 3; times in seconds.
 
     Times are on the stream's clock (seconds after the start of the run), so a measured and a
@@ -158,7 +164,7 @@ class FinishedJob:
     status: Outcome = Outcome.DONE
     error: str = ""
     delivered_speed: float | None = None
-    extra: Mapping[str, object] = field(default_factory=lambda: NO_EXTRA, hash=False)
+    extra: E = field(default_factory=lambda: NO_EXTRA, hash=False)  # type: ignore[assignment]
 
     @classmethod
     def of(cls, job: SubmittedJob, record: JobRecord, *, offset_s: float = 0.0,

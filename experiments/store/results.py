@@ -135,6 +135,7 @@ class ResultsStore:
         self.readonly = readonly
         self._conn = conn
         self._writer = lock  # held until close: one writer per file (experiments/store/lock.py)
+        self._side_made = False  # a read-only look made the -wal/-shm files: its close removes them
         self._lock = threading.RLock()
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
         self.config: dict[str, Any] = json.loads(meta["config"])
@@ -220,6 +221,7 @@ class ResultsStore:
 
     @classmethod
     def _open(cls, path: Path, *, readonly: bool, lock: WriterLock | None) -> ResultsStore:
+        had_side = any(f.exists() for f in side_files(path))
         _check(path)
         if readonly:
             conn = _connect(path, readonly=True)
@@ -240,7 +242,9 @@ class ResultsStore:
                 conn.close()
                 raise StoreError(f"results: {path}: cannot open for writing ({exc})") from None
         try:
-            return cls(path, conn, readonly, lock)
+            store = cls(path, conn, readonly, lock)
+            store._side_made = readonly and not had_side
+            return store
         except (sqlite3.DatabaseError, KeyError, ValueError) as exc:
             conn.close()
             raise StoreError(f"results: {path}: unreadable meta table ({exc})") from None
@@ -250,6 +254,8 @@ class ResultsStore:
             self._conn.close()
             if self._writer is not None:
                 self._writer.release()
+            if self._side_made:
+                _leave_no_side_files(self.path)
 
     def __enter__(self) -> Self:
         return self
@@ -641,7 +647,7 @@ def _check(path: Path) -> None:
         head = f.read(len(_SQLITE_MAGIC))
     if head != _SQLITE_MAGIC:
         raise StoreError(f"results: {path} is not a nowlab results database (not SQLite)")
-    side = [path.with_name(path.name + suffix) for suffix in ("-wal", "-shm")]
+    side = side_files(path)
     had_side = [f.exists() for f in side]
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
@@ -674,6 +680,35 @@ def _check(path: Path) -> None:
         _remove_own_side_files(side, had_side)
         raise
     conn.close()
+
+
+def side_files(path: Path) -> list[Path]:
+    """A WAL-mode store's -wal and -shm files (SQLite's, beside it)."""
+    return [path.with_name(path.name + suffix) for suffix in ("-wal", "-shm")]
+
+
+def _leave_no_side_files(path: Path) -> None:
+    """After a read-only look: the -wal/-shm files it made go, as a writer's close removes its own.
+
+    A read-only connection to a WAL-mode file makes them and cannot remove them (a report or
+    `nowlab summary` left them beside every committed store). A plain connection that reads and
+    closes removes them when it is the last one (SQLite's rule: it takes the file's exclusive lock
+    first, so a runner still writing keeps them); the WAL is empty, so the store's bytes do not
+    change. Only called when the look made them: side files there before may hold a crashed
+    writer's transactions, which a read-only look must not write into the store.
+    """
+    if not any(f.exists() for f in side_files(path)):
+        return
+    try:
+        conn = sqlite3.connect(path, timeout=0)
+    except sqlite3.Error:
+        return
+    try:
+        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+    except sqlite3.Error:
+        pass  # busy or read-only: whoever holds it removes them at its close
+    finally:
+        conn.close()
 
 
 def _remove_own_side_files(side: list[Path], had: list[bool]) -> None:

@@ -12,18 +12,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from experiments.batsim.intervals import interval_count
 from experiments.store import ResultsStore
 from experiments.traces.swf import write_swf
 from scheduler.jobs import EventKind, FinishedJob
-
-
-def interval_count(text: str) -> int:
-    """Processors in a Batsim interval set: '0-2 5' -> 4."""
-    n = 0
-    for part in str(text).split():
-        lo, _, hi = part.partition("-")
-        n += int(hi or lo) - int(lo) + 1
-    return n
 
 
 def partitions(timeline: pd.DataFrame) -> dict[int, list[tuple[float, float, int]]]:
@@ -36,7 +28,7 @@ def partitions(timeline: pd.DataFrame) -> dict[int, list[tuple[float, float, int
             if job in open_:
                 t0, n = open_[job]
                 out.setdefault(job, []).append((t0, row.time, n))
-            open_[job] = (row.time, interval_count(row.processors))
+            open_[job] = (row.time, interval_count(str(row.processors)))
         elif row.event == EventKind.FINISH and job in open_:
             t0, n = open_.pop(job)
             out.setdefault(job, []).append((t0, row.time, n))

@@ -231,8 +231,8 @@ def run_live(graph: str = typer.Argument(..., help=GRAPH_HELP),
     for col in ("task", "workstation", "start (s)", "TGS start (s)", "finish (s)", "TGS finish (s)"):
         table.add_column(col, justify="left" if col in ("task", "workstation") else "right")
     for r in runs:
-        p = predicted.of(r.task)
-        table.add_row(r.task, r.workstation, f"{r.start_s:.2f}", f"{p.start_s:.2f}", f"{r.done_s:.2f}",
+        p = predicted.of(str(r.id))
+        table.add_row(str(r.id), r.extra.workstation, f"{r.start_s:.2f}", f"{p.start_s:.2f}", f"{r.finish_s:.2f}",
                       f"{p.finish_s:.2f}")
     console.print(table)
     measured = makespan_s(runs)
@@ -244,8 +244,8 @@ def run_live(graph: str = typer.Argument(..., help=GRAPH_HELP),
         with csv_path.open("w") as f:
             f.write("task,workstation,start_s,finish_s,sent_s,tgs_start_s,tgs_finish_s\n")
             for r in runs:
-                p = predicted.of(r.task)
-                f.write(f"{r.task},{r.workstation},{r.start_s:.6f},{r.done_s:.6f},{r.sent_s:.6f},"
+                p = predicted.of(str(r.id))
+                f.write(f"{r.id},{r.extra.workstation},{r.start_s:.6f},{r.finish_s:.6f},{r.extra.sent_s:.6f},"
                         f"{p.start_s:.6f},{p.finish_s:.6f}\n")
         console.print(f"written to {csv_path}")
     if broken:

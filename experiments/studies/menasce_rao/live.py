@@ -6,7 +6,8 @@ every one of them it sends each a common start time just ahead (`go`). A task th
 for its predecessors' messages, which cross the emulated network over TCP, computes its
 demand, and sends its own. What each reports (wall-clock times; the workstations share
 the host's clock) becomes one `TaskRun` on the graph's clock, t = 0 at the start, beside
-the TGS prediction for the same placement.
+the TGS prediction for the same placement: the shared finished record of scheduler/jobs.py, a
+task being a job of one processor that arrives when its graph starts.
 
 Each run has its own secret, handed to the tasks in their environment: the go and every
 message prove it (workloads/channel_auth.py, context TASKGRAPH), so nothing else that
@@ -20,6 +21,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from scheduler.jobs import FinishedJob
 from scheduler.taskgraph.spec import TaskGraph
 from scheduler.taskgraph.workstations import Owners, Workstation
 from testbed.cluster import GUEST_PREFIX, Cluster
@@ -45,15 +47,22 @@ class MessageArrival:
 
 
 @dataclass(frozen=True)
-class TaskRun:
-    """One task as measured, in seconds from the graph's start."""
+class TaskPlace:
+    """What a task of a graph adds to its finished record (`TaskRun`), seconds from the graph's start."""
 
-    task: str
     workstation: str
-    start_s: float    # every predecessor's message had arrived
-    done_s: float     # its computation ended
     sent_s: float     # its messages had all been delivered
-    arrivals: tuple[MessageArrival, ...]
+    messages: tuple[MessageArrival, ...] = ()  # its predecessors' messages as they reached it
+
+
+TaskRun = FinishedJob[TaskPlace]
+"""One task as measured: id its name, cls its graph's, arrival 0 (the graph's start), start_s when
+every predecessor's message had arrived, finish_s when its computation ended; one processor."""
+
+
+def task_run(task: str, graph: str, start_s: float, done_s: float, place: TaskPlace) -> TaskRun:
+    return FinishedJob(id=task, cls=graph, demand=1.0, arrival_s=0.0, start_s=start_s, finish_s=done_s,
+                       mean_procs=1.0, max_procs=1, requested_procs=1, preemptions=0, extra=place)
 
 
 def workstations_of(cluster: Cluster) -> list[Workstation]:
@@ -151,10 +160,10 @@ def run(cluster: Cluster, graph: TaskGraph, placement: Mapping[str, str], *, lea
         if out.exit_code != 0 or "error" in final or "done" not in final:
             raise TaskGraphRunError(f"task {name} on {placement[name]}: {final.get('error') or _last_line(out)}")
         results[name] = final
-    return [TaskRun(t.name, placement[t.name], results[t.name]["ready"] - start_at,
-                    results[t.name]["done"] - start_at, results[t.name]["sent"] - start_at,
-                    tuple(MessageArrival(src, a["at"] - start_at, int(a["bytes"]))
-                          for src, a in sorted(results[t.name]["arrivals"].items())))
+    return [task_run(t.name, graph.name, results[t.name]["ready"] - start_at, results[t.name]["done"] - start_at,
+                     TaskPlace(placement[t.name], results[t.name]["sent"] - start_at,
+                               tuple(MessageArrival(src, a["at"] - start_at, int(a["bytes"]))
+                                     for src, a in sorted(results[t.name]["arrivals"].items()))))
             for t in graph.tasks]
 
 
@@ -166,19 +175,19 @@ def precedence_violations(graph: TaskGraph, runs: Sequence[TaskRun]) -> list[str
     """Every arc the measured timeline breaks, one line each (none when the run is sound):
     a task that started before a predecessor had finished computing, or before its message
     arrived in full, or with fewer bytes than the arc carries."""
-    by = {r.task: r for r in runs}
+    by = {r.id: r for r in runs}
     out = []
     for arc in graph.arcs:
         src, dst = by[arc.source], by[arc.target]
-        got = {a.source: a for a in dst.arrivals}.get(arc.source)
+        got = {a.source: a for a in dst.extra.messages}.get(arc.source)
         if got is None:
             out.append(f"arc {arc.label}: no message arrived")
             continue
         if got.size_bytes != arc.size_bytes:
             out.append(f"arc {arc.label}: {got.size_bytes} bytes arrived of {arc.size_bytes}")
-        if dst.start_s < src.done_s:
+        if dst.start_s < src.finish_s:
             out.append(f"arc {arc.label}: {arc.target} started at {dst.start_s:.3f} s, "
-                       f"before {arc.source} finished at {src.done_s:.3f} s")
+                       f"before {arc.source} finished at {src.finish_s:.3f} s")
         if dst.start_s < got.at_s:
             out.append(f"arc {arc.label}: {arc.target} started before the message arrived")
     return out
@@ -186,4 +195,4 @@ def precedence_violations(graph: TaskGraph, runs: Sequence[TaskRun]) -> list[str
 
 def makespan_s(runs: Sequence[TaskRun]) -> float:
     """From the graph's start to the last task's end of computation (TGS's execution time)."""
-    return max(r.done_s for r in runs)
+    return max(r.finish_s for r in runs)

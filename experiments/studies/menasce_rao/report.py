@@ -50,9 +50,9 @@ def write(results: Sequence[RowResult], out: Path, command: str) -> Path:
             predicted = {t.task: t for t in r.task_predicted}
             for rep, runs in enumerate(r.task_runs):
                 for t in runs:
-                    p = predicted.get(t.task)
-                    w.writerow([r.row.table, r.row.kind, r.row.n, rep, t.task, t.workstation, f"{t.start_s:.3f}",
-                                f"{t.done_s:.3f}", f"{t.sent_s:.3f}", "" if p is None else f"{p.start_s:.3f}",
+                    p = predicted.get(str(t.id))
+                    w.writerow([r.row.table, r.row.kind, r.row.n, rep, t.id, t.extra.workstation, f"{t.start_s:.3f}",
+                                f"{t.finish_s:.3f}", f"{t.extra.sent_s:.3f}", "" if p is None else f"{p.start_s:.3f}",
                                 "" if p is None else f"{p.finish_s:.3f}", "" if p is None else p.guests])
     _figure(results, out / "tables.png")
     (out / "README.md").write_text(_markdown(results, command))

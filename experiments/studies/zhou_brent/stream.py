@@ -22,7 +22,6 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
 
 from experiments.studies.zhou_brent.global_manager import LiveGlobalManager, LiveSetup, LiveTimeshareRecord, TableRefused
 from experiments.studies.zhou_brent.owners import LiveOwners, OwnerCommand, OwnerSetup
@@ -41,22 +40,18 @@ MAX_RETRIES = 3  # tables refused in a row before the run gives up
 
 @dataclass(frozen=True, slots=True)
 class Admission:
-    """Where the plan that admitted a job put it: a stream job's `extra["admission"]`."""
+    """Where the plan that admitted a job put it: what a stream job adds (`SubmittedJob[Admission]`)."""
 
     hosts: tuple[str, ...]
     beta: float               # its share in the plan that admitted it (later plans may change it)
     admitted_s: float         # when that plan was made, on the host's clock
 
 
-def admission(job: SubmittedJob) -> Admission:
-    return job.extra["admission"]  # type: ignore[return-value]
-
-
 @dataclass(frozen=True, slots=True)
 class StreamRun:
     spec_name: str
     started_s: float                       # the stream's time 0 on the host's clock
-    jobs: Mapping[str, SubmittedJob]       # id -> the job as it arrived (arrival_s from time 0), its Admission in extra
+    jobs: Mapping[str, SubmittedJob[Admission]]  # id -> the job as it arrived (arrival_s from time 0), its admission
     runs: Mapping[str, JobRun]             # id -> its run, launched and done on the host's clock
     live: LiveTimeshareRecord
     plans: tuple[tuple[float, tuple[str, ...]], ...]   # (made at, the jobs admitted) for every plan
@@ -156,7 +151,7 @@ class StreamRunner:
         assert live is not None
         workload = {e.id: e.workload for e in self.spec.job}
         jobs = {j: SubmittedJob(j, workload[j], arrival_rel[j],
-                                extra=MappingProxyType({"admission": Admission(*placed[j])})) for j in order}
+                                extra=Admission(*placed[j])) for j in order}
         return StreamRun(self.spec.name, t0, jobs, {j: done[j] for j in order}, live, tuple(self._plans), commands)
 
     def _replan(self, manager: GlobalManager, present: tuple[str, ...],

@@ -12,7 +12,7 @@ import math
 import statistics
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 
@@ -20,7 +20,7 @@ from experiments.reporting.tables import md_table
 from experiments.studies.zhou_brent.owners import (OwnerCommand, owners_markdown, read_owner_commands, summarise,
                                          write_owner_commands)
 from experiments.studies.zhou_brent.spec import TimeshareSpec
-from experiments.studies.zhou_brent.stream import StreamRun, admission
+from experiments.studies.zhou_brent.stream import StreamRun
 from experiments.studies.zhou_brent.timeline import intervals
 from scheduler.jobs import FinishedJob
 from scheduler.timeshare.simulate import LocalPolicy
@@ -56,23 +56,65 @@ class StreamRow:
 
 
 @dataclass(frozen=True, slots=True)
-class StreamJobRow:
-    job: str
+class StreamShare:
+    """What a time-shared stream job's finished record adds (`StreamJob`): a row of jobs.csv.
+
+    The record's own fields hold the rest: arrival_s, start_s (scheduled: its first tables took
+    over; its launch and check-in came between), finish_s (done), max_procs (p), all from the
+    stream's time 0 on the host's clock; its response is finish - arrival."""
+
     short: bool                # the allocation rule's short job (sustained β)
-    arrival_s: float           # all times from the stream's time 0, host clock
     admitted_s: float          # the plan that admitted it was made
-    scheduled_s: float         # the first tables naming it took over (its launch and check-in came between)
-    predicted_start_s: float   # the simulator's: its first progress
-    done_s: float
     workstations: str
-    p: int
     beta: float                # in the plan that admitted it
-    response_s: float          # arrival to done
+    predicted_start_s: float   # the simulator's: its first progress
     predicted_p: int
     predicted_response_s: float
-    error: float               # measured / predicted - 1
     metered_response_s: float = math.nan  # the simulator's again, at the run's metered speed (StreamRow)
-    metered_error: float = math.nan       # measured / metered_response_s - 1
+
+
+StreamJob = FinishedJob[StreamShare]
+"""A time-shared stream job, measured, beside its predictions: the shared finished record."""
+
+
+def stream_job(job: str, cls: str, arrival_s: float, scheduled_s: float, done_s: float, p: int,
+               share: StreamShare) -> StreamJob:
+    """A stream job's finished record: p processors throughout, never preempted (it time-shares them)."""
+    return FinishedJob(id=job, cls=cls, demand=1.0, arrival_s=arrival_s, start_s=scheduled_s, finish_s=done_s,
+                       mean_procs=float(p), max_procs=p, requested_procs=p, preemptions=0, extra=share)
+
+
+def error(j: StreamJob) -> float:
+    """Measured response over the simulator's, minus 1 (NaN: not done by its horizon)."""
+    return j.response_s / j.extra.predicted_response_s - 1 if j.extra.predicted_response_s > 0 else math.nan
+
+
+def metered_error(j: StreamJob) -> float:
+    """Measured response over the simulator's at the metered speed, minus 1."""
+    m = j.extra.metered_response_s
+    return j.response_s / m - 1 if m > 0 else math.nan
+
+
+JOB_COLUMNS: dict[str, tuple[type, Callable[[StreamJob], object]]] = {
+    "job": (str, lambda j: j.id), "short": (bool, lambda j: j.extra.short),
+    "arrival_s": (float, lambda j: j.arrival_s), "admitted_s": (float, lambda j: j.extra.admitted_s),
+    "scheduled_s": (float, lambda j: j.start_s), "predicted_start_s": (float, lambda j: j.extra.predicted_start_s),
+    "done_s": (float, lambda j: j.finish_s), "workstations": (str, lambda j: j.extra.workstations),
+    "p": (int, lambda j: j.max_procs), "beta": (float, lambda j: j.extra.beta),
+    "response_s": (float, lambda j: j.response_s), "predicted_p": (int, lambda j: j.extra.predicted_p),
+    "predicted_response_s": (float, lambda j: j.extra.predicted_response_s), "error": (float, error),
+    "metered_response_s": (float, lambda j: j.extra.metered_response_s), "metered_error": (float, metered_error),
+}
+"""jobs.csv's columns, in order, each with its type and where a stream job's record holds it (response_s,
+error and metered_error are derived: written, not read back)."""
+DERIVED = ("response_s", "error", "metered_error")
+
+
+def job_of_row(row: Mapping[str, object]) -> StreamJob:
+    """A jobs.csv row back as the job's record (jobs.csv carries no class: cls is "")."""
+    share = StreamShare(**{f.name: row[f.name] for f in fields(StreamShare)})
+    return stream_job(str(row["job"]), "", float(row["arrival_s"]), float(row["scheduled_s"]),  # type: ignore[arg-type]
+                      float(row["done_s"]), int(row["p"]), share)  # type: ignore[call-overload]
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +139,7 @@ class StreamIntervalRow:
 @dataclass(frozen=True, slots=True)
 class StreamRows:
     run: StreamRow
-    jobs: tuple[StreamJobRow, ...]
+    jobs: tuple[StreamJob, ...]
     tables: tuple[StreamTableRow, ...]
     intervals: tuple[StreamIntervalRow, ...]
 
@@ -144,8 +186,8 @@ def with_metered(rows: StreamRows, spec: TimeshareSpec, speed: float, kernel: st
                    {w: int(n) for w, n in owners.items()}, speed)
     jobs = []
     for j in rows.jobs:
-        m = pred[j.job].response_s  # NaN: not done by the horizon
-        jobs.append(replace(j, metered_response_s=m, metered_error=j.response_s / m - 1 if m > 0 else math.nan))
+        m = pred[str(j.id)].response_s  # NaN: not done by the horizon
+        jobs.append(replace(j, extra=replace(j.extra, metered_response_s=m)))
     return replace(rows, run=replace(r, kernel=kernel, metered_speed=speed,
                                      t0_epoch=r.t0_epoch if t0_epoch is None else t0_epoch), jobs=tuple(jobs))
 
@@ -159,16 +201,13 @@ def measure_stream(run: StreamRun, spec: TimeshareSpec) -> StreamRows:
     short = short_jobs(spec)
     jobs = []
     for job_id in run.jobs:
-        placed, response_s = admission(run.jobs[job_id]), run.response_s(job_id)
-        pred = predicted[job_id]
-        pred_s = pred.response_s  # NaN: not done by the horizon
+        submitted = run.jobs[job_id]
+        placed, pred = submitted.extra, predicted[job_id]
         named = [e.anchor_s for e in live.epochs if any(job_id in t.processes for t in e.tables.values())]
-        jobs.append(StreamJobRow(job_id, short.get(job_id, False), run.arrived_s(job_id) - t0, placed.admitted_s - t0,
-                                 (min(named) - t0) if named else math.nan,
-                                 pred.start_s,
-                                 run.runs[job_id].done_s - t0, " ".join(placed.hosts), len(placed.hosts), placed.beta,
-                                 response_s, pred.max_procs, pred_s,
-                                 response_s / pred_s - 1 if pred_s > 0 else math.nan))
+        share = StreamShare(short.get(job_id, False), placed.admitted_s - t0, " ".join(placed.hosts), placed.beta,
+                            pred.start_s, pred.max_procs, pred.response_s)  # NaN response: not done by the horizon
+        jobs.append(stream_job(job_id, submitted.cls, submitted.arrival_s, (min(named) - t0) if named else math.nan,
+                               run.runs[job_id].done_s - t0, len(placed.hosts), share))
     tables = [StreamTableRow(i, e.anchor_s - t0, w, k, s.process or "", s.parallel_s, s.sequential_s)
               for i, e in enumerate(live.epochs) for w, t in sorted(e.tables.items())
               for k, s in enumerate(t.slots, start=1)]
@@ -186,19 +225,24 @@ def measure_stream(run: StreamRun, spec: TimeshareSpec) -> StreamRows:
 
 def write_stream_rows(out_dir: Path, rows: StreamRows) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
-    parts = ((rows.run,), rows.jobs, rows.tables, rows.intervals)
-    kinds = (StreamRow, StreamJobRow, StreamTableRow, StreamIntervalRow)
+    jobs = [{col: get(j) for col, (_kind, get) in JOB_COLUMNS.items()} for j in rows.jobs]
+    frames = (pd.DataFrame([asdict(rows.run)], columns=_columns(StreamRow)), pd.DataFrame(jobs, columns=list(JOB_COLUMNS)),
+              *(pd.DataFrame([asdict(r) for r in items], columns=_columns(cls))
+                for items, cls in ((rows.tables, StreamTableRow), (rows.intervals, StreamIntervalRow))))
     written = []
-    for name, items, cls in zip(FILES, parts, kinds):
-        frame = pd.DataFrame([asdict(r) for r in items], columns=[f.name for f in fields(cls)])
+    for name, frame in zip(FILES, frames):
         frame.to_csv(out_dir / name, index=False)
         written.append(out_dir / name)
     return written
 
 
+def _columns(cls: type) -> list[str]:
+    return [f.name for f in fields(cls)]
+
+
 def read_stream_rows(run_dir: Path) -> StreamRows:
-    kinds = (StreamRow, StreamJobRow, StreamTableRow, StreamIntervalRow)
-    out = []
+    kinds = (StreamRow, None, StreamTableRow, StreamIntervalRow)  # None: jobs.csv, by JOB_COLUMNS
+    out: list[tuple] = []
     for name, cls in zip(FILES, kinds):
         path = run_dir / name
         try:
@@ -207,17 +251,19 @@ def read_stream_rows(run_dir: Path) -> StreamRows:
             raise StreamFilesError(f"{path}: missing (a stream run directory holds {', '.join(FILES)})") from None
         except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
             raise StreamFilesError(f"{path}: not a CSV file ({str(exc).splitlines()[0]})") from None
-        want = [f.name for f in fields(cls)]
-        added = [f.name for f in fields(cls) if f.name in ADDED]
+        want = list(JOB_COLUMNS) if cls is None else _columns(cls)
+        added = [c for c in want if c in ADDED]
         if list(frame.columns) == [w for w in want if w not in added]:  # a run written before they were
             for col in added:
                 frame[col] = "" if col in TEXT_ADDED else math.nan
         if list(frame.columns) != want:
             raise StreamFilesError(f"{path.name}: columns {list(frame.columns)}, expected {want}")
-        text = {f.name for f in fields(cls) if f.type == "str"}
+        text = ({c for c, (kind, _get) in JOB_COLUMNS.items() if kind is str} if cls is None
+                else {f.name for f in fields(cls) if f.type == "str"})
         for col in text:
             frame[col] = frame[col].fillna("").astype(str)
-        out.append(tuple(cls(**rec) for rec in frame.to_dict("records")))
+        records = frame.to_dict("records")
+        out.append(tuple(job_of_row(rec) for rec in records) if cls is None else tuple(cls(**rec) for rec in records))
     if len(out[0]) != 1:
         raise StreamFilesError(f"{run_dir / FILES[0]}: expected one row, got {len(out[0])}")
     return StreamRows(out[0][0], out[1], out[2], out[3])
@@ -248,18 +294,19 @@ def render_stream_markdown(rows: StreamRows) -> str:
              md_table(["job", "short", "arrival s", "admitted s", "scheduled s", "predicted start s", "done s",
                        "workstations", "β", "response s", "predicted s", "error",
                        *(["at metered speed s", "error"] if metered else [])],
-                      [[j.job, 'yes' if j.short else 'no', f"{j.arrival_s:.1f}", f"{j.admitted_s:.1f}",
-                        f"{j.scheduled_s:.1f}", f"{j.predicted_start_s:.1f}", f"{j.done_s:.1f}", j.workstations,
-                        f"{j.beta:.3g}", f"{j.response_s:.1f}", f"{j.predicted_response_s:.1f}", _pct(j.error),
-                        *([f"{j.metered_response_s:.1f}", _pct(j.metered_error)] if metered else [])]
-                       for j in rows.jobs])]
+                      [[j.id, 'yes' if x.short else 'no', f"{j.arrival_s:.1f}", f"{x.admitted_s:.1f}",
+                        f"{j.start_s:.1f}", f"{x.predicted_start_s:.1f}", f"{j.finish_s:.1f}", x.workstations,
+                        f"{x.beta:.3g}", f"{j.response_s:.1f}", f"{x.predicted_response_s:.1f}", _pct(error(j)),
+                        *([f"{x.metered_response_s:.1f}", _pct(metered_error(j))] if metered else [])]
+                       for j in rows.jobs for x in (j.extra,)])]
     for label, pick in (("short", True), ("large", False)):
-        group = [j for j in rows.jobs if j.short == pick]
+        group = [j for j in rows.jobs if j.extra.short == pick]
         if group:
-            m, p = statistics.mean(j.response_s for j in group), statistics.mean(j.predicted_response_s for j in group)
+            m = statistics.mean(j.response_s for j in group)
+            p = statistics.mean(j.extra.predicted_response_s for j in group)
             lines += ["", f"Mean response of the {len(group)} {label} jobs: {m:.1f} s measured, {p:.1f} s predicted "
                           f"({_pct(m / p - 1)})" + (
-                              f"; {(q := statistics.mean(j.metered_response_s for j in group)):.1f} s at the metered "
+                              f"; {(q := statistics.mean(j.extra.metered_response_s for j in group)):.1f} s at the metered "
                               f"speed ({_pct(m / q - 1)})." if metered else ".")]
     lines += ["", "## The tables of each plan", "",
               md_table(["plan", "from s", "workstation", "slot", "process", "Δt_p s", "Δt_s s"],
@@ -275,7 +322,7 @@ def stream_timeline_png(rows: StreamRows, path: Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    jobs = [j.job for j in rows.jobs]
+    jobs = [j.id for j in rows.jobs]
     cmap = plt.get_cmap("tab10")
     colour = {j: cmap(i % 10) for i, j in enumerate(jobs)}
     workstations = sorted({iv.workstation for iv in rows.intervals})
@@ -288,7 +335,7 @@ def stream_timeline_png(rows: StreamRows, path: Path) -> Path:
     for anchor_s in sorted({t.anchor_s for t in rows.tables}):
         ax.axvline(anchor_s, color="black", linewidth=0.6, linestyle=":")
     for j in rows.jobs:
-        ax.plot([j.arrival_s], [-0.8], marker="v", color=colour[j.job])
+        ax.plot([j.arrival_s], [-0.8], marker="v", color=colour[j.id])
     ax.set_yticks(range(len(workstations)), workstations)
     ax.set_xlabel("s from time 0 (dotted: a plan takes over; triangles: arrivals)")
     ax.legend(handles=[matplotlib.patches.Patch(color=colour[j], label=j) for j in jobs], loc="upper right",
@@ -354,24 +401,24 @@ def remeter_stream(run_dir: Path, spec: TimeshareSpec, meter_dir: Path) -> list[
         t0, t1 = rows.run.t0_epoch, rows.run.t0_epoch + rows.run.run_s
     kernel = jobs_kernel(spec)
     short = short_jobs(spec)  # runs before 25 Nov 2026 marked only the jobs a plan of all at once admitted
-    rows = replace(rows, jobs=tuple(replace(j, short=short[j.job]) for j in rows.jobs))
+    rows = replace(rows, jobs=tuple(replace(j, extra=replace(j.extra, short=short[str(j.id)])) for j in rows.jobs))
     return write_stream_rows(run_dir, with_metered(rows, spec, metered_speed(meter_dir, spec.workstations, t0, t1,
                                                                               kernel), kernel))
 
 
 def compare_streams_markdown(runs: list[tuple[str, StreamRows, tuple[OwnerCommand, ...] | None]]) -> str:
     """Stream runs of one spec side by side (one per resync variant): each job's response, the short jobs' mean."""
-    jobs = [j.job for j in runs[0][1].jobs]
+    jobs = [str(j.id) for j in runs[0][1].jobs]
     metered = all(not math.isnan(rows.run.metered_speed) for _n, rows, _o in runs)
 
-    def cell(measured: float, group: list[StreamJobRow], pick) -> str:
+    def cell(measured: float, group: list[StreamJob], pick) -> str:
         pred = f"{statistics.mean(pick(j, False) for j in group):.1f}"
         if metered:
             pred += f" / {statistics.mean(pick(j, True) for j in group):.1f}"
         return f"{measured:.1f} ({pred})"
 
-    def predicted(j: StreamJobRow, at_metered: bool) -> float:
-        return j.metered_response_s if at_metered else j.predicted_response_s
+    def predicted(j: StreamJob, at_metered: bool) -> float:
+        return j.extra.metered_response_s if at_metered else j.extra.predicted_response_s
 
     lines = ["# Time sharing live on an arrival stream: the runs side by side", "",
              "Response (arrival to done) in s, measured; in brackets the simulator's for the same variant"
@@ -381,11 +428,11 @@ def compare_streams_markdown(runs: list[tuple[str, StreamRows, tuple[OwnerComman
     for name, rows, owners in runs:
         r = rows.run
         variant = r.resync + (f" every {r.every_rounds}" if r.resync == "loose" else "")
-        by_job = {j.job: j for j in rows.jobs}
+        by_job = {str(j.id): j for j in rows.jobs}
         cells = [cell(by_job[j].response_s, [by_job[j]], predicted) if j in by_job else "-" for j in jobs]
         means = []
         for pick in (True, False):
-            group = [j for j in rows.jobs if j.short == pick]
+            group = [j for j in rows.jobs if j.extra.short == pick]
             means.append(cell(statistics.mean(j.response_s for j in group), group, predicted) if group else "-")
         owner_cell = ", ".join(f"{o.workstation} {o.mean_response_s:.3f}" for o in summarise(owners)) if owners else "-"
         table.append([name, variant, r.policy, *cells, means[0], means[1], owner_cell])

@@ -139,6 +139,27 @@ def test_readonly_open_refuses_writes(store: ResultsStore) -> None:
             ro.heartbeat(cid, 1.0)
 
 
+def _side(path: Path) -> list[str]:
+    return sorted(p.name[len(path.name):] for p in path.parent.glob(path.name + "-*"))
+
+
+def test_a_read_only_look_leaves_no_side_files(store: ResultsStore) -> None:
+    """A finished store read (a report, `nowlab summary`) is left as it was, with no -wal/-shm beside
+    it; while its writer is still open, the reader's close leaves the writer's files alone."""
+    cid = store.ensure_cell("RA", 0.1, 0, stream())
+    with ResultsStore.open(store.path, readonly=True) as ro:
+        assert ro.stream_of(cid) == stream()
+    assert _side(store.path) == ["-shm", "-wal"]  # the writer's, still open
+    store.close()
+    assert _side(store.path) == []
+    before = (store.path.read_bytes(), store.path.stat().st_mtime_ns)
+    with ResultsStore.open(store.path, readonly=True) as ro:
+        assert ro.stream_of(cid) == stream()
+        assert _side(store.path) == ["-shm", "-wal"]  # SQLite's, for a WAL-mode file read
+    assert _side(store.path) == []
+    assert (store.path.read_bytes(), store.path.stat().st_mtime_ns) == before
+
+
 def test_concurrent_writers_lose_nothing(store: ResultsStore) -> None:
     """The runner's worker threads store jobs while the main thread beats the heartbeat."""
     jobs = stream(200)

@@ -99,9 +99,9 @@ def test_profile_speeds_refuses_no_runs():
 
 def test_every_task_of_every_rep_is_written_beside_its_prediction(tmp_path):
     from experiments.models.tgs import TaskTiming
-    from experiments.studies.menasce_rao.live import TaskRun
+    from experiments.studies.menasce_rao.live import TaskPlace, task_run
 
-    runs = (TaskRun("T1", "lx1", 0.0, 7.5, 7.6, ()), TaskRun("T2", "lx1", 7.6, 15.2, 15.3, ()))
+    runs = (task_run("T1", "g", 0.0, 7.5, TaskPlace("lx1", 7.6)), task_run("T2", "g", 7.6, 15.2, TaskPlace("lx1", 15.3)))
     predicted = (TaskTiming("T1", "lx1", 0.0, 6.8, 1), TaskTiming("T2", "lx1", 6.8, 13.6, 1))
     result = RowResult(Row(2, "LX", 1), ("lx1",), (15.2, 15.0), 13.6, None, None, None, 15.0,
                        (runs, runs), predicted)

@@ -33,14 +33,30 @@ def test_the_wavefront_runs_on_three_workstations_and_respects_every_arc(live_cl
     g = scaled(load_graph("wavefront"), 0.02)
     placement = {t.name: f"ws{i % 3 + 1}" for i, t in enumerate(g.tasks)}
     runs = run(live_cluster, g, placement, timeout_s=60.0)
-    assert [r.task for r in runs] == [t.name for t in g.tasks]
+    assert [r.id for r in runs] == [t.name for t in g.tasks] and {r.cls for r in runs} == {g.name}
     assert precedence_violations(g, runs) == []
     # messages between different workstations went over the network, in full
-    crossing = [(a, r) for r in runs for a in r.arrivals if placement[a.source] != r.workstation]
+    crossing = [(a, r) for r in runs for a in r.extra.messages if placement[a.source] != r.extra.workstation]
     assert crossing and all(a.size_bytes == 40000 for a, _ in crossing)
     first = runs[0]
-    assert first.start_s == pytest.approx(0.0, abs=0.5) and first.arrivals == ()
+    assert first.start_s == pytest.approx(0.0, abs=0.5) and first.extra.messages == ()
     assert 0 < makespan_s(runs) < 30
     # a raw-cap cluster has no reference speeds for the model: refused in one line
     with pytest.raises(ValueError, match=r"^workstation ws1: task graphs need a speed in reference cores"):
         workstations_of(live_cluster)
+
+
+def test_a_measured_timeline_that_breaks_an_arc_is_named():
+    """Tasks as finished records (arrival 0, start when ready, finish when computed): an arc whose
+    target started before its source finished, or with a short message, is one line each."""
+    from experiments.studies.menasce_rao.live import MessageArrival, TaskPlace, task_run
+
+    g = load_graph("wavefront")
+    arc = g.arcs[0]
+    runs = {t.name: task_run(t.name, g.name, 0.0, 1.0, TaskPlace("ws1", 1.0)) for t in g.tasks}
+    runs[arc.target] = task_run(arc.target, g.name, 0.5, 2.0,
+                                TaskPlace("ws2", 2.0, (MessageArrival(arc.source, 0.4, arc.size_bytes - 1),)))
+    broken = precedence_violations(g, list(runs.values()))
+    assert f"arc {arc.label}: {arc.size_bytes - 1} bytes arrived of {arc.size_bytes}" in broken
+    assert any(line.startswith(f"arc {arc.label}: {arc.target} started at 0.500 s, before") for line in broken)
+    assert makespan_s(list(runs.values())) == 2.0 and runs[arc.target].execution_s == 1.5

@@ -14,8 +14,8 @@ from experiments.studies.zhou_brent.host import HostBackend
 from experiments.studies.zhou_brent.global_manager import LiveSetup
 from experiments.studies.zhou_brent.live import TimeshareRunError
 from experiments.studies.zhou_brent.spec import TimeshareSpec
-from experiments.studies.zhou_brent.stream import StreamRunner, admission
-from experiments.studies.zhou_brent.stream_report import (StreamFilesError, compare_streams_markdown, read_stream_rows,
+from experiments.studies.zhou_brent.stream import StreamRunner
+from experiments.studies.zhou_brent.stream_report import (StreamFilesError, compare_streams_markdown, error, read_stream_rows,
                                                   record_stream, write_stream_report)
 from scheduler.timeshare.tables import Resync, ResyncPlan
 
@@ -48,7 +48,7 @@ def test_a_short_job_arriving_gets_its_beta_at_the_next_boundary_and_leaves_it_t
     assert run.owner_commands and {c.workstation for c in run.owner_commands} == {"ws3"}
     assert all(c.response_s >= c.cpu_s * 0.9 for c in run.owner_commands)
 
-    large, short = admission(run.jobs["L"]), admission(run.jobs["S"])
+    large, short = run.jobs["L"].extra, run.jobs["S"].extra
     assert large.hosts == ("ws1", "ws2", "ws3") and large.beta == 1.0
     assert short.hosts == ("ws1", "ws2") and short.beta == 0.5
     assert run.runs["L"].result["data_intact"] and run.runs["S"].result["data_intact"]
@@ -81,22 +81,23 @@ def test_a_short_job_arriving_gets_its_beta_at_the_next_boundary_and_leaves_it_t
                                          "report.md", "timeline.png"}
     assert rows_policy(tmp_path) == ("dedicated", "ws3:1")
     rows = read_stream_rows(tmp_path)
-    by_job = {j.job: j for j in rows.jobs}
-    assert by_job["S"].short and not by_job["L"].short and by_job["S"].workstations == "ws1 ws2"
+    by_job = {j.id: j for j in rows.jobs}
+    short, large = by_job["S"].extra, by_job["L"].extra
+    assert short.short and not large.short and short.workstations == "ws1 ws2"
     assert by_job["S"].response_s == pytest.approx(run.response_s("S"))
-    assert by_job["S"].predicted_response_s > 0 and by_job["S"].predicted_p == 2
-    assert by_job["S"].error == pytest.approx(run.response_s("S") / by_job["S"].predicted_response_s - 1)
+    assert short.predicted_response_s > 0 and short.predicted_p == 2 and by_job["S"].max_procs == 2
+    assert error(by_job["S"]) == pytest.approx(run.response_s("S") / short.predicted_response_s - 1)
     assert {t.epoch for t in rows.tables} == {0, 1, 2} and rows.run.plans == 3
     md = (tmp_path / "report.md").read_text()
-    assert by_job["S"].scheduled_s == pytest.approx(epochs[1].anchor_s - run.started_s)
-    assert by_job["S"].predicted_start_s >= 1.5
+    assert by_job["S"].start_s == pytest.approx(epochs[1].anchor_s - run.started_s)  # scheduled: its tables took over
+    assert short.predicted_start_s >= 1.5
     assert "| S | yes | 1.5 |" in md and "Mean response of the 1 short jobs" in md
     assert "## Owners' response" in md and "| ws3 | " in md
     (tmp_path / "report.md").unlink()
     write_stream_report(tmp_path)
     assert (tmp_path / "report.md").read_text() == md
     side = compare_streams_markdown([("a", rows, None), ("b", rows, None)])
-    assert side.count(f"| {by_job['S'].response_s:.1f} ({by_job['S'].predicted_response_s:.1f}) |") == 2
+    assert side.count(f"| {by_job['S'].response_s:.1f} ({short.predicted_response_s:.1f}) |") == 2
 
 
 def rows_policy(run_dir) -> tuple[str, str]:
@@ -114,12 +115,12 @@ def test_a_damaged_stream_directory_is_one_line_naming_the_file(tmp_path):
 
 def recorded_rows(spec: TimeshareSpec, t0_epoch: float = math.nan):
     """A run's rows as if measured 10% slower than the simulator at the spec's speed, with no meter noted."""
-    from experiments.studies.zhou_brent.stream_report import StreamJobRow, StreamRow, StreamRows, predict
+    from experiments.studies.zhou_brent.stream_report import StreamRow, StreamRows, StreamShare, predict, stream_job
     from scheduler.timeshare.simulate import LocalPolicy
 
     pred = predict(spec, LocalPolicy.PROPER_SHARE, ResyncPlan(Resync.LOOSE, 1), {"ws3": 1})
-    jobs = tuple(StreamJobRow(j, j == "S", r.arrival_s, r.arrival_s, r.start_s, r.start_s, r.finish_s * 1.1, "ws1",
-                              r.max_procs, 0.5, r.response_s * 1.1, r.max_procs, r.response_s, 0.1)
+    jobs = tuple(stream_job(j, r.cls, r.arrival_s, r.start_s, r.arrival_s + r.response_s * 1.1, r.max_procs,
+                            StreamShare(j == "S", r.arrival_s, "ws1", 0.5, r.start_s, r.max_procs, r.response_s))
                  for j, r in pred.items())
     run = StreamRow(spec.name, "loose", 1, ROUND_S, "proper-share", "ws3:1", 20.0, 3, 0, t0_epoch=t0_epoch)
     return StreamRows(run, jobs, (), ())
@@ -128,7 +129,7 @@ def recorded_rows(spec: TimeshareSpec, t0_epoch: float = math.nan):
 def test_predictions_at_the_metered_speed_and_runs_written_before_it(tmp_path):
     """A stream run predicted again at the speed its jobs' kernel was delivered (the keeper's
     meter), and a run directory written before those columns existed read as unmetered."""
-    from experiments.studies.zhou_brent.stream_report import (jobs_kernel, remeter_stream, with_metered,
+    from experiments.studies.zhou_brent.stream_report import (jobs_kernel, metered_error, remeter_stream, with_metered,
                                                      write_stream_rows)
 
     spec = stream_spec()
@@ -136,8 +137,8 @@ def test_predictions_at_the_metered_speed_and_runs_written_before_it(tmp_path):
     rows = recorded_rows(spec)
     half = with_metered(rows, spec, spec.speed_ref_cores / 2, "multiply")
     for before, after in zip(rows.jobs, half.jobs):  # half the speed: the work takes twice as long, the rest not
-        assert before.predicted_response_s < after.metered_response_s < 2.05 * before.predicted_response_s
-        assert after.metered_error == pytest.approx(after.response_s / after.metered_response_s - 1)
+        assert before.extra.predicted_response_s < after.extra.metered_response_s < 2.05 * before.extra.predicted_response_s
+        assert metered_error(after) == pytest.approx(after.response_s / after.extra.metered_response_s - 1)
     assert half.run.metered_speed == spec.speed_ref_cores / 2 and half.run.kernel == "multiply"
 
     # an old directory: no t0_epoch, kernel, metered_* columns
@@ -147,7 +148,7 @@ def test_predictions_at_the_metered_speed_and_runs_written_before_it(tmp_path):
         import pandas as pd
         pd.read_csv(tmp_path / name).drop(columns=cols).to_csv(tmp_path / name, index=False)
     old = read_stream_rows(tmp_path)
-    assert math.isnan(old.run.metered_speed) and old.run.kernel == "" and math.isnan(old.jobs[0].metered_error)
+    assert math.isnan(old.run.metered_speed) and old.run.kernel == "" and math.isnan(metered_error(old.jobs[0]))
 
     # the keeper's CSVs: multiply delivered at 0.5 of the spec's speed (quota 0.5, factor 1.0 for it)
     meter = tmp_path / "meter"
@@ -159,15 +160,15 @@ def test_predictions_at_the_metered_speed_and_runs_written_before_it(tmp_path):
     remeter_stream(tmp_path, spec, meter)
     got = read_stream_rows(tmp_path)
     assert got.run.metered_speed == pytest.approx(0.5) and got.run.kernel == "multiply"
-    assert [j.metered_response_s for j in got.jobs] == pytest.approx(
-        [j.metered_response_s for j in half.jobs])
+    assert [j.extra.metered_response_s for j in got.jobs] == pytest.approx(
+        [j.extra.metered_response_s for j in half.jobs])
     write_stream_report(tmp_path)
     md = (tmp_path / "report.md").read_text()
     assert "delivered at 0.500 reference cores over the cluster's whole meter record" in md
     assert "at metered speed s" in md
     j = got.jobs[0]
     side = compare_streams_markdown([("a", got, None)])
-    assert f"| {j.response_s:.1f} ({j.predicted_response_s:.1f} / {j.metered_response_s:.1f}) |" in side
+    assert f"| {j.response_s:.1f} ({j.extra.predicted_response_s:.1f} / {j.extra.metered_response_s:.1f}) |" in side
     with pytest.raises(ValueError, match="^--spec: 'other'"):
         remeter_stream(tmp_path, spec.model_copy(update={"name": "other"}), meter)
 
@@ -187,3 +188,22 @@ def test_the_keepers_record_over_the_run_is_kept_beside_it(tmp_path):
     assert len((out / "meter.csv").read_text().splitlines()) == 1 + 10
     assert (out / "quotas.csv").read_text().splitlines()[1].startswith("90.000,ws1")  # in force at t0
     assert metered_speed(out, ["ws1"], 110.0, 119.0, "multiply") == pytest.approx(0.25)
+
+
+def test_the_committed_stream_reports_render_again_from_their_csvs(tmp_path):
+    """Each committed stream run's report.md is what its CSVs render to now (figure aside), and its
+    jobs.csv reads back to the same jobs' records and writes back byte for byte."""
+    from pathlib import Path
+
+    from experiments.studies.zhou_brent.owners import owners_markdown, read_owner_commands
+    from experiments.studies.zhou_brent.stream_report import render_stream_markdown, write_stream_rows
+
+    root = Path(__file__).resolve().parents[3] / "experiments" / "results" / "zhou-brent" / "stream"
+    runs = sorted(p.parent for p in root.glob("*/stream.csv"))
+    assert len(runs) >= 4
+    for d in runs:
+        rows = read_stream_rows(d)
+        md = render_stream_markdown(rows) + "\n" + "\n".join(owners_markdown(read_owner_commands(d), rows.run.policy))
+        assert md == (d / "report.md").read_text(), d.name
+        write_stream_rows(tmp_path / d.name, rows)
+        assert (tmp_path / d.name / "jobs.csv").read_bytes() == (d / "jobs.csv").read_bytes(), d.name
