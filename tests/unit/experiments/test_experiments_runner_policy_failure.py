@@ -76,3 +76,18 @@ def test_a_rule_breaking_policy_fails_its_cell_and_the_next_cell_runs(tmp_path):
     assert second.startswith("PolicyError: policy RESIZE-QUEUED broke a rule at t=")
     assert second.endswith("resize of job 0 which is queued")
     assert sum(" failed: PolicyError: policy " in line for line in logs) == 2, logs
+
+
+def test_a_config_names_a_policy_file_beside_it_and_a_missing_one_is_one_line(tmp_path):
+    import pytest
+
+    guide = cfg.load(DATA.parents[1] / "docs" / "examples" / "your-policy.toml")
+    sjf = (DATA.parents[1] / "docs" / "examples" / "sjf_half.py").resolve()
+    assert guide.policies == ["RA", "FOLDING", f"{sjf}:ShortestFirstHalf"]
+    path = tmp_path / "config.toml"
+    path.write_text(CONFIG.replace("policies/bad.py:NotAnAction", "policies/nope.py:NotAnAction"))
+    with pytest.raises(cfg.ConfigError, match=r"^policies\[0\]: no such file .*policies/nope\.py$"):
+        cfg.load(path)
+    path.write_text(CONFIG.replace('"policies/bad.py:NotAnAction", ', '"json:JSONDecoder", '))
+    with pytest.raises(cfg.ConfigError, match="policies: JSONDecoder in json is not a scheduler.policy.Policy"):
+        cfg.load(path)
