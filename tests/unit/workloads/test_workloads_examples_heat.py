@@ -51,3 +51,16 @@ def test_heat_flows_to_the_straight_line_between_the_ends():
     one = hm.serial(n, 1, 0.25)  # one step by hand at cell 0: u + r ((LEFT + u1) - 2 u)
     u = hm.initial_rows(0, n)
     assert one[0] == u[0] + 0.25 * ((hm.LEFT + u[1]) - 2.0 * u[0])
+
+
+def test_the_guides_class_for_nowlab_execute_loads():
+    import re
+    import tomllib
+    from pathlib import Path
+
+    from experiments.traces.live_inputs import job_class
+
+    guide = (Path(__file__).resolve().parents[3] / "docs" / "your-workload.md").read_text()
+    block = next(b for b in re.findall(r"```toml\n(.*?)```", guide, flags=re.S) if "[class.heat]" in b)
+    cls = job_class("heat", tomllib.loads(block)["class"]["heat"])
+    assert cls.argv[:3] == ("python3", "-m", "workloads.examples.heat") and cls.model.T(1) > cls.model.T(4)
