@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from experiments import workload_args
+from scheduler import user_policies
 from scheduler.registry import get_policy
 from testbed.config_loader import load_toml, validate
 from testbed.spec import OwnerLoad
@@ -350,10 +351,15 @@ class ExperimentConfig(_Strict):
     def _policies(cls, v: list[str]) -> list[str]:
         out = []
         for name in v:
-            try:
-                out.append(get_policy(name).name)
+            spec = name.strip()
+            try:  # a name becomes its canonical spelling; the user's FILE.py:CLASS or module:CLASS stays
+                if not user_policies.is_code_spec(spec):
+                    spec = get_policy(spec).name
+                elif not _relative_file(spec):  # a relative file is loaded from the config's folder (_relative_to)
+                    get_policy(spec)
             except (KeyError, ValueError) as exc:
                 raise ValueError(str(exc)) from None
+            out.append(spec)
         if len(set(out)) != len(out):
             raise ValueError("a policy is named twice")
         return out
@@ -387,6 +393,13 @@ def from_dict(raw: dict[str, Any], *, base: Path = Path(".")) -> ExperimentConfi
 
 
 def _relative_to(config: ExperimentConfig, base: Path) -> ExperimentConfig:
+    moved = {name: _policy_at(name, base, i) for i, name in enumerate(config.policies)}
+    moved = {old: new for old, new in moved.items() if old != new}
+    if moved:
+        claims = [c.model_copy(update={k: moved[getattr(c, k)] for k in ("lower", "than", "policy")
+                                       if getattr(c, k) in moved}) for c in config.claims]
+        config = config.model_copy(update={"policies": [moved.get(p, p) for p in config.policies],
+                                           "claims": claims})
     if not config.cluster.is_absolute():
         config = config.model_copy(update={"cluster": (base / config.cluster).resolve()})
     swf = config.arrivals.swf
@@ -394,6 +407,26 @@ def _relative_to(config: ExperimentConfig, base: Path) -> ExperimentConfig:
         swf = swf.model_copy(update={"path": (base / swf.path).resolve()})
         config = config.model_copy(update={"arrivals": config.arrivals.model_copy(update={"swf": swf})})
     return config
+
+
+def _relative_file(spec: str) -> bool:
+    """A `FILE.py:CLASS` policy whose file is given relative (to the config's folder)."""
+    return (user_policies.is_code_spec(spec) and user_policies.is_file_spec(spec)
+            and not Path(spec.rpartition(":")[0].strip()).expanduser().is_absolute())
+
+
+def _policy_at(name: str, base: Path, i: int) -> str:
+    """A `FILE.py:CLASS` policy with its file taken relative to the config (absolute, so every cell,
+    the predictions and a later `nowlab report` load the same file), checked to load."""
+    if not _relative_file(name):
+        return name
+    target, _, cls_name = name.rpartition(":")
+    spec = f"{(base / Path(target.strip()).expanduser()).resolve()}:{cls_name.strip()}"
+    try:
+        get_policy(spec)
+    except ValueError as exc:
+        raise ConfigError(f"policies[{i}]: {exc}") from None
+    return spec
 
 
 def load(path: str | Path) -> ExperimentConfig:

@@ -13,7 +13,9 @@ stream's own clock from where it stopped).
 However the runner ends (its last cell done, Ctrl-C, SIGTERM, an exception
 in any step), no cell is left `running`: a cell cut short is `interrupted`
 with the reason, and a cell a killed runner left `running` is marked so when
-the next run starts. Steps that only derive data (a segment's artifacts, a
+the next run starts. A cell whose policy breaks a rule (a `PolicyError`: the
+policy's bug, not the run's) is `failed` with the one line that names the
+rule, the job and the time, and the run goes on with the next cell. Steps that only derive data (a segment's artifacts, a
 cell's availability, the monitor's series) go through `steps.attempt`: an
 error there is stored and printed, and the run goes on.
 """
@@ -44,6 +46,8 @@ from scheduler.live.executor import LiveExecutor, Stopped
 from scheduler.live.result import JobState, LiveResult
 from scheduler.live.stream import JobClass
 from scheduler.model import SevcikModel
+from scheduler.state_machine import PolicyError
+from scheduler.user_policies import rule_broken
 from testbed import backends
 from testbed import lifecycle, meter, state
 from testbed.load import owners
@@ -401,6 +405,9 @@ class Runner:
         cell = self.store.ensure_cell(policy, rate, rep, stream)
         try:
             self._cell_segments(cell, policy, rate, rep, stream)
+        except PolicyError as exc:  # the policy's bug, not the run's: this cell failed, the others go on
+            self.store.set_cell_status(cell, "failed", steps.one_line(exc))
+            self.log(f"cell {cell} ({policy} at {rate:g}/s, rep {rep}) failed: {steps.one_line(exc)}")
         except BaseException as exc:  # Ctrl-C, SIGTERM, RunStopped, a bug: never leave the cell `running`
             self._interrupted(cell, exc)
             raise
@@ -468,6 +475,8 @@ class Runner:
         except Stopped:
             self._store_cut_short(run)
             return run.lost
+        except PolicyError as exc:  # a rule broken: the line names the policy, the job, the rule and the time
+            raise PolicyError(rule_broken(exc, run.executor.policy)) from exc
         finally:
             if owner_caps is not None:
                 owner_caps.stop(restore=True)

@@ -8,6 +8,7 @@ from scheduler.policies.dynequi import DynEqui
 from scheduler.policies.equi import Equipartition, EquipartitionFloor
 from scheduler.policies.folding import Folding
 from scheduler.policies.ra import RA
+from scheduler import user_policies
 from scheduler.policy import Policy
 
 
@@ -34,20 +35,29 @@ def get_policy(name: str, *, select: str | None = None, select_budget_s: float |
                select_seed: int = 0) -> Policy:
     """A fresh policy object for `name`; a ValueError lists the known names.
 
+    Besides the built-in names: `FILE.py:CLASS`, `package.module:CLASS` and the names installed
+    packages register as `nowlab.policies` entry points (`scheduler.user_policies`).
+
     `select` (or a suffix, "RA+BE") names a machine-selection algorithm (SA, GA, DP, BE, BRUTE):
     the policy still decides how many processors and when, the selection which ones, within
     `select_budget_s` per search (`scheduler.selection.placement`).
     """
-    key = name.strip().upper()
-    if "+" in key and select is None:
-        key, select = (part.strip() for part in key.rsplit("+", 1))
-    if key not in _FACTORIES:
-        raise ValueError(f"unknown policy {name!r}; known: {', '.join(policy_names())}")
+    text = name.strip()
+    if "+" in text and select is None and text.rsplit("+", 1)[1].strip().isalnum():
+        text, select = (part.strip() for part in text.rsplit("+", 1))
+        select = select.upper()
+    make = _FACTORIES.get(text.upper())
+    if make is None:  # the user's own: FILE.py:CLASS, module:CLASS, or an installed entry point
+        make = user_policies.factory(text) if user_policies.is_code_spec(text) else \
+            user_policies.entry_point_factory(text)
+    if make is None:
+        known = ", ".join(policy_names() + user_policies.entry_point_names())
+        raise ValueError(f"unknown policy {name!r}; known: {known} (or FILE.py:CLASS, package.module:CLASS)")
     if select is None:
         if select_budget_s is not None:
             raise ValueError("select_budget_s: given without select (name an algorithm, e.g. select='BE')")
-        return _FACTORIES[key]()
+        return make()
     from scheduler.selection.placement import DEFAULT_BUDGET_S, SelectingPolicy  # numpy and DEAP: only when asked
 
     budget_s = DEFAULT_BUDGET_S if select_budget_s is None else select_budget_s
-    return SelectingPolicy(_FACTORIES[key](), select, budget_s, select_seed)
+    return SelectingPolicy(make(), select, budget_s, select_seed)

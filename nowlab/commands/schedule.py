@@ -13,7 +13,9 @@ from nowlab.errors import fail
 
 def simulate_command(
     jobs_csv: Path = typer.Argument(..., help="Jobs CSV: id, arrival and W, alpha, beta, pmax, phases (or t1)."),
-    policy: str = typer.Option(..., "--policy", "-p", help="Policy name, e.g. AEP(2) (case-insensitive); an unknown name lists the known ones."),
+    policy: str = typer.Option(..., "--policy", "-p", help=(
+        "Policy name, e.g. AEP(2) (case-insensitive), FILE.py:CLASS, package.module:CLASS or a name an installed "
+        "package registers (nowlab.policies entry point); an unknown name lists the known ones.")),
     processors: int = typer.Option(..., "--processors", "-P", help="Number of workstations P."),
     timeline_out: Path = typer.Option(Path("timeline.csv"), "--timeline", help="Timeline CSV to write."),
     jobs_out: Path = typer.Option(Path("jobs_out.csv"), "--jobs-out", help="Per-job CSV (Batsim columns) to write."),
@@ -55,14 +57,17 @@ def _simulate_and_write(jobs_csv: Path, policy: str, processors: int, timeline_o
     from experiments.traces.csv_out import write_jobs, write_timeline
     from scheduler.engine import simulate
     from experiments.traces.jobs_csv import read_jobs
-    from scheduler.registry import get_policy
+    from scheduler.state_machine import PolicyError
+    from scheduler.user_policies import rule_broken
 
+    chosen = _policy(policy)
     try:
-        chosen = get_policy(policy)
         jobs = read_jobs(jobs_csv)
         result = simulate(jobs, chosen, processors)
     except ValueError as exc:
         fail(str(exc))
+    except PolicyError as exc:  # the policy broke a rule: its bug, named with the job and the time
+        fail(f"--policy {policy}: {rule_broken(exc, chosen)}", code=1)
     gc.freeze()
     try:  # the stdlib csv writer, byte for byte pandas' to_csv: this command never loads pandas
         write_timeline(result, timeline_out)
@@ -72,10 +77,23 @@ def _simulate_and_write(jobs_csv: Path, policy: str, processors: int, timeline_o
     return result
 
 
+def _policy(name: str):
+    """The policy `--policy` names (built in, FILE.py:CLASS, module:CLASS or an entry point), or one
+    line naming the option."""
+    from scheduler.registry import get_policy
+
+    try:
+        return get_policy(name)
+    except ValueError as exc:
+        fail(f"--policy {name}: {exc}")
+
+
 def execute_command(
     stream_csv: Path = typer.Argument(..., help="Arrival stream CSV: class, arrival (s after the start) and optionally id."),
     classes: Path = typer.Option(..., "--classes", "-c", help="Job classes (TOML): [class.NAME] with argv and a model (W/alpha/beta, profile, t1 or pmax)."),
-    policy: str = typer.Option(..., "--policy", "-p", help="Policy name, e.g. FOLDING (case-insensitive); an unknown name lists the known ones."),
+    policy: str = typer.Option(..., "--policy", "-p", help=(
+        "Policy name, e.g. FOLDING (case-insensitive), FILE.py:CLASS, package.module:CLASS or a name an installed "
+        "package registers (nowlab.policies entry point); an unknown name lists the known ones.")),
     cluster_name: Optional[str] = typer.Option(None, "--cluster", help="A running cluster (nowlab up); processor i is its i-th workstation."),
     spec_file: Optional[Path] = typer.Option(None, "--spec", help="Or a cluster spec (TOML) to bring up for this run and take down after."),
     local: Optional[int] = typer.Option(None, "--local", help="Or P logical workstations on this host's own Open MPI (development)."),
@@ -95,14 +113,15 @@ def execute_command(
     from experiments.traces.live_results import write_live_result
     from scheduler.live.audit import audit
     from scheduler.live.executor import check_arrivals
-    from scheduler.registry import get_policy
+    from scheduler.state_machine import PolicyError
+    from scheduler.user_policies import rule_broken
 
     if sum(x is not None for x in (cluster_name, spec_file, local)) != 1:
         fail("give exactly one of --cluster NAME, --spec FILE or --local P")
     if local is not None and local < 1:
         fail(f"--local needs P >= 1, got {local}")
+    chosen = _policy(policy)
     try:
-        chosen = get_policy(policy)
         arrivals = read_stream(stream_csv, load_classes(classes))
         check_arrivals(arrivals, chosen)
     except ValueError as exc:
@@ -122,6 +141,9 @@ def execute_command(
             executor = LiveExecutor(arrivals, chosen, launcher, hosts, controller, progress=progress,
                                     run_timeout_s=run_timeout, allowed_networks=[network])
             result = executor.run()
+        except PolicyError as exc:  # the policy broke a rule: its bug, named with the job and the time
+            fail(f"--policy {policy}: {rule_broken(exc, chosen)}", code=1)
+            return
         except (ValueError, LookupError, TimeoutError, RuntimeError, OSError) as exc:
             fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
             return

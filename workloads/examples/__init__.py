@@ -1,0 +1,1 @@
+"""Worked examples of malleable programs written on the runtime (docs/your-workload.md)."""
