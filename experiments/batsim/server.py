@@ -161,9 +161,7 @@ class BatsimServer:
             if self._unsubmitted == 0:
                 self._outbox.append(p.Notify(timestamp=t, type="no_more_static_job_to_submit"))
         elif kind == _FINISH:
-            job = self._jobs[payload]
-            if job.state == RUNNING and job.finish_s == t:  # else killed before
-                self._complete(job, t)
+            self._complete(self._jobs[payload], t)
         elif kind == _CALL:
             self._outbox.append(p.RequestedCall(timestamp=t))
         else:
@@ -294,6 +292,8 @@ class BatsimServer:
             progress[job_id] = {"profile": job.spec.profile, "profile_name": job.spec.profile,
                                 "progress": min(max(done, 0.0), 1.0)}
             job.state, job.finish_s = "COMPLETED_KILLED", t
+            self._heap = [e for e in self._heap if not (e[1] == _FINISH and e[3] == job_id)]  # rare: O(n) is fine
+            heapq.heapify(self._heap)
             job.return_code = -2 if isinstance(profile, ParallelHomogeneousProfile) else -1
             self._release(job)
             self._outbox.append(p.JobCompleted(timestamp=t, job_id=job_id, job_state=job.state,
