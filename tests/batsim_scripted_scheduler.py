@@ -14,6 +14,8 @@ Modes (each reacts to the first JOB_SUBMITTED message it gets, unless said other
   malformed-field  EXECUTE_JOB without data.alloc
   kill-waiting     KILL_JOB on w0!1, never started
   past             EXECUTE_JOB with a timestamp before the message's now
+  later            each job started (w0!1 on 0-1, others on 2-3) by a decision stamped 1 s after the
+                   message, in a reply whose now is 2 s after it
   silent           never replies
   exits            exits (status 3) without replying
   idle             replies to everything with no decisions
@@ -50,6 +52,9 @@ def decide(mode: str, msg: dict, state: dict) -> list[dict] | bytes | None:
         if calls:
             out.append(ev("KILL_JOB", job_ids=["w0!1"]))
         return out
+    if mode == "later":
+        return [{"timestamp": now + 1, "type": "EXECUTE_JOB",
+                 "data": {"job_id": job, "alloc": "0-1" if job == "w0!1" else "2-3"}} for job in submitted]
     if not submitted or mode == "idle":
         return []
     state["n"] = state.get("n", 0) + 1
@@ -88,7 +93,8 @@ def main() -> None:
     while True:
         msg = json.loads(socket.recv())
         out = decide(mode, msg, state)
-        socket.send(out if isinstance(out, bytes) else json.dumps({"now": msg["now"], "events": out}).encode())
+        reply_now = msg["now"] + (2 if mode == "later" and out else 0)
+        socket.send(out if isinstance(out, bytes) else json.dumps({"now": reply_now, "events": out}).encode())
         if any(e["type"] == "SIMULATION_ENDS" for e in msg["events"]):
             break
     socket.close(linger=1000)

@@ -331,16 +331,8 @@ class BatsimServer:
                         simulation_time_s=self.stats.simulation_time_s)
 
 
-def simulate(workload: Workload, platform: Platform, channel: Channel, *,
-             transcript: list[tuple[str, str]] | None = None) -> tuple[list[JobRecord], Stats]:
-    """Run to the end; the records and what it cost (raises as BatsimServer.run)."""
-    server = BatsimServer(workload, platform, channel, transcript=transcript)
-    stats = server.run()
-    return server.records(), stats
-
-
 def _first(items: Sequence[str], n: int = 5) -> str:
     return ", ".join(items[:n]) + (f" and {len(items) - n} more" if len(items) > n else "")
 
 
-__all__ = ["BatsimServer", "Channel", "ScheduleError", "Stats", "simulate"]
+__all__ = ["BatsimServer", "Channel", "ScheduleError", "Stats"]

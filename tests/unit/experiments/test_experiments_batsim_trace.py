@@ -157,3 +157,22 @@ def test_the_decisions_show_in_the_jobs_file(run):
     assert jobs.loc[1, "metadata"] == 'tagged, "by" choreo' and jobs.loc[1, "final_state"] == "COMPLETED_KILLED"
     assert float(jobs.loc[1, "execution_time"]) == 4.0 and jobs.loc[3, "final_state"] == "REJECTED"
     assert jobs.loc[3, "starting_time"] == "" and jobs.loc[2, "allocated_resources"] == "2"
+
+
+def test_a_decision_stamped_later_takes_effect_then(tmp_path):
+    """A decision's timestamp is when it takes effect, and a reply's now holds the next message back
+    ("the scheduler finished making its decisions at timestamp now")."""
+    path = write_workload(tmp_path / "w.json", [{"id": 1, "subtime": 1, "res": 2, "profile": "d5"},
+                                                {"id": 2, "subtime": 1.5, "res": 2, "profile": "d5"}], PROFILES)
+    with scheduler("scripted", "later", tmp_path) as (endpoint, _):
+        outcome = serve(read_input(path), uniform(4), endpoint=endpoint, timeout_s=10, out_dir=tmp_path / "out",
+                        keep_messages=True)
+    assert outcome.error is None
+    lines = map(json.loads, Path(outcome.messages_jsonl).read_text().splitlines())
+    sent = [json.loads(x["text"]) for x in lines if x["direction"] == "to_scheduler"]
+    # the reply to t=1 came at now 3: w0!2's submission (1.5) is sent then, with its own timestamp;
+    # w0!1 starts at 2 and w0!2 (decided at 3, reply now 5) at 4, as stamped
+    assert [(m["now"], [e["timestamp"] for e in m["events"]]) for m in sent] == [
+        (0.0, [0.0]), (1.0, [1.0]), (3.0, [1.5, 1.5]), (7.0, [7.0]), (9.0, [9.0]), (9.0, [9.0])]
+    jobs = pd.read_csv(outcome.jobs_csv).set_index("job_id")
+    assert (jobs.starting_time[1], jobs.finish_time[1], jobs.starting_time[2], jobs.finish_time[2]) == (2, 7, 4, 9)
