@@ -11,7 +11,8 @@ output-schedule.rst), so that evalys and the scripts written for Batsim read the
   running (RUNNING, no finish), with empty fields for what did not happen.
 * schedule: one header and one row, the fields in lexicographic order. Its means divide by
   every job, rejected ones included, and a job's execution time of 0 counts as 1e-5 s in its
-  slowdown: both as Batsim does. consumed_joules and the switch counts are 0 (no energy, no
+  slowdown, and nb_jobs_killed counts every finished job that did not succeed (failed, walltime,
+  killed): all three as Batsim does. consumed_joules and the switch counts are 0 (no energy, no
   power states); scheduling_time is the wall time spent waiting for the scheduler's replies.
 """
 from __future__ import annotations
