@@ -61,7 +61,7 @@ class EASY(Policy):
         i, nq = 0, len(queue)
         while i < nq:
             job = queue[i]
-            n = job.size if job.size is not None else job.pmax
+            n = job.pmax
             if n > free:
                 break
             procs, mask = take_mask(mask, n)
@@ -75,13 +75,13 @@ class EASY(Policy):
         if shadow == math.inf:
             return actions
         now = snap.time
-        for job in islice(queue, i + 1, None):
-            n = job.size if job.size is not None else job.pmax
+        for job in islice(queue, i + 1, None):  # the hot loop of a long trace's long queues
+            n = job.pmax  # width(job): a rigid job's pmax is its size
             if n > free:
                 continue
             w = job.walltime
             if (w if w is not None else estimate_s(job)) + now <= shadow:
-                pass  # back before the head needs them
+                pass  # back before the head needs its processors (the sum, as the engine's kill adds it)
             elif n <= extra:
                 extra -= n  # on processors the head does not need at its reservation
             else:

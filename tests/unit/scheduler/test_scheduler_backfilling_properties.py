@@ -63,6 +63,7 @@ class RecordingEASY(EASY):
     """EASY itself, keeping every reservation it gives a head: (head id, shadow time)."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.reservations: list[tuple[object, float]] = []
 
     def reserve(self, snap, head, free, started):
@@ -102,3 +103,4 @@ def test_easy_never_starts_its_head_after_a_reservation_it_gave_it(mixed, data):
     start = {r.id: r.start for r in result.jobs}
     for head, shadow in policy.reservations:
         assert start[head] <= shadow + 1e-9, (head, shadow, start[head])
+
