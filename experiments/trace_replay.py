@@ -80,7 +80,8 @@ def machine_size(trace: RigidTrace, max_procs: int | None) -> int:
             raise ValueError(f"--max-procs must be >= 1, got {max_procs}")
         return max_procs
     if trace.max_procs is None:
-        raise ValueError(f"--max-procs: {trace.path} has no MaxProcs or MaxNodes in its header; give the machine's size")
+        raise ValueError(f"--max-procs: {trace.path} has no MaxProcs or MaxNodes in its header; "
+                         "give the machine's size")
     return trace.max_procs
 
 
