@@ -6,13 +6,13 @@ import warnings
 
 import typer
 
-from nowlab.commands import (batsim, cluster, experiments, load, schedule, selection, studies, swarm, taskgraph,
+from nowlab.commands import (batsim, cluster, experiments, load, replay, schedule, selection, studies, swarm, taskgraph,
                              timeshare, workloads)
 
 app = typer.Typer(no_args_is_help=True, add_completion=False,
                   help="nowlab: an emulated network of workstations for parallel-job scheduling research.")
 
-for group in (batsim, cluster, load, workloads, schedule, experiments, taskgraph, timeshare, selection, swarm, studies):
+for group in (batsim, cluster, load, workloads, schedule, replay, experiments, taskgraph, timeshare, selection, swarm, studies):
     group.register(app)
 
 

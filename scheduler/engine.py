@@ -31,6 +31,11 @@ free; the engine then calls it again, with reason ACK, in the same instant,
 so a re-partition takes no simulated time. The policy still speaks the
 ordinary preempt / ack / resize protocol, which keeps it runnable live.
 
+Rigid jobs (`Job.size`) start once on exactly their size and run to their end: the state
+machine refuses any other start, and any preemption or resize of them. A job with a
+requested `walltime` still running at start + walltime is killed there (a FINISH row, its
+record COMPLETED_WALLTIME_REACHED), rigid or malleable, whatever it went through meanwhile.
+
 The policy is called at every arrival, completion, acknowledgment and end of
 a (non-zero) reconfiguration, except that `run_to_completion` policies are
 not called while the queue is empty or no processor is free (they could do
@@ -72,7 +77,7 @@ from __future__ import annotations
 import gc
 import heapq
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from scheduler.actions import Preempt, Resize, Start
 from scheduler.availability import Availability
@@ -87,8 +92,8 @@ from scheduler.state_machine import PolicyError, SchedulerState, TrackedJob, che
 __all__ = ["PolicyError", "Schedule", "check_jobs", "check_schedule", "check_speeds", "simulate"]
 
 _heappush, _heappop = heapq.heappush, heapq.heappop
-_FINISH, _ACK, _RECONF = 0, 1, 2
-_PREEMPTING = JobStatus.PREEMPTING
+_FINISH, _ACK, _RECONF, _KILL = 0, 1, 2, 3
+_PREEMPTING, _FINISHED = JobStatus.PREEMPTING, JobStatus.FINISHED
 _E_ARRIVE, _E_START, _E_FINISH = EventKind.ARRIVE, EventKind.START, EventKind.FINISH
 _E_PREEMPT_REQUEST, _E_ACK, _E_RESIZE = EventKind.PREEMPT_REQUEST, EventKind.ACK, EventKind.RESIZE
 _ARRIVAL, _COMPLETION, _ACKED, _RECONFIGURED = Reason.ARRIVAL, Reason.COMPLETION, Reason.ACK, Reason.RECONFIGURED
@@ -96,6 +101,9 @@ _EPS = 1e-9
 _MAX_ZERO_OVERHEAD_ROUNDS = 64
 
 Schedule = Sequence[tuple[float, float]]  # (seconds, available fraction in (0, 1]) steps
+Progress = Callable[[int, int], None]  # (jobs arrived so far, jobs in all)
+PROGRESS_EVERY = 4096  # arrivals between two progress calls (a power of two: a mask tests it)
+_PROGRESS_MASK = PROGRESS_EVERY - 1
 
 
 class _Run(TrackedJob):
@@ -106,7 +114,7 @@ class _Run(TrackedJob):
                  "reconf_at")
 
     def __init__(self, job: Job, seq: int, P: int) -> None:
-        TrackedJob.__init__(self, job.id, seq, job.arrival, job.model, P)
+        TrackedJob.__init__(self, job.id, seq, job.arrival, job.model, P, job.size, job.walltime)
         self.phases = job.phases
         self.cost = job.reconfig_cost
         self.teardown = job.teardown
@@ -128,13 +136,15 @@ class _Run(TrackedJob):
 
 def simulate(jobs: Iterable[Job], policy: Policy | str, P: int, *, timeline: bool = True,
              speeds: Sequence[float] | None = None, availability: Sequence[float] | None = None,
-             schedule: Sequence[Schedule] | None = None) -> SimResult:
+             schedule: Sequence[Schedule] | None = None, progress: Progress | None = None) -> SimResult:
     """Run every job to completion under `policy` on workstations 0..P-1.
 
     `timeline=False` skips the event log (faster, for large studies).
     `speeds`: one relative speed per workstation; `availability`: one fraction in (0, 1]
     per workstation; `schedule`: one owner schedule per workstation, instead of
     `availability` (all three in the module docstring).
+    `progress(arrived, total)`: called every PROGRESS_EVERY arrivals and once at the end, for a
+    long run's progress bar.
     Raises ValueError for bad input and PolicyError if the policy breaks a
     rule or leaves jobs waiting with nothing left to happen.
     """
@@ -144,8 +154,9 @@ def simulate(jobs: Iterable[Job], policy: Policy | str, P: int, *, timeline: boo
         raise ValueError(f"P must be an integer >= 1, got {P!r}")
     if availability is not None and schedule is not None:
         raise ValueError("give availability (owners' means) or schedule (their bursts), not both")
-    engine = _Engine(check_jobs(jobs, policy), policy, P, timeline, check_speeds(speeds, P),
+    engine = _Engine(check_jobs(jobs, policy, P), policy, P, timeline, check_speeds(speeds, P),
                      check_speeds(availability, P, "availability", top=1.0), check_schedule(schedule, P))
+    engine.progress = progress
     # The run makes no reference cycles but keeps every job alive, so the
     # cyclic collector would only rescan them, again and again: off meanwhile.
     was_enabled = gc.isenabled()
@@ -213,6 +224,7 @@ class _Engine(SchedulerState):
         self.heap: list[tuple[float, int, int, _Run, int]] = []
         self.tick = 0
         self.now = 0.0
+        self.progress: Progress | None = None
         self.zero = policy.zero_overhead
         self.rtc = policy.run_to_completion
         self.decide = policy.decide
@@ -295,7 +307,7 @@ class _Engine(SchedulerState):
         T = job.model.T(n)
         if self.paced:
             T /= self._pace(procs)
-        job.rate = 1.0 / T
+        job.rate = 1.0 / T if T > 0 else math.inf  # a rigid job of run time 0 ends as it starts
         if job.pause is not None:
             pause = job.pause(n)
         else:
@@ -307,6 +319,12 @@ class _Engine(SchedulerState):
                 job.t0 = now + pause * T / job.model.T(n)
         self.tick += 1
         _heappush(self.heap, (job.t0 + T, self.tick, _FINISH, job, job.ver))
+        walltime = job.walltime
+        if walltime is not None and (job.t0 + T > now + walltime or job.size is None or self.paced):
+            # killed at start + walltime unless it has finished by then (a rigid job unslowed by
+            # owners ends when it was just told to: only an overrun needs the event)
+            self.tick += 1
+            _heappush(self.heap, (now + walltime, self.tick, _KILL, job, job.ver))
         if self.record:
             self.log.append(TimelineEvent(now, job.id, _E_START, procs))
 
@@ -407,7 +425,8 @@ class _Engine(SchedulerState):
         if now > job.t0:  # computing (not in a launch or reconfiguration pause): bank its progress
             job.x += (now - job.t0) * job.rate
             job.t0 = now
-        job.rate = rate = self._pace(job.procs) / job.model.T(len(job.procs))
+        T = job.model.T(len(job.procs))
+        job.rate = rate = self._pace(job.procs) / T if T > 0 else math.inf
         job.ver += 1  # its pending events are re-timed below
         self._push(job.t0 + max(0.0, 1.0 - job.x) / rate, _FINISH, job)
         if job.ack_pending and job.status is _PREEMPTING:
@@ -422,6 +441,7 @@ class _Engine(SchedulerState):
         call, admit = self._call, self.admit
         heappop = _heappop
         record, log = self.record, self.log
+        progress = self.progress
         arrivals = [job.arrival for job in jobs]
         arrivals.append(math.inf)
         nxt, n = 0, len(jobs)
@@ -438,7 +458,7 @@ class _Engine(SchedulerState):
                 continue
             if heap and heap[0][0] <= arrivals[nxt]:
                 t, _, kind, job, ver = heappop(heap)
-                if ver != job.ver:
+                if ver != job.ver and kind != _KILL:  # a walltime holds whatever the job went through
                     continue
                 self.now = t
                 if kind == _FINISH:
@@ -448,6 +468,11 @@ class _Engine(SchedulerState):
                     if job.status is _PREEMPTING:
                         self._ack(job, job.ack_x)
                         call(_ACKED, job)
+                elif kind == _KILL:
+                    if job.status is not _FINISHED:
+                        job.killed = True
+                        self._finish(job)
+                        call(_COMPLETION, job)
                 else:
                     call(_RECONFIGURED, job)
             elif nxt < n:
@@ -459,8 +484,12 @@ class _Engine(SchedulerState):
                 if record:
                     log.append(TimelineEvent(spec.arrival, job.id, _E_ARRIVE, ()))
                 call(_ARRIVAL, job)
+                if progress is not None and not nxt & _PROGRESS_MASK:
+                    progress(nxt, n)
             else:
                 break
+        if progress is not None:
+            progress(n, n)
         steps.pop()
         stuck = self.unfinished()
         if stuck:

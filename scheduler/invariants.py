@@ -14,12 +14,18 @@ from scheduler.results import TimelineEvent
 
 
 def check_timeline(timeline: Iterable[TimelineEvent], P: int, pmax: Mapping[object, int] | None = None,
-                   jobs: Iterable[object] | None = None) -> list[str]:
+                   jobs: Iterable[object] | None = None, sizes: Mapping[object, int] | None = None,
+                   walltimes: Mapping[object, float] | None = None) -> list[str]:
     """Time never runs back, sets held at once never overlap nor exceed P, every set is
     within 0..P-1 (and within the job's `pmax`, when given), a job starts once, and every
     resize keeps new ⊇ old or old ⊇ new. With `jobs`, each of them finishes and none
-    holds anything at the end."""
+    holds anything at the end. With `sizes` (rigid jobs' exact sizes), each of those starts
+    on exactly its size and is never asked to preempt nor resized. With `walltimes`, no job
+    runs past start + its walltime."""
     problems: list[str] = []
+    sizes = sizes or {}
+    walltimes = walltimes or {}
+    start_at: dict[object, float] = {}
     held: dict[object, set[int]] = {}
     started: set[object] = set()
     finished: set[object] = set()
@@ -30,6 +36,18 @@ def check_timeline(timeline: Iterable[TimelineEvent], P: int, pmax: Mapping[obje
             problems.append(f"{where} {e.event} logged after t={last:.3f}: time went backwards")
         last = max(last, e.time)
         procs = set(e.procs)
+        size = sizes.get(e.job)
+        if size is not None:
+            if e.event == EventKind.START and len(procs) != size:
+                problems.append(f"{where} rigid job started on {len(procs)} processors; it asks for exactly {size}")
+            elif e.event in (EventKind.PREEMPT_REQUEST, EventKind.ACK, EventKind.RESIZE):
+                problems.append(f"{where} {e.event} of a rigid job")
+        if e.event == EventKind.START:
+            start_at[e.job] = e.time
+        elif e.event == EventKind.FINISH and e.job in walltimes and e.job in start_at:
+            if e.time - start_at[e.job] > walltimes[e.job] + 1e-9 * max(1.0, abs(e.time)):  # rounding of start + walltime
+                problems.append(f"{where} finished {e.time - start_at[e.job]:.3f} s after its start, "
+                                f"past its walltime {walltimes[e.job]:.3f} s")
         if e.event in (EventKind.START, EventKind.RESIZE):
             if any(p < 0 or p >= P for p in procs):
                 problems.append(f"{where} {e.event} outside 0..{P - 1}: {sorted(procs)}")

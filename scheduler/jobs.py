@@ -51,6 +51,14 @@ class Outcome(StrEnum):
     TIMEOUT = "timeout"  # not done when its run's time ran out (a live run's timeout, a simulation's horizon)
 
 
+class FinalState(StrEnum):
+    """How a job left the scheduler, in Batsim's words (the `final_state` column of its jobs.csv)."""
+
+    COMPLETED_SUCCESSFULLY = "COMPLETED_SUCCESSFULLY"
+    COMPLETED_FAILED = "COMPLETED_FAILED"
+    COMPLETED_WALLTIME_REACHED = "COMPLETED_WALLTIME_REACHED"  # killed at start + its requested walltime
+
+
 class EventKind(StrEnum):
     """One row of a run's timeline: what happened to a job (the `event` column)."""
 
@@ -96,7 +104,9 @@ class JobRecord(NamedTuple):
     requested is the most processors the job asked for: its pmax capped at
     the machine size (the whole machine when its model has no limit); -1
     when not known. profile says how the job was run: its class live, its
-    execution-time model's type in the simulator.
+    execution-time model's type in the simulator. requested_time is the walltime it asked
+    for in seconds (-1: none, Batsim's value); final_state how it ended (a job killed at its
+    walltime is COMPLETED_WALLTIME_REACHED).
     """
 
     id: int | str
@@ -108,6 +118,8 @@ class JobRecord(NamedTuple):
     allocations: tuple[tuple[int, ...], ...]
     requested: int = -1
     profile: str = ""
+    requested_time: float = -1.0
+    final_state: FinalState = FinalState.COMPLETED_SUCCESSFULLY
 
     @property
     def allocated(self) -> tuple[int, ...]:

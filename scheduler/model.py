@@ -125,6 +125,32 @@ class DemandModel:
 
 
 @dataclass(frozen=True, slots=True)
+class RuntimeModel:
+    """A rigid job's run time, given directly (a trace's run time, a delay job): T(p) = runtime_s.
+
+    A rigid job only ever runs on its own size, so its time there is all a model needs to
+    say; it knows T(p) in that sense (a policy estimating an end from it, as EASY does for a
+    job with no requested walltime, reads the trace's run time, as Batsim and AccaSim do).
+    A run time of 0 is allowed (archive traces hold them): the job ends as it starts.
+    """
+
+    runtime_s: float
+    pmax: int | None = None
+    knows: frozenset[Knowledge] = field(default=frozenset({Knowledge.PMAX, Knowledge.TP}), init=False)
+
+    def __post_init__(self) -> None:
+        if not (self.runtime_s >= 0 and math.isfinite(self.runtime_s)):
+            raise ValueError(f"runtime_s must be a finite time >= 0, got {self.runtime_s}")
+        if self.pmax is not None and self.pmax < 1:
+            raise ValueError(f"pmax must be >= 1, got {self.pmax}")
+
+    def T(self, p: int) -> float:
+        if p < 1:
+            raise ValueError(f"T(p) needs p >= 1, got {p}")
+        return self.runtime_s
+
+
+@dataclass(frozen=True, slots=True)
 class Job:
     """One job of a stream: arrival in seconds, its model, its safe points.
 
@@ -151,6 +177,12 @@ class Job:
     `work_first`: a job checks for a request only after finishing a phase, so
     after a start or a resize it answers no sooner than one phase on (the
     live workloads do this); False: a job just (re)started answers at once.
+    `size`: a rigid job's processors. It asks for exactly that many, starts once on them and
+    runs to its end: no preemption, no resize (the state machine refuses both). None: a
+    malleable job (1..pmax processors, preemptible).
+    `walltime`: the requested time in seconds, counted from its start; a job still running
+    then is killed and recorded COMPLETED_WALLTIME_REACHED (one that ends exactly at it
+    completes). None: it asked for none and is never killed.
     """
 
     id: int | str
@@ -165,8 +197,14 @@ class Job:
     work_first: bool = False
     setup_work: float = 0.0
     pause: Callable[[int], float] | None = None
+    size: int | None = None
+    walltime: float | None = None
 
     def __post_init__(self) -> None:
+        if self.size is not None and (type(self.size) is not int or self.size < 1):
+            raise ValueError(f"job {self.id}: size must be an integer >= 1 (a rigid job's processors), got {self.size!r}")
+        if self.walltime is not None and not (self.walltime > 0 and math.isfinite(self.walltime)):
+            raise ValueError(f"job {self.id}: walltime must be a finite time > 0 in seconds, got {self.walltime}")
         if self.arrival < 0 or not math.isfinite(self.arrival):
             raise ValueError(f"job {self.id}: arrival must be a finite time >= 0, got {self.arrival}")
         if self.phases < 1:

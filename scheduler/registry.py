@@ -5,7 +5,9 @@ from typing import Callable
 
 from scheduler.policies.adaptive import dif_variants, family
 from scheduler.policies.dynequi import DynEqui
+from scheduler.policies.easy import EASY, ConservativeBackfill
 from scheduler.policies.equi import Equipartition, EquipartitionFloor
+from scheduler.policies.fcfs import FCFS
 from scheduler.policies.folding import Folding
 from scheduler.policies.ra import RA
 from scheduler import user_policies
@@ -20,6 +22,10 @@ def _factories() -> dict[str, Callable[[], Policy]]:
     table["DYN-EQUI"] = DynEqui
     for rule in dif_variants():  # DIF read otherwise than the default (scheduler/policies/dif.py)
         table[rule.name] = (lambda name=rule.name: next(r for r in dif_variants() if r.name == name))
+    # the batch baselines, for rigid jobs and requested walltimes (mixed streams run too)
+    table["FCFS"] = FCFS
+    table["EASY"] = EASY
+    table["EASY-CONSERVATIVE"] = ConservativeBackfill
     return table
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
-from scheduler.jobs import EventKind, JobRecord
+from scheduler.jobs import EventKind, FinalState, JobRecord
 
 if TYPE_CHECKING:  # pandas loads in the two methods that build frames: the engine does not need it
     import pandas as pd
@@ -28,7 +28,7 @@ NO_WALLTIME = -1.0
 """requested_time of a job that asks for no walltime: Batsim writes -1 for those."""
 NO_ENERGY = -1.0
 """consumed_energy when energy is not modelled: Batsim writes -1 then."""
-COMPLETED_SUCCESSFULLY, COMPLETED_FAILED = "COMPLETED_SUCCESSFULLY", "COMPLETED_FAILED"
+COMPLETED_SUCCESSFULLY, COMPLETED_FAILED = FinalState.COMPLETED_SUCCESSFULLY, FinalState.COMPLETED_FAILED
 
 
 class TimelineEvent(NamedTuple):
@@ -71,10 +71,12 @@ class SimResult:
         - profile: the job class (live) or the execution-time model's type (simulated).
         - requested_number_of_resources: the job's pmax, capped at the machine size: a malleable
           job asks for at most that many, never an exact count.
-        - requested_time: -1, Batsim's "no walltime": a malleable job asks for none (its predicted
-          T(1) would be a guess, and the policies never kill a job at a limit).
-        - success / final_state: 1 and COMPLETED_SUCCESSFULLY, or 0 and COMPLETED_FAILED when
-          `success` (one flag per job, in order; default: all succeeded) says it failed.
+          A rigid job's is its exact size.
+        - requested_time: the walltime the job asked for, in seconds; -1, Batsim's "no walltime",
+          when it asked for none (a malleable job asks for none: its predicted T(1) would be a guess).
+        - success / final_state: 1 and COMPLETED_SUCCESSFULLY; 0 and COMPLETED_WALLTIME_REACHED for
+          a job killed at its walltime (as Batsim writes it); 0 and COMPLETED_FAILED when `success`
+          (one flag per job, in order; default: as the records say) says it failed.
         - allocated_resources: the union of every processor set the job held, as a Batsim interval
           set ("0-3 5"). For a resized job that is more than it held at any one time, so a tool that
           takes its size as the job's width (evalys's utilisation) overstates what it used:
@@ -91,15 +93,16 @@ class SimResult:
         ok = [True] * len(jobs) if success is None else list(success)
         if len(ok) != len(jobs):
             raise ValueError(f"success: {len(ok)} flags for {len(jobs)} jobs")
+        states = [r.final_state if f else COMPLETED_FAILED for r, f in zip(jobs, ok)]
         return {
             "job_id": [r.id for r in jobs],
             "workload_name": [WORKLOAD_NAME] * len(jobs),
             "profile": [r.profile for r in jobs],
             "submission_time": [r.submission for r in jobs],
             "requested_number_of_resources": [r.requested for r in jobs],
-            "requested_time": [NO_WALLTIME] * len(jobs),
-            "success": [int(f) for f in ok],
-            "final_state": [COMPLETED_SUCCESSFULLY if f else COMPLETED_FAILED for f in ok],
+            "requested_time": [r.requested_time for r in jobs],
+            "success": [int(state == COMPLETED_SUCCESSFULLY) for state in states],
+            "final_state": states,
             "starting_time": [r.start for r in jobs],
             "execution_time": [r.execution for r in jobs],
             "finish_time": [r.finish for r in jobs],

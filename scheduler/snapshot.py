@@ -6,6 +6,7 @@ same Policy objects drive both.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from enum import Enum
 from typing import Mapping, Sequence
@@ -32,19 +33,31 @@ class JobView:
     in seconds, cached because queue orders use it often. `model` gives
     T(p); a policy may only use what its `needs` declares. `procs` is the
     sorted set held now (empty while queued).
+    `size`: a rigid job's processors (it may only be started on exactly that many, and never
+    preempted or resized); None for a malleable job. A rigid job's `pmax` is its size.
+    `walltime`: the time it asked for, in seconds from its start (it is killed then); None if
+    it asked for none. `start`: when it started (NaN while queued; a live job's first launch,
+    so NaN also for a moment after the policy started it).
     """
 
-    __slots__ = ("id", "seq", "arrival", "model", "pmax", "t1", "status", "procs")
+    __slots__ = ("id", "seq", "arrival", "model", "pmax", "t1", "status", "procs", "size", "walltime", "start")
 
-    def __init__(self, id: int | str, seq: int, arrival: float, model: Model, P: int) -> None:
+    def __init__(self, id: int | str, seq: int, arrival: float, model: Model, P: int,
+                 size: int | None = None, walltime: float | None = None) -> None:
         self.id = id
         self.seq = seq
         self.arrival = arrival
         self.model = model
-        self.pmax = P if model.pmax is None else min(model.pmax, P)
+        self.size = size
+        self.walltime = walltime
+        if size is not None:
+            self.pmax = size
+        else:
+            self.pmax = P if model.pmax is None else min(model.pmax, P)
         self.t1 = model.T(1)
         self.status = JobStatus.QUEUED
         self.procs: tuple[int, ...] = ()
+        self.start = math.nan
 
     def __repr__(self) -> str:
         return f"JobView(id={self.id!r}, status={self.status.value}, procs={self.procs})"

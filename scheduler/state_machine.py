@@ -25,12 +25,14 @@ from operator import attrgetter
 
 from scheduler.model import Job, Model
 from scheduler.policy import Policy
-from scheduler.jobs import JobRecord, JobStatus
+from scheduler.jobs import FinalState, JobRecord, JobStatus
 from scheduler.snapshot import JobView
 
 _QUEUED, _RUNNING, _FINISHED = JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.FINISHED
 _PREEMPTING, _PREEMPTED = JobStatus.PREEMPTING, JobStatus.PREEMPTED
 _ARRIVAL_KEY = attrgetter("arrival")
+_SUCCESS, _WALLTIME_REACHED = FinalState.COMPLETED_SUCCESSFULLY, FinalState.COMPLETED_WALLTIME_REACHED
+_NO_WALLTIME = -1.0  # Batsim's requested_time for a job that asked for none
 
 
 class PolicyError(RuntimeError):
@@ -44,31 +46,35 @@ class TrackedJob(JobView):
     `pmask` the held set as a bitmask; `history` every set held, in order;
     `area` the processor-seconds held up to `t_area`; `npre` how many times
     it was asked to preempt. `start` and `finish` are set by the driver (the
-    engine and the executor start the clock at different moments).
+    engine and the executor start the clock at different moments), and so is
+    `killed` (it reached its requested walltime and was stopped there).
     """
 
-    __slots__ = ("qkey", "pmask", "history", "start", "finish", "area", "t_area", "npre")
+    __slots__ = ("qkey", "pmask", "history", "finish", "area", "t_area", "npre", "killed")
 
-    def __init__(self, id: int | str, seq: int, arrival: float, model: Model, P: int) -> None:
-        JobView.__init__(self, id, seq, arrival, model, P)
+    def __init__(self, id: int | str, seq: int, arrival: float, model: Model, P: int,
+                 size: int | None = None, walltime: float | None = None) -> None:
+        JobView.__init__(self, id, seq, arrival, model, P, size, walltime)
         self.qkey = ()
         self.pmask = 0
         self.history: list[tuple[int, ...]] = []
-        self.start = math.nan
         self.finish = math.nan
         self.area = 0.0
         self.t_area = 0.0
         self.npre = 0
+        self.killed = False
 
 
-def check_jobs(jobs: Iterable[Job], policy: Policy) -> list[Job]:
-    """Jobs sorted by arrival (stable), after checking the ids are unique and the models tell
-    the policy what it needs."""
+def check_jobs(jobs: Iterable[Job], policy: Policy, P: int | None = None) -> list[Job]:
+    """Jobs sorted by arrival (stable), after checking the ids are unique, the models tell
+    the policy what it needs and (given the machine's P) no rigid job is wider than it."""
     jobs = list(jobs)
     ids = set()
     needs = policy.needs
     enough: set[frozenset] = set()  # `knows` sets already checked: most jobs share one
     for job in jobs:
+        if P is not None and job.size is not None and job.size > P:
+            raise ValueError(f"job {job.id} asks for exactly {job.size} processors; the machine has P={P}")
         knows = job.model.knows
         if knows not in enough:
             missing = needs - knows
@@ -106,6 +112,7 @@ class SchedulerState:
         self.queue: list[TrackedJob] = []
         self.qkeys: list[tuple] = []
         self.by_id: dict[object, TrackedJob] = {}
+        self.now = 0.0  # the driver's clock (simulated or measured seconds): the rules' errors name it
 
     # -- arrivals and lookups ------------------------------------------------
     def admit(self, job: TrackedJob) -> None:
@@ -150,11 +157,19 @@ class SchedulerState:
     def _refuse(self, what: str, job: TrackedJob) -> PolicyError:
         return PolicyError(f"{self.policy.name}: {what} of job {job.id} which is {job.status.value}")
 
+    def _rigid(self, rule: str, did: str, job: TrackedJob) -> PolicyError:
+        """A rigid job's rule broken: one line naming the rule, the policy, the job and the time."""
+        return PolicyError(f"rule '{rule}': policy {self.policy.name} {did} at t={round(self.now, 3)} s; "
+                           f"job {job.id} is rigid: it asks for exactly {job.size} and runs to its end")
+
     # -- the transitions -----------------------------------------------------
     def start(self, job: TrackedJob, procs) -> tuple[int, ...]:
         """Queued -> running on `procs` (which must be free). Returns the set as a sorted tuple."""
         if job.status is not _QUEUED:
             raise self._refuse("start", job)
+        if job.size is not None and len(procs) != job.size:
+            raise PolicyError(f"rule 'rigid size': policy {self.policy.name} started job {job.id} on "
+                              f"{len(procs)} processors at t={round(self.now, 3)} s; it asks for exactly {job.size}")
         m = 0
         try:  # _mask's fast path, inlined: the engine starts every job here
             for p in procs:
@@ -183,6 +198,8 @@ class SchedulerState:
 
     def preempt(self, job: TrackedJob) -> None:
         """Running -> preempting: asked to stop at its next safe point."""
+        if job.size is not None:
+            raise self._rigid("rigid: no preemption", f"asked job {job.id} to preempt", job)
         if job.status is not _RUNNING:
             raise self._refuse("preempt", job)
         del self.running[job.seq]
@@ -201,6 +218,8 @@ class SchedulerState:
     def resize(self, job: TrackedJob, procs, now: float) -> tuple[int, ...]:
         """Preempted -> running on `procs`: new ⊇ old or old ⊇ new, added processors free.
         The processors shed are free at once (as the policy sees it). Returns the set, sorted."""
+        if job.size is not None:
+            raise self._rigid("rigid: no resize", f"resized job {job.id} to {len(procs)} processors", job)
         if job.status is not _PREEMPTED:
             raise self._refuse("resize", job)
         new = self._mask(job, procs)
@@ -259,4 +278,6 @@ class SchedulerState:
         else:
             mean = float(len(job.history[0])) if job.history else 0.0
         return JobRecord(job.id, job.arrival, job.start, job.finish, job.npre, mean,
-                         tuple(job.history), job.pmax, profile)
+                         tuple(job.history), job.pmax, profile,
+                         _NO_WALLTIME if job.walltime is None else job.walltime,
+                         _WALLTIME_REACHED if job.killed else _SUCCESS)

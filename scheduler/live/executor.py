@@ -25,6 +25,10 @@ partition sent), finish (done received, or the exit of a failed job). Policy cal
 ARRIVAL, ACK, RECONFIGURED (a relaunched job reported restored) and
 COMPLETION (done, or a failure: the job leaves the system).
 
+Rigid jobs (`JobView.size`) do not reach a live run yet (an `Arrival` carries no size); the
+checks they need are the state machine's, shared with the engine, so a policy that breaks a
+rigid job's rule gets the same one-line error here.
+
 `availability`, when given, is called before each policy call for what the owners and the
 traffic leave now (processor i = hosts[i]; the caller reads the monitor, this module does not
 import the testbed) and shown to the policy as `Snapshot.availability`; None means not known.
@@ -350,6 +354,7 @@ class LiveExecutor:
         actions = self.policy.decide(snap)
         t_b = time.perf_counter_ns()
         self.decisions.append(Decision(t, reason.value, subject.id, seen, tuple(actions), (t_b - t_a) / 1e9))
+        state.now = t  # the rules' errors name the time of the call they broke
         for action in actions:
             self._apply(action, t)
 

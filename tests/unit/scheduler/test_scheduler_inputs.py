@@ -20,7 +20,8 @@ from scheduler.registry import get_policy, policy_names
 
 NAMES = ["RA", "EQUI", "EQUI-FLOOR", "FOLDING", "ASP", "AP1", "AEP", "ASP(1)", "AP1(1)", "AEP(1)", "ASP(2)",
          "AP1(2)", "AEP(2)", "SDF", "SDF-MAX1", "SDF-MAX2", "SDF-MAX6", "DYN-EQUI",
-         "ASP(2)-FREE", "AP1(2)-FREE", "AEP(2)-FREE", "ASP(2)-SHARE", "AP1(2)-SHARE", "AEP(2)-SHARE"]
+         "ASP(2)-FREE", "AP1(2)-FREE", "AEP(2)-FREE", "ASP(2)-SHARE", "AP1(2)-SHARE", "AEP(2)-SHARE",
+         "FCFS", "EASY", "EASY-CONSERVATIVE"]
 
 
 def test_sevcik_model_and_pmax_from_eq6():
