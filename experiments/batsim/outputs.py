@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from experiments.batsim.intervals import format_intervals
+from experiments.traces.intervals import format_intervals
 
 JOB_COLUMNS = ("job_id", "workload_name", "profile", "submission_time", "requested_number_of_resources",
                "requested_time", "success", "final_state", "starting_time", "execution_time", "finish_time",

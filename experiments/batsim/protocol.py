@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from experiments.batsim.intervals import IntervalError, format_intervals, parse_intervals
+from experiments.traces.intervals import IntervalError, format_intervals, parse_intervals
 
 JOB_STATES = ("NOT_SUBMITTED", "SUBMITTED", "RUNNING", "COMPLETED_SUCCESSFULLY", "COMPLETED_FAILED",
               "COMPLETED_WALLTIME_REACHED", "COMPLETED_KILLED", "REJECTED")

@@ -16,7 +16,7 @@ from collections import deque
 
 import zmq
 
-from experiments.batsim.intervals import format_intervals, parse_intervals
+from experiments.traces.intervals import format_intervals, parse_intervals
 
 
 def serve_fcfs(socket: zmq.Socket) -> None:

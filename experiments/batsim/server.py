@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from experiments.batsim import protocol as p
-from experiments.batsim.intervals import format_intervals
+from experiments.traces.intervals import format_intervals
 from experiments.batsim.outputs import JobRecord, RunTimes
 from experiments.batsim.platform import Platform, PlatformError, check_simulable, executors, run_time_s
 from experiments.batsim.workload import ParallelHomogeneousProfile, Workload

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from experiments.batsim.intervals import interval_count
+from experiments.traces.intervals import interval_count
 from experiments.store import ResultsStore
 from experiments.traces.swf import write_swf
 from scheduler.jobs import EventKind, FinishedJob

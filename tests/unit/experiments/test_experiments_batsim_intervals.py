@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from experiments.batsim.intervals import IntervalError, format_intervals, interval_count, parse_intervals
+from experiments.traces.intervals import IntervalError, format_intervals, interval_count, parse_intervals
 
 
 @pytest.mark.parametrize("text", ["1-3 5 7", "1-2 3 5 7", "1 2 3 5 7", "1-2 1-3 5 7", "5 2-2 7 1-3"])

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from batsim_harness import scheduler, write_workload
-from experiments.batsim.intervals import parse_intervals
+from experiments.traces.intervals import parse_intervals
 from experiments.batsim.platform import uniform
 from experiments.batsim.run import read_input, serve
 
