@@ -64,7 +64,7 @@ def batsim_command(
         table.add_row(label, str(value))
     console.print(table)
     written = [outcome.jobs_csv, outcome.schedule_csv] + ([outcome.messages_jsonl] if outcome.messages_jsonl else [])
-    console.print("wrote " + ", ".join(map(str, written)))
+    console.print("wrote " + ", ".join(map(str, written)), soft_wrap=True)  # a path a reader copies: never wrapped
     if outcome.error:
         fail(outcome.error)
 

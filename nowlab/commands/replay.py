@@ -66,7 +66,7 @@ def replay_command(
     shown.print(table)
     shown.print(counts)
     if paths:
-        shown.print("wrote " + ", ".join(str(p) for p in paths))
+        shown.print("wrote " + ", ".join(str(p) for p in paths), soft_wrap=True)  # a path a reader copies: never wrapped
 
 
 def register(app: typer.Typer) -> None:
