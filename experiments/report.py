@@ -69,6 +69,8 @@ class Analysis:
     unresized: pd.DataFrame = field(default_factory=pd.DataFrame)  # jobs that kept one partition (diagnostic)
     governor: GovernorHold | None = None  # how well the governor held the speeds over the cells (diagnostic)
     misses: pd.DataFrame = field(default_factory=pd.DataFrame)  # each cell's missed target and its cause
+    measured_reps: pd.DataFrame | None = None  # one row per policy, rate and replication (run_stats.summarize)
+    predicted_reps: pd.DataFrame | None = None
 
     @property
     def targets(self) -> dict[str, float]:
@@ -96,21 +98,24 @@ def analyse(results: Path) -> Analysis:
         span = [(c["created_at"], c["updated_at"]) for c in store.timeline()["cells"]] if quotas else []
     arrivals = config.get("arrivals", {})
     at_basis = on_speed_basis(jobs, profiles, (config.get("profile") or {}).get("speed_basis", "reference"))
-    measured = cell_table(sync_delay.merge(summarize(normalised(at_basis, measured=True), warmup), sync_measured))
-    predicted = cell_table(sync_delay.merge(
-        summarize(normalised(paired_predictions(jobs, preds), measured=False), warmup), sync_predicted))
+    measured_reps = sync_delay.merge(summarize(normalised(at_basis, measured=True), warmup), sync_measured)
+    predicted_reps = sync_delay.merge(
+        summarize(normalised(paired_predictions(jobs, preds), measured=False), warmup), sync_predicted)
+    measured, predicted = cell_table(measured_reps), cell_table(predicted_reps)
     targets = {**DEFAULT_TARGETS, **(config.get("targets") or {})}
     cmp = with_bands(compare(measured, predicted, config.get("policies", ())), cells, bands, targets)
     # Looked up, not merged: before any job is stored `cmp` is empty and its rate column untyped.
     resumed = cells[cells.resumed].groupby(["policy", "rate"]).size()
     cmp["resumed"] = [int(resumed.get((p, float(r)), 0)) for p, r in zip(cmp.policy, cmp.rate)]
     rates = arrivals.get("rates") or sorted(set(cmp.rate))
-    claims = claims_table(config.get("claims", config.get("claim", [])), measured, predicted, rates)
+    claims = claims_table(config.get("claims", config.get("claim", [])), measured, predicted, rates,
+                          measured_reps, predicted_reps)
     return Analysis(Path(results), config, cells, jobs, preds, cmp, claims, calibration, profiles,
                     resize_diagnostic(samples, profiles), duration, measured, predicted, backend,
                     unresized(at_basis, config, {k: profile_checks.at_start(v) for k, v in profiles.items()}),
                     _held(quotas, span),
-                    miss_causes.misses(cmp, jobs, preds, miss_causes.models_for(config, profiles), targets, warmup))
+                    miss_causes.misses(cmp, jobs, preds, miss_causes.models_for(config, profiles), targets, warmup),
+                    measured_reps, predicted_reps)
 
 
 def on_speed_basis(jobs: pd.DataFrame, profiles: dict[str, dict], basis: str) -> pd.DataFrame:

@@ -319,13 +319,15 @@ def _with_figures(words: str, ours: str) -> str:
 
 
 def claims_table(claims: Sequence[dict[str, Any]], measured: pd.DataFrame, predicted: pd.DataFrame,
-                 all_rates: Sequence[float]) -> pd.DataFrame:
-    """One row per claim: verdict and margins on the measured cells, whether the verdict stands
-    outside the 95% interval, the paper's number and the prediction's verdict (experiments/reporting/cell_claims.py)."""
+                 all_rates: Sequence[float], measured_reps: pd.DataFrame | None = None,
+                 predicted_reps: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per claim: verdict and margins on the measured cells (paired by replication when the
+    replications are given), whether the verdict stands outside the 95% interval, the paper's number and
+    the prediction's verdict (experiments/reporting/cell_claims.py)."""
     rows = []
     for c in claims:
-        m = judge(c, measured, all_rates)
-        p = judge(c, predicted, all_rates)
+        m = judge(c, measured, all_rates, measured_reps)
+        p = judge(c, predicted, all_rates, predicted_reps)
         rows.append({"claim": c["text"], "metric": c["metric"], "verdict": m.verdict.value,
                      "measured": m.words, "margin per rate": m.detail,
                      "predicted": _with_figures(p.words or p.verdict.value, p.ours), "paper": c.get("paper_value", ""),
