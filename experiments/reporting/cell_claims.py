@@ -13,7 +13,7 @@ With the run's replications (`reps`: one row per policy, rate and replication,
 and rates all ran the stream of (seed, replication) (`experiments.arrivals`:
 common random numbers), so what the stream drew cancels from a difference.
 Without them (a cells table alone) the cells' own t half-widths are added in
-quadrature, first order for a ratio (`Test.QUADRATURE`): wider, never decisive
+quadrature, first order for a ratio (`Method.QUADRATURE`): wider, never decisive
 where pairing is not.
 
 A direction is a signed effect, so a reversed sign never holds. A peak needs
@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from experiments.reporting import effects
-from experiments.reporting.claims import Check, Claim, Test, Verdict, interval_words, peak, verdict_words
+from experiments.reporting.claims import Check, Claim, Method, Verdict, interval_words, peak, verdict_words
 from experiments.reporting.effects import Effect
 
 #: A claim's metric -> the cells-table statistic it reads.
@@ -80,7 +80,7 @@ class Run:
         n = int(rows["replications"].iloc[0]) if "replications" in rows else 0
         known = pd.notna(ci) and math.isfinite(float(ci))
         return Effect(float(rows[stat].iloc[0]), float(ci) if known else math.inf, n,
-                      Test.ONE_SAMPLE if known else Test.NONE)
+                      Method.ONE_SAMPLE if known else Method.NONE)
 
     def effect(self, f: Callable[[np.ndarray], float], keys: Sequence[tuple[str, float, str]]) -> Effect:
         """f of the cells' means with its interval: paired over replications when known, else the cells' in quadrature."""
@@ -100,9 +100,9 @@ def _quadrature(f: Callable[[np.ndarray], float], parts: Sequence[Effect]) -> Ef
         return Effect(math.nan)
     g = effects._gradient(f, m)
     if any(not math.isfinite(p.half_width) and gk != 0 for p, gk in zip(parts, g)):
-        return Effect(value, math.inf, min(p.n for p in parts), Test.NONE)
+        return Effect(value, math.inf, min(p.n for p in parts), Method.NONE)
     hw = math.sqrt(sum((gk * p.half_width) ** 2 for p, gk in zip(parts, g) if gk != 0))
-    return Effect(value, hw, min(p.n for p in parts), Test.QUADRATURE if len(parts) > 1 else Test.ONE_SAMPLE)
+    return Effect(value, hw, min(p.n for p in parts), Method.QUADRATURE if len(parts) > 1 else Method.ONE_SAMPLE)
 
 
 def _as_run(cells: pd.DataFrame | Run, reps: pd.DataFrame | None = None) -> Run:

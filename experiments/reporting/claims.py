@@ -3,14 +3,14 @@
 A claim is judged on checks. A `Check` says where it is checked, a signed margin
 (> 0: the claim holds there: the measured effect on the claimed side of its
 threshold), the margin's 95% half-width, the replications behind it and the
-test that gave the interval (`Test`). The rule, the same for every paper (issue 47):
+test that gave the interval (`Method`). The rule, the same for every paper (issue 47):
 
 - a check HOLDS when its margin's 95% interval lies wholly above 0, FAILS when
   wholly below, and is UNRESOLVED when the interval spans 0. An infinite or
   undefined half-width (one replication, or a study that gives none) is
   UNRESOLVED: a point estimate alone never decides. A figure with no sampling
   noise (an analytic model, an observation by a stated criterion) says so with
-  `Test.EXACT` and a zero half-width;
+  `Method.EXACT` and a zero half-width;
 - a claim FAILS if any check fails, HOLDS if every check holds, else it is
   UNRESOLVED; a claim with no checks (or none with a figure) has NO_DATA;
 - a claim about a direction is a check on the signed effect, so a reversed
@@ -47,8 +47,8 @@ class Verdict(Enum):
         return self.value
 
 
-class Test(Enum):
-    """The test a check's 95% interval comes from."""
+class Method(Enum):
+    """The test a check's 95% interval comes from (named Method, not Test, which pytest would collect)."""
 
     PAIRED = "paired t"  # per-replication differences: the policies ran the same arrival streams
     WELCH = "Welch t"  # independent samples, unequal variances (Welch-Satterthwaite df)
@@ -70,7 +70,7 @@ class Check:
     margin: float
     half_width: float = math.nan
     n: int = 0
-    test: Test | None = None
+    test: Method | None = None
 
     @property
     def known(self) -> bool:
@@ -79,7 +79,7 @@ class Check:
 
     @property
     def has_interval(self) -> bool:
-        return math.isfinite(self.half_width) and self.test is not Test.NONE
+        return math.isfinite(self.half_width) and self.test is not Method.NONE
 
     @property
     def verdict(self) -> Verdict:
@@ -115,7 +115,7 @@ class Check:
 
 def exact(where: str, margin: float) -> Check:
     """A check on a figure with no sampling noise (an analytic model, an outright observation): zero half-width."""
-    return Check(where, margin, 0.0, test=Test.EXACT)
+    return Check(where, margin, 0.0, test=Method.EXACT)
 
 
 def combine(checks: Sequence[Check]) -> Verdict:

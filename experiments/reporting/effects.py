@@ -5,15 +5,15 @@ rate, say). An effect is a smooth function `f` of the series' means; its
 interval is the delta method's (f's gradient at the means, found numerically)
 with Student's t:
 
-- paired (`Test.PAIRED`) when the series ran the same arrival streams, replication
+- paired (`Method.PAIRED`) when the series ran the same arrival streams, replication
   by replication (same seed and replication: `experiments.arrivals` draws one
   stream per (seed, replication) for every policy and rate). Each replication
   gives one linearised value z_r = sum_k f'_k · x_{k,r}; the half-width is
   t_{n-1} · sd(z)/sqrt(n) over the replications every series has. The noise the
   series share (how many long jobs the stream drew) cancels, which is the point;
-- Welch (`Test.WELCH`) otherwise: var = sum_k f'_k² s_k²/n_k with the
+- Welch (`Method.WELCH`) otherwise: var = sum_k f'_k² s_k²/n_k with the
   Welch-Satterthwaite degrees of freedom;
-- one series (`Test.ONE_SAMPLE`): the t interval of its mean.
+- one series (`Method.ONE_SAMPLE`): the t interval of its mean.
 
 A series with fewer than two replications gives an infinite half-width: the
 effect is then unresolved (`experiments.reporting.claims`), never decided by its
@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as st
 
-from experiments.reporting.claims import Check, Test
+from experiments.reporting.claims import Check, Method
 
 CONFIDENCE = 0.95
 
@@ -41,7 +41,7 @@ class Effect:
     value: float
     half_width: float = math.inf
     n: int = 0
-    test: Test = Test.NONE
+    test: Method = Method.NONE
 
     @property
     def known(self) -> bool:
@@ -88,7 +88,7 @@ def effect(f: Callable[[np.ndarray], float], series: Sequence[pd.Series], *, pai
                 return Effect(math.nan)
             z = x @ _gradient(f, m)
             n = len(common)
-            return Effect(value, _t(n - 1, confidence) * float(np.std(z, ddof=1)) / math.sqrt(n), n, Test.PAIRED)
+            return Effect(value, _t(n - 1, confidence) * float(np.std(z, ddof=1)) / math.sqrt(n), n, Method.PAIRED)
     m = np.array([s.mean() for s in clean])
     value = float(f(m))
     if not math.isfinite(value):
@@ -97,9 +97,9 @@ def effect(f: Callable[[np.ndarray], float], series: Sequence[pd.Series], *, pai
     n = int(ns.min())
     g = _gradient(f, m)
     used = np.abs(g) > 0
-    test = Test.ONE_SAMPLE if len(clean) == 1 else Test.WELCH
+    test = Method.ONE_SAMPLE if len(clean) == 1 else Method.WELCH
     if (ns[used] < 2).any():
-        return Effect(value, math.inf, n, Test.NONE)
+        return Effect(value, math.inf, n, Method.NONE)
     terms = np.array([g[k] ** 2 * np.var(s.to_numpy(), ddof=1) / len(s) if used[k] else 0.0
                       for k, s in enumerate(clean)])
     var = float(terms.sum())

@@ -160,7 +160,7 @@ def reps_table(values: dict[str, list[float]], rate: float = 0.1, stat: str = "r
 
 def test_pairing_narrows_the_interval_when_replications_share_streams():
     from experiments.reporting.cell_claims import Run
-    from experiments.reporting.claims import Test
+    from experiments.reporting.claims import Method
     from experiments.reporting.run_stats import cell_table
 
     # Each replication's stream moves both policies alike (+-40 s); Folding is 10% below RA in every one.
@@ -171,7 +171,7 @@ def test_pairing_narrows_the_interval_when_replications_share_streams():
     paired = gap_at(Run(cells_, reps), claim, 0.1)
     welch = gap_at(Run(cells_, reps, paired=False), claim, 0.1)
     assert paired.value == pytest.approx(0.1) and welch.value == pytest.approx(0.1)
-    assert (paired.test, paired.n, welch.test) == (Test.PAIRED, 4, Test.WELCH)
+    assert (paired.test, paired.n, welch.test) == (Method.PAIRED, 4, Method.WELCH)
     assert paired.half_width < 1e-9 < welch.half_width  # the stream's noise cancels from the pairs
     assert judge(claim, cells_, [0.1], reps).verdict is Verdict.HOLDS
     assert judge(claim, Run(cells_, reps, paired=False), [0.1]).verdict is Verdict.UNRESOLVED

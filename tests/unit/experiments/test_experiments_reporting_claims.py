@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from experiments.reporting.claims import (Check, Claim, Test, Verdict, combine, count_words, exact, interval_words,
+from experiments.reporting.claims import (Check, Claim, Method, Verdict, combine, count_words, exact, interval_words,
                                          peak, tally, tally_text)
 
 
@@ -33,7 +33,7 @@ def test_without_an_interval_or_with_an_infinite_one_a_check_is_unresolved_whate
     assert combine([Check("a", 1.0, 0.1), one_rep]) is Verdict.UNRESOLVED
     # a figure without sampling noise says so, and then its point decides
     assert exact("model", 0.01).verdict is Verdict.HOLDS and exact("model", -0.01).verdict is Verdict.FAILS
-    assert Check("x", 1.0, 0.0, test=Test.NONE).verdict is Verdict.UNRESOLVED
+    assert Check("x", 1.0, 0.0, test=Method.NONE).verdict is Verdict.UNRESOLVED
 
 
 def _steps(*values: float, hw: float = 0.1) -> list[Check]:
