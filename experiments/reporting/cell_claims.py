@@ -87,22 +87,7 @@ class Run:
         series = [self.series(*k) for k in keys]
         if all(s is not None for s in series):
             return effects.effect(f, series, paired=self.paired)  # type: ignore[arg-type]
-        return _quadrature(f, [self.cell(*k) for k in keys])
-
-
-def _quadrature(f: Callable[[np.ndarray], float], parts: Sequence[Effect]) -> Effect:
-    """f of the cells' means, the cells' half-widths propagated to first order and added in quadrature."""
-    if not all(p.known for p in parts):
-        return Effect(math.nan)
-    m = np.array([p.value for p in parts])
-    value = float(f(m))
-    if not math.isfinite(value):
-        return Effect(math.nan)
-    g = effects._gradient(f, m)
-    if any(not math.isfinite(p.half_width) and gk != 0 for p, gk in zip(parts, g)):
-        return Effect(value, math.inf, min(p.n for p in parts), Method.NONE)
-    hw = math.sqrt(sum((gk * p.half_width) ** 2 for p, gk in zip(parts, g) if gk != 0))
-    return Effect(value, hw, min(p.n for p in parts), Method.QUADRATURE if len(parts) > 1 else Method.ONE_SAMPLE)
+        return effects.propagate(f, [self.cell(*k) for k in keys])
 
 
 def _as_run(cells: pd.DataFrame | Run, reps: pd.DataFrame | None = None) -> Run:
@@ -378,7 +363,7 @@ def judge_across(claim: Mapping[str, Any], figures: Mapping[str, pd.DataFrame | 
     (a, ra, ga), (b, rb, gb) = sides
     ours = f"{a} {_fmt(ga.value, claim)}" + (f" at {rate_label(ra)}" if math.isfinite(ra) else "") + \
            f" vs {b} {_fmt(gb.value, claim)}" + (f" at {rate_label(rb)}" if math.isfinite(rb) else "")
-    change = _quadrature(lambda m: m[0] - m[1], [ga, gb])
+    change = effects.propagate(lambda m: m[0] - m[1], [ga, gb])
     detail = f"{a}: {_pm(ga, claim)}; {b}: {_pm(gb, claim)}; change {b} → {a}: {_pm(change, claim)}"
     checks = [_check(f"{claim['lower']}'s gain in {a}", ga), _check(f"{claim['lower']}'s gain in {b}", gb),
               _check(f"{a} above {b}", change)]

@@ -174,6 +174,12 @@ def verdict_words(checks: Sequence[Check], what: str = "checks") -> str:
     if verdict is Verdict.NO_DATA:
         return str(verdict)
     count = count_words(checks, what)
+    bare = [c for c in checks if c.known and not c.has_interval]
+    if bare:
+        side = sum(c.margin > 0 for c in bare)
+        count += (f"; no interval at {len(bare)}, the point estimate on the claimed side at {side} of them"
+                  if len(bare) < len(checks) else
+                  f"; no interval: the point estimate on the claimed side at {side} of {len(bare)}")
     return count if verdict is Verdict.HOLDS else f"{verdict}: {count}"
 
 

@@ -127,3 +127,21 @@ def increase(higher: pd.Series, base: pd.Series, *, paired: bool) -> Effect:
 def mean(a: pd.Series) -> Effect:
     """One series' mean and its t interval."""
     return effect(lambda m: float(m[0]), [a], paired=False)
+
+
+def propagate(f: Callable[[np.ndarray], float], parts: Sequence[Effect]) -> Effect:
+    """f of separately estimated figures, their half-widths propagated to first order and added in
+    quadrature (`Method.QUADRATURE`): for figures of separate runs, or where only each one's own interval is
+    known. Wider than pairing where the figures shared streams; infinite when a figure that f depends on has none."""
+    if not all(p.known for p in parts):
+        return Effect(math.nan)
+    m = np.array([p.value for p in parts])
+    value = float(f(m))
+    if not math.isfinite(value):
+        return Effect(math.nan)
+    g = _gradient(f, m)
+    n = min(p.n for p in parts)
+    if any(not math.isfinite(p.half_width) and gk != 0 for p, gk in zip(parts, g)):
+        return Effect(value, math.inf, n, Method.NONE)
+    hw = math.sqrt(sum((gk * p.half_width) ** 2 for p, gk in zip(parts, g) if gk != 0))
+    return Effect(value, hw, n, Method.QUADRATURE if len(parts) > 1 else parts[0].test)

@@ -27,7 +27,7 @@ from experiments.studies.anastasiadis_sevcik.claims import (
     holding,
     to_frame,
 )
-from experiments.studies.anastasiadis_sevcik.claim import not_holding
+from experiments.studies.anastasiadis_sevcik.claim import PER_REP, not_holding
 from experiments.studies.anastasiadis_sevcik.plots import all_figures
 from experiments.studies.anastasiadis_sevcik.spec import WORKLOADS, GeneratorSpec
 from experiments.studies.anastasiadis_sevcik.study import StudyResult
@@ -93,7 +93,7 @@ def write_outputs(result: StudyResult, out_dir: Path, th: Thresholds | None = No
     variants = dif_variant_table(cells, th)
     cells_csv, reps_csv, claims_csv = out_dir / "cells.csv", out_dir / "replications.csv", out_dir / "claims.csv"
     variants_csv = out_dir / "dif_variants.csv"
-    cells.to_csv(cells_csv, index=False)
+    cells.drop(columns=[PER_REP], errors="ignore").to_csv(cells_csv, index=False)
     result.replications.to_csv(reps_csv, index=False)
     to_frame(claims).to_csv(claims_csv, index=False)
     variants.to_csv(variants_csv, index=False)
