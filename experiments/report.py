@@ -278,9 +278,14 @@ def report_blocks(a: Analysis, figure_names: list[str]) -> list[Block]:
     blocks.append(("table", a.claims) if not a.claims.empty else ("p", "The config states no claims."))
     if not a.claims.empty:
         blocks.append(("p", ("Margin = (than - lower) / than of the claim's metric at each rate (± its 95% "
-                             "half-width). A claim holds when every condition holds outside its 95% interval at "
-                             "every rate it names, fails when one fails outside it, and is unresolved otherwise "
-                             "(experiments/reporting/claims.py). Claim kinds and their tolerances: "
+                             "half-width, paired by replication: every policy and rate of the run ran replication "
+                             "r's arrival stream, so the test and n in brackets are a paired t over the "
+                             "replications). A claim holds when every condition holds outside its 95% interval at "
+                             "every rate it names, fails when one fails outside it (a reversed sign never holds), "
+                             "and is unresolved otherwise, as is any condition without an interval (one "
+                             "replication). A peak needs a rate resolvably above both neighbours; a comparison "
+                             "against a figure that is 0 in every replication is by construction, not counted "
+                             "(experiments/reporting/claims.py, cell_claims.py). Claim kinds and their tolerances: "
                              "experiments/README.md.")))
     blocks += [("h2", "Failed jobs"), _failed_block(a)]
     blocks += [("h2", "Interrupted, resumed and unfinished cells"), _disturbed_block(a)]

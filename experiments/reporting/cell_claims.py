@@ -219,7 +219,8 @@ def judge(claim: Mapping[str, Any], cells: pd.DataFrame | Run, all_rates: Sequen
     if kind in ("below", "gap_grows"):
         zero = _zero_side(run, claim, rates)
         if zero is not None:
-            return _by_construction(claim, zero)
+            measured = _below(claim, run, rates) if kind == "below" else _gap_grows(claim, run, rates)
+            return _by_construction(claim, zero, measured.ours, measured.detail)
     if kind == "below":
         return _below(claim, run, rates)
     if kind == "gap_grows":

@@ -304,8 +304,11 @@ def render(config: SummaryConfig, claims: pd.DataFrame, cells: pd.DataFrame,
             "\n".join(f"- {r.figure}, \"{r.claim}\": {r.quote}" for r in claims.itertuples(index=False) if r.quote),
             "## Prediction targets per figure", md_table(cells),
             ("Ours: the measured figure in the claim's terms (gaps relative to the second policy unless the "
-             "claim says absolute). Outside the 95% interval: whether every margin the verdict rests on is "
-             "farther from its threshold than its replication half-width. Prediction errors: "
+             "claim says absolute). Verdict: the one rule of experiments/reporting/claims.py (holds, fails, unresolved; "
+             "by construction is labelled and not counted), each margin paired by replication within a figure, "
+             "and a change across two figures (separate runs) with their intervals in quadrature, each figure's "
+             "gain on the claimed side too, so a reversed sign never holds. Outside the 95% interval: whether "
+             "every margin the verdict rests on is farther from its threshold than its half-width. Prediction errors: "
              "(predicted - measured) / measured of the cells the claim uses. Misses, speed-normalised "
              "(response / execution): the same count with each job's time brought to the profile's speed by "
              "the meter on its workstations over its own span. Misses an exact model expects "
