@@ -41,8 +41,8 @@ def aep2_beats_asp2_ap1_2(cells: pd.DataFrame, th: Thresholds) -> Claim:
         "aep2_beats", "§6.4",
         "The most important conclusion is that AEP(2) always performs better than the other two policies.",
         "'Always': R_AEP(2) < min(R_ASP(2), R_AP1(2)) in every cell of every workload (Figure 6 and its "
-        "appendix): one check per cell, the relative gap to the better of the two with its 95% half-width (the "
-        "cells' relative half-widths in quadrature). A loss within it cannot be told from noise: unresolved.",
+        "appendix): one check per cell, the relative gap to the better of the two with its 95% half-width, "
+        "paired by replication. A loss within it cannot be told from noise: unresolved.",
         "AEP(2) beats ASP(2) and AP1(2) everywhere (the paper's most important conclusion)")
     if why := missing(cells, *DIF):
         return src.no_data(why)

@@ -142,9 +142,12 @@ def render_markdown(result: StudyResult, cells: pd.DataFrame, claims: list[Claim
         "",
         "## Claims",
         "",
-        ("Each claim is judged on checks: a margin (> 0 where the claim holds) with its 95% half-width where "
-         "the cells' replications give one. A claim holds if every check holds outside its interval, fails "
-         "if any check fails outside it, and is unresolved otherwise; the words give how many checks held."),
+        ("Each claim is judged on checks: a margin (> 0 where the claim holds) with its 95% half-width, paired "
+         "by replication (replication r of every policy in a workload and load ran the same jobs), or in "
+         "quadrature across loads (separate streams). A claim holds if every check holds outside its interval, "
+         "fails if any check fails outside it, and is unresolved otherwise, as is a check without an interval "
+         "(an order of point estimates); a saturation is an observation by the stated criterion and decides "
+         "outright (experiments/reporting/claims.py); the words give how many checks held."),
         "",
         md_table(["#", "§", "Paper's claim", "Measured answer", "Verdict", "Checks"],
                  [(i, c.paper.section, c.statement, c.paper.answer, f"**{c.verdict}**", _checks_words(c))
