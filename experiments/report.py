@@ -109,13 +109,22 @@ def analyse(results: Path) -> Analysis:
     cmp["resumed"] = [int(resumed.get((p, float(r)), 0)) for p, r in zip(cmp.policy, cmp.rate)]
     rates = arrivals.get("rates") or sorted(set(cmp.rate))
     claims = claims_table(config.get("claims", config.get("claim", [])), measured, predicted, rates,
-                          measured_reps, predicted_reps)
+                          measured_reps, predicted_reps, seconds_per_replication(cells))
     return Analysis(Path(results), config, cells, jobs, preds, cmp, claims, calibration, profiles,
                     resize_diagnostic(samples, profiles), duration, measured, predicted, backend,
                     unresized(at_basis, config, {k: profile_checks.at_start(v) for k, v in profiles.items()}),
                     _held(quotas, span),
                     miss_causes.misses(cmp, jobs, preds, miss_causes.models_for(config, profiles), targets, warmup),
                     measured_reps, predicted_reps)
+
+
+def seconds_per_replication(cells: pd.DataFrame) -> float:
+    """The run's measured cost of one replication (every policy and rate once): the cells' elapsed seconds
+    over the replications run; NaN before any cell ran."""
+    if cells.empty or "elapsed_s" not in cells:
+        return math.nan
+    total, n = float(pd.to_numeric(cells.elapsed_s, errors="coerce").sum()), int(cells.replication.nunique())
+    return total / n if n and total > 0 else math.nan
 
 
 def on_speed_basis(jobs: pd.DataFrame, profiles: dict[str, dict], basis: str) -> pd.DataFrame:
@@ -285,7 +294,11 @@ def report_blocks(a: Analysis, figure_names: list[str]) -> list[Block]:
                              "and is unresolved otherwise, as is any condition without an interval (one "
                              "replication). A peak needs a rate resolvably above both neighbours; a comparison "
                              "against a figure that is 0 in every replication is by construction, not counted "
-                             "(experiments/reporting/claims.py, cell_claims.py). Claim kinds and their tolerances: "
+                             "(experiments/reporting/claims.py, cell_claims.py). Replications to resolve: for an unresolved "
+                             "claim, the most replications any of its unresolved checks needs to resolve at 95% with "
+                             "80% chance, were its effect what the replications so far say (paired t, noncentral; "
+                             "experiments/reporting/power.py), and the time the further ones take at this run's "
+                             "measured seconds per replication. Claim kinds and their tolerances: "
                              "experiments/README.md.")))
     blocks += [("h2", "Failed jobs"), _failed_block(a)]
     blocks += [("h2", "Interrupted, resumed and unfinished cells"), _disturbed_block(a)]

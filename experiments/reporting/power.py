@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as st
 
-from experiments.reporting.claims import Check, Method
+from experiments.reporting.claims import Check, Claim, Method, Verdict
 
 POWER = 0.80
 CONFIDENCE = 0.95
@@ -127,3 +127,17 @@ def from_check(check: Check, power: float = POWER, seconds_per_replication: floa
         return None
     sd = abs(check.half_width) * math.sqrt(check.n) / float(st.t.ppf(0.5 + CONFIDENCE / 2, check.n - 1))
     return Plan(check.margin, sd, replications_for(check.margin, sd, power), check.n, power, seconds_per_replication)
+
+
+def claim_plan(claim: Claim, power: float = POWER, seconds_per_replication: float = math.nan) -> str:
+    """What an unresolved claim needs, in words: the most replications any of its unresolved checks needs
+    (each from its own margin, interval and n), and about how long the further ones take; '' for a claim
+    already resolved, and a reason where a check's interval is not one t interval (no estimate then)."""
+    if claim.verdict is not Verdict.UNRESOLVED:
+        return ""
+    open_ = [c for c in claim.checks if c.verdict is Verdict.UNRESOLVED]
+    plans = [from_check(c, power, seconds_per_replication) for c in open_]
+    if not open_ or any(p is None for p in plans):
+        return "no estimate: an unresolved check has no paired or one-sample interval"
+    worst = max(plans, key=lambda p: p.needed)  # type: ignore[union-attr]
+    return worst.text()  # type: ignore[union-attr]

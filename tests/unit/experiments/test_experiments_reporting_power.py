@@ -54,3 +54,18 @@ def test_no_effect_is_never_resolved_by_replications():
     assert replications_for(1.0, 0.0) == 2
     with pytest.raises(ValueError, match="power"):
         replications_for(1.0, 1.0, power=1.0)
+
+
+def test_an_unresolved_claim_says_how_many_replications_and_how_long():
+    from experiments.reporting.claims import Claim
+    from experiments.reporting.power import claim_plan
+
+    d = np.random.default_rng(5).normal(0.1, 0.3, size=3)  # three replications of a small effect
+    hw = st.t.ppf(0.975, 2) * d.std(ddof=1) / math.sqrt(3)
+    open_ = Check("0.1/s", float(d.mean()), hw, n=3, test=Method.PAIRED)
+    assert open_.verdict.value == "unresolved"
+    text = claim_plan(Claim("c", (Check("0.05/s", 1.0, 0.1, 3, Method.PAIRED), open_)), seconds_per_replication=900.0)
+    plan = from_check(open_, seconds_per_replication=900.0)
+    assert plan is not None and text == plan.text() and f"{plan.more} more" in text and "h" in text
+    assert claim_plan(Claim("c", (Check("x", 1.0, 0.1, 3, Method.PAIRED),))) == ""  # resolved: nothing to plan
+    assert claim_plan(Claim("c", (Check("x", 0.1, 1.0, 3, Method.QUADRATURE),))).startswith("no estimate")
