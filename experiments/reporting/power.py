@@ -98,7 +98,8 @@ class Plan:
     def text(self) -> str:
         """'needs 34 replications (has 4: 30 more, about 2.5 h) to resolve at 95% with 80% chance'."""
         if self.needed >= CAP:
-            return f"not resolvable by replications (effect {self.effect:+.3g}, sd {self.sd:.3g})"
+            return (f"more than {CAP:,} replications: the effect so far ({self.effect:+.3g}) is too small "
+                    f"against its spread (sd {self.sd:.3g} per replication)")
         eta = f", about {_duration(self.seconds)}" if math.isfinite(self.seconds) and self.more else ""
         return (f"needs {self.needed} replications (has {self.have}: {self.more} more{eta}) to resolve at "
                 f"{CONFIDENCE:.0%} with {self.power:.0%} chance")
