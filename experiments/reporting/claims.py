@@ -54,6 +54,7 @@ class Method(Enum):
     WELCH = "Welch t"  # independent samples, unequal variances (Welch-Satterthwaite df)
     ONE_SAMPLE = "t"  # one figure's replications (a bound, one policy's level)
     QUADRATURE = "intervals in quadrature"  # separate runs, or only the cells' own t half-widths at hand
+    COUNT = "count of cells, each by its own interval"  # a share of cells: resolved ones, the rest spanning it
     EXACT = "exact"  # no sampling noise: an analytic model, or an observation by a stated criterion
     NONE = "none"  # no interval: unresolved whatever the point estimate
 

@@ -156,7 +156,7 @@ def at_least(where: str, hits: Sequence[Check] | int, total: int, share_min: flo
     maybe = sum(c.verdict in (Verdict.UNRESOLVED, Verdict.NO_DATA) for c in hits)
     lo, hi = sure - need + 0.5, sure + maybe - need + 0.5
     return Check(f"{where} ({sure} resolved, {maybe} unresolved of {total})", (lo + hi) / 2, (hi - lo) / 2,
-                 test=Method.EXACT if maybe == 0 else Method.QUADRATURE)
+                 test=Method.COUNT)
 
 
 def rel_hw(*rows: pd.Series | None) -> float:
