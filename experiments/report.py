@@ -69,6 +69,8 @@ class Analysis:
     unresized: pd.DataFrame = field(default_factory=pd.DataFrame)  # jobs that kept one partition (diagnostic)
     governor: GovernorHold | None = None  # how well the governor held the speeds over the cells (diagnostic)
     misses: pd.DataFrame = field(default_factory=pd.DataFrame)  # each cell's missed target and its cause
+    measured_reps: pd.DataFrame | None = None  # one row per policy, rate and replication (run_stats.summarize)
+    predicted_reps: pd.DataFrame | None = None
 
     @property
     def targets(self) -> dict[str, float]:
@@ -96,21 +98,33 @@ def analyse(results: Path) -> Analysis:
         span = [(c["created_at"], c["updated_at"]) for c in store.timeline()["cells"]] if quotas else []
     arrivals = config.get("arrivals", {})
     at_basis = on_speed_basis(jobs, profiles, (config.get("profile") or {}).get("speed_basis", "reference"))
-    measured = cell_table(sync_delay.merge(summarize(normalised(at_basis, measured=True), warmup), sync_measured))
-    predicted = cell_table(sync_delay.merge(
-        summarize(normalised(paired_predictions(jobs, preds), measured=False), warmup), sync_predicted))
+    measured_reps = sync_delay.merge(summarize(normalised(at_basis, measured=True), warmup), sync_measured)
+    predicted_reps = sync_delay.merge(
+        summarize(normalised(paired_predictions(jobs, preds), measured=False), warmup), sync_predicted)
+    measured, predicted = cell_table(measured_reps), cell_table(predicted_reps)
     targets = {**DEFAULT_TARGETS, **(config.get("targets") or {})}
     cmp = with_bands(compare(measured, predicted, config.get("policies", ())), cells, bands, targets)
     # Looked up, not merged: before any job is stored `cmp` is empty and its rate column untyped.
     resumed = cells[cells.resumed].groupby(["policy", "rate"]).size()
     cmp["resumed"] = [int(resumed.get((p, float(r)), 0)) for p, r in zip(cmp.policy, cmp.rate)]
     rates = arrivals.get("rates") or sorted(set(cmp.rate))
-    claims = claims_table(config.get("claims", config.get("claim", [])), measured, predicted, rates)
+    claims = claims_table(config.get("claims", config.get("claim", [])), measured, predicted, rates,
+                          measured_reps, predicted_reps, seconds_per_replication(cells))
     return Analysis(Path(results), config, cells, jobs, preds, cmp, claims, calibration, profiles,
                     resize_diagnostic(samples, profiles), duration, measured, predicted, backend,
                     unresized(at_basis, config, {k: profile_checks.at_start(v) for k, v in profiles.items()}),
                     _held(quotas, span),
-                    miss_causes.misses(cmp, jobs, preds, miss_causes.models_for(config, profiles), targets, warmup))
+                    miss_causes.misses(cmp, jobs, preds, miss_causes.models_for(config, profiles), targets, warmup),
+                    measured_reps, predicted_reps)
+
+
+def seconds_per_replication(cells: pd.DataFrame) -> float:
+    """The run's measured cost of one replication (every policy and rate once): the cells' elapsed seconds
+    over the replications run; NaN before any cell ran."""
+    if cells.empty or "elapsed_s" not in cells:
+        return math.nan
+    total, n = float(pd.to_numeric(cells.elapsed_s, errors="coerce").sum()), int(cells.replication.nunique())
+    return total / n if n and total > 0 else math.nan
 
 
 def on_speed_basis(jobs: pd.DataFrame, profiles: dict[str, dict], basis: str) -> pd.DataFrame:
@@ -273,9 +287,18 @@ def report_blocks(a: Analysis, figure_names: list[str]) -> list[Block]:
     blocks.append(("table", a.claims) if not a.claims.empty else ("p", "The config states no claims."))
     if not a.claims.empty:
         blocks.append(("p", ("Margin = (than - lower) / than of the claim's metric at each rate (± its 95% "
-                             "half-width). A claim holds when every condition holds outside its 95% interval at "
-                             "every rate it names, fails when one fails outside it, and is unresolved otherwise "
-                             "(experiments/reporting/claims.py). Claim kinds and their tolerances: "
+                             "half-width, paired by replication: every policy and rate of the run ran replication "
+                             "r's arrival stream, so the test and n in brackets are a paired t over the "
+                             "replications). A claim holds when every condition holds outside its 95% interval at "
+                             "every rate it names, fails when one fails outside it (a reversed sign never holds), "
+                             "and is unresolved otherwise, as is any condition without an interval (one "
+                             "replication). A peak needs a rate resolvably above both neighbours; a comparison "
+                             "against a figure that is 0 in every replication is by construction, not counted "
+                             "(experiments/reporting/claims.py, cell_claims.py). Replications to resolve: for an unresolved "
+                             "claim, the most replications any of its unresolved checks needs to resolve at 95% with "
+                             "80% chance, were its effect what the replications so far say (paired t, noncentral; "
+                             "experiments/reporting/power.py), and the time the further ones take at this run's "
+                             "measured seconds per replication. Claim kinds and their tolerances: "
                              "experiments/README.md.")))
     blocks += [("h2", "Failed jobs"), _failed_block(a)]
     blocks += [("h2", "Interrupted, resumed and unfinished cells"), _disturbed_block(a)]

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from experiments.reporting.cell_claims import judge
+from experiments.reporting.power import claim_plan
 from experiments.reporting.stats import BAND, in_band, t_interval
 from scheduler.jobs import Outcome
 
@@ -324,16 +325,21 @@ def _with_figures(words: str, ours: str) -> str:
 
 
 def claims_table(claims: Sequence[dict[str, Any]], measured: pd.DataFrame, predicted: pd.DataFrame,
-                 all_rates: Sequence[float]) -> pd.DataFrame:
-    """One row per claim: verdict and margins on the measured cells, whether the verdict stands
-    outside the 95% interval, the paper's number and the prediction's verdict (experiments/reporting/cell_claims.py)."""
+                 all_rates: Sequence[float], measured_reps: pd.DataFrame | None = None,
+                 predicted_reps: pd.DataFrame | None = None,
+                 seconds_per_replication: float = math.nan) -> pd.DataFrame:
+    """One row per claim: verdict and margins on the measured cells (paired by replication when the
+    replications are given), whether the verdict stands outside the 95% interval, the paper's number, the
+    prediction's verdict (experiments/reporting/cell_claims.py) and, for an unresolved claim, how many
+    replications would resolve it with 80% chance and about how long they take (experiments/reporting/power.py)."""
     rows = []
     for c in claims:
-        m = judge(c, measured, all_rates)
-        p = judge(c, predicted, all_rates)
+        m = judge(c, measured, all_rates, measured_reps)
+        p = judge(c, predicted, all_rates, predicted_reps)
         rows.append({"claim": c["text"], "metric": c["metric"], "verdict": m.verdict.value,
                      "measured": m.words, "margin per rate": m.detail,
                      "predicted": _with_figures(p.words or p.verdict.value, p.ours), "paper": c.get("paper_value", ""),
-                     "ours": m.ours, "outside the 95% interval": m.interval})
+                     "ours": m.ours, "outside the 95% interval": m.interval,
+                     "replications to resolve": claim_plan(m, seconds_per_replication=seconds_per_replication)})
     return pd.DataFrame(rows, columns=["claim", "metric", "verdict", "measured", "margin per rate", "predicted",
-                                       "paper", "ours", "outside the 95% interval"])
+                                       "paper", "ours", "outside the 95% interval", "replications to resolve"])

@@ -1,8 +1,13 @@
 """How strictly the paper's words are read, the study's record of a claim, its checks, and lookups in the cells table.
 
 A claim is the shared ``experiments.reporting.claims.Claim``: its checks are signed margins
-(> 0: the claim holds there) in the claim's own unit, each with the 95% half-width the cells'
-replications give (NaN where none does), and its verdict is the shared rule. What is
+(> 0: the claim holds there) in the claim's own unit, each with its 95% half-width, and its
+verdict is the shared rule. Replication r of every policy in a (workload, load) ran the same
+stream of jobs (``workload.stream_seed``), so a comparison between policies is paired by
+replication (``paired``: the per-replication figures ride in the cells' ``PER_REP`` column);
+a cell without them falls back to the cells' own intervals in quadrature. A saturation is an
+observation by the stated criterion (10,000 further arrivals), so it decides outright
+(``yes_no``, ``Method.EXACT``); an order of point estimates has no interval and stays unresolved. What is
 particular to this paper (key, section, quote, reading, the number) is the ``Record`` in
 ``Claim.paper``.
 
@@ -12,12 +17,20 @@ The claims themselves are in ``claims_sdf`` (§6.1), ``claims_adaptive``
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
-from experiments.reporting.claims import Check, Claim, Verdict, verdict_words
+from experiments.reporting import effects
+from experiments.reporting.claims import Check, Claim, Method, Verdict, exact, verdict_words
+from experiments.reporting.effects import Effect
+
+#: The cells' column holding each unsaturated replication's figures ({replication: {figure: value}});
+#: kept in memory for the claims, not written to cells.csv.
+PER_REP = "per_replication"
+REP_FIGURES = ("response_ks", "wait_ks", "run_ks", "partition")
 
 
 @dataclass(frozen=True)
@@ -111,8 +124,13 @@ def not_holding(checks: Sequence[Check], most: int | None = None) -> str:
 
 
 def yes_no(where: str, ok: bool) -> Check:
-    """A check on a yes/no observation (a cell saturated or not, an order kept or not): margin +1 or -1, no interval."""
-    return Check(where, 1.0 if ok else -1.0)
+    """A check on an outright observation (a cell saturated or not, by the stated criterion): margin +1 or -1, exact."""
+    return exact(where, 1.0 if ok else -1.0)
+
+
+def point(where: str, ok: bool) -> Check:
+    """A yes/no on point estimates (an order of noisy means): no interval, so it stays unresolved."""
+    return Check(where, 1.0 if ok else -1.0, math.nan, test=Method.NONE)
 
 
 def margin(where: str, value: float, half_width: float = math.nan) -> Check:
@@ -122,14 +140,23 @@ def margin(where: str, value: float, half_width: float = math.nan) -> Check:
     return Check(where, value, half_width)
 
 
-def at_least(where: str, hits: int, total: int, share_min: float, strictly: bool = False) -> Check:
+def at_least(where: str, hits: Sequence[Check] | int, total: int, share_min: float, strictly: bool = False) -> Check:
     """A count against a share: at least (or, ``strictly``, more than) ``share_min`` of ``total``.
 
-    The margin is in cells: how many more hits than the fewest that meet the share, plus half
-    a cell, so that exactly enough holds (counts are whole; the half keeps it off zero).
+    ``hits``: one check per cell (each by its own interval), or a count of outright
+    observations. The margin is in cells, how many more hits than the fewest that meet
+    the share, plus half a cell (counts are whole; the half keeps it off zero); its
+    interval spans the cells still unresolved: the claim holds if the resolved hits
+    alone meet the share, fails if even every unresolved cell counted cannot.
     """
     need = math.floor(share_min * total + 1e-9) + 1 if strictly else math.ceil(share_min * total - 1e-9)
-    return Check(where, hits - need + 0.5)
+    if isinstance(hits, int):
+        return exact(where, hits - need + 0.5)
+    sure = sum(c.verdict is Verdict.HOLDS for c in hits)
+    maybe = sum(c.verdict in (Verdict.UNRESOLVED, Verdict.NO_DATA) for c in hits)
+    lo, hi = sure - need + 0.5, sure + maybe - need + 0.5
+    return Check(f"{where} ({sure} resolved, {maybe} unresolved of {total})", (lo + hi) / 2, (hi - lo) / 2,
+                 test=Method.COUNT)
 
 
 def rel_hw(*rows: pd.Series | None) -> float:
@@ -139,8 +166,41 @@ def rel_hw(*rows: pd.Series | None) -> float:
     return math.sqrt(sum(h * h for h in hws)) if all(math.isfinite(h) for h in hws) else math.nan
 
 
+def _series(row: pd.Series, col: str) -> pd.Series | None:
+    """A cell's per-replication figures of ``col`` (unsaturated replications), indexed by replication."""
+    per = row.get(PER_REP) if PER_REP in row else None
+    if not isinstance(per, dict) or not per:
+        return None
+    return pd.Series({r: v[col] for r, v in per.items()}, dtype=float)
+
+
+def _own(row: pd.Series, col: str) -> Effect:
+    """A cell's mean of ``col`` with the interval the cells table gives (response only), for the fallback."""
+    hw = float(row.response_hw_ks) if col == "response_ks" and "response_hw_ks" in row else math.inf
+    n = int(row.replications) if "replications" in row else 0
+    return Effect(float(row[col]), hw if math.isfinite(hw) else math.inf, n,
+                  Method.ONE_SAMPLE if math.isfinite(hw) else Method.NONE)
+
+
+def paired_effect(f: Callable[[np.ndarray], float], rows: Sequence[pd.Series],
+                  col: str | Sequence[str] = "response_ks") -> Effect:
+    """f of the cells' means of ``col`` (one column, or one per row), paired by replication (the cells of one
+    workload and load share streams); without per-replication figures, the cells' own intervals in quadrature."""
+    cols = [col] * len(rows) if isinstance(col, str) else list(col)
+    series = [_series(r, c) for r, c in zip(rows, cols)]
+    if all(s is not None for s in series):
+        return effects.effect(f, series, paired=True)  # type: ignore[arg-type]
+    return effects.propagate(f, [_own(r, c) for r, c in zip(rows, cols)])
+
+
+def paired(where: str, f: Callable[[np.ndarray], float], rows: Sequence[pd.Series],
+           col: str | Sequence[str] = "response_ks") -> Check:
+    """The check that f(means of ``col``) > 0, paired by replication."""
+    return paired_effect(f, rows, col).check(where)
+
+
 def faster(where: str, a: pd.Series | None, b: pd.Series | None) -> Check | None:
-    """The check that R_a < R_b: margin R_b/R_a - 1 (the relative gap) with its 95% half-width.
+    """The check that R_a < R_b: margin R_b/R_a - 1 (the relative gap), paired by replication.
 
     A saturated side decides outright (``yes_no``); both saturated or either missing: None, nothing to compare.
     """
@@ -149,8 +209,7 @@ def faster(where: str, a: pd.Series | None, b: pd.Series | None) -> Check | None
         return None
     if math.isinf(ra) or math.isinf(rb):
         return yes_no(f"{where} (saturated)", math.isinf(rb))
-    q = rb / ra
-    return Check(where, q - 1.0, q * rel_hw(a, b))
+    return paired(where, lambda m: m[1] / m[0] - 1.0, [a, b])  # type: ignore[list-item]
 
 
 def cell(cells: pd.DataFrame, workload: str, load: float, policy: str) -> pd.Series | None:

@@ -8,9 +8,12 @@ from __future__ import annotations
 import math
 import statistics
 
+import numpy as np
 import pandas as pd
 
+from experiments.reporting import effects
 from experiments.reporting.claims import Check, Claim
+from experiments.reporting.effects import Effect
 from experiments.studies.anastasiadis_sevcik.claim import (
     Source,
     Thresholds,
@@ -22,7 +25,8 @@ from experiments.studies.anastasiadis_sevcik.claim import (
     pairs,
     pct,
     ratio,
-    rel_hw,
+    paired,
+    paired_effect,
     response,
     share,
     workloads,
@@ -37,8 +41,8 @@ def aep2_beats_asp2_ap1_2(cells: pd.DataFrame, th: Thresholds) -> Claim:
         "aep2_beats", "§6.4",
         "The most important conclusion is that AEP(2) always performs better than the other two policies.",
         "'Always': R_AEP(2) < min(R_ASP(2), R_AP1(2)) in every cell of every workload (Figure 6 and its "
-        "appendix): one check per cell, the relative gap to the better of the two with its 95% half-width (the "
-        "cells' relative half-widths in quadrature). A loss within it cannot be told from noise: unresolved.",
+        "appendix): one check per cell, the relative gap to the better of the two with its 95% half-width, "
+        "paired by replication. A loss within it cannot be told from noise: unresolved.",
         "AEP(2) beats ASP(2) and AP1(2) everywhere (the paper's most important conclusion)")
     if why := missing(cells, *DIF):
         return src.no_data(why)
@@ -84,7 +88,7 @@ def dif_negligible_for_asp_ap1(cells: pd.DataFrame, th: Thresholds) -> Claim:
             r1, r2 = response(one), response(two)
             if math.isfinite(r1) and math.isfinite(r2):
                 gains.append((abs(1 - r2 / r1), f"{b} {wk} {pct(load)}"))
-                checks.append(Check(gains[-1][1], th.considerable - gains[-1][0], r2 / r1 * rel_hw(one, two)))
+                checks.append(paired(gains[-1][1], lambda m: th.considerable - abs(1 - m[1] / m[0]), [one, two]))
     worst = max(gains)
     answer = (f"largest |1 - R(2)/R(1)| = {worst[0]:.1%} ({worst[1]}); median "
               f"{statistics.median(g for g, _ in gains):.1%} over {len(gains)} pairs")
@@ -100,22 +104,29 @@ def dif_only_execution_time(cells: pd.DataFrame, th: Thresholds) -> Claim:
         f"In every cell where both finished: |P_AEP(2)/P_AEP(1) - 1| <= {th.same_rel:.0%} and |W_AEP(2) - "
         f"W_AEP(1)| <= {th.same_rel:.0%} of R_AEP(1) (waiting is near zero, so it is compared as a share of the "
         "response, as the figure's bars show it); and the execution time moves by more than "
-        f"{th.same_rel:.0%} somewhere (else DIF changed nothing). Three checks on the largest changes, no "
-        "interval (the cells carry none for partitions, waiting or execution time).",
+        f"{th.same_rel:.0%} somewhere (else DIF changed nothing). One check per cell for partition and waiting, and "
+        "one on the cell where execution time moved most, each paired by replication.",
         "DIF changes only AEP's execution time, not its partitions or waiting")
     if why := missing(cells, "AEP(1)", "AEP(2)"):
         return src.no_data(why)
-    dp, dw, dx = [], [], []
-    for _wk, _load, a, b in pairs(cells, "AEP(1)", "AEP(2)"):
+    dp, dw, dx, checks, moved = [], [], [], [], []
+    for wk, load, a, b in pairs(cells, "AEP(1)", "AEP(2)"):
         if a.saturated or b.saturated:
             continue
+        where = f"{wk} {pct(load)}"
         dp.append(abs(b.partition / a.partition - 1))
         dw.append(abs(b.wait_ks - a.wait_ks) / a.response_ks)
         dx.append(abs(b.run_ks / a.run_ks - 1))
+        checks.append(paired(f"partition unchanged {where}", lambda m: th.same_rel - abs(m[1] / m[0] - 1), [a, b],
+                             "partition"))
+        checks.append(paired(f"waiting unchanged {where}", lambda m: th.same_rel - abs(m[1] - m[0]) / m[2], [a, b, a],
+                             ("wait_ks", "wait_ks", "response_ks")))
+        moved.append((dx[-1], where, a, b))
     if not dp:
         return src.no_data("no unsaturated cell pair")
-    checks = [Check("partition unchanged", th.same_rel - max(dp)), Check("waiting unchanged", th.same_rel - max(dw)),
-              Check("execution time moved", max(dx) - th.same_rel)]
+    _, where, a, b = max(moved, key=lambda t: t[0])
+    checks.append(paired(f"execution time moved ({where})", lambda m: abs(m[1] / m[0] - 1) - th.same_rel, [a, b],
+                         "run_ks"))
     answer = (f"largest change over {len(dp)} cells: partition {max(dp):.1%}, waiting {max(dw):.1%} of R, "
               f"execution time {max(dx):.1%}")
     return src.result(max(dx), "largest |run_AEP(2)/run_AEP(1) - 1|", answer, checks, "checks",
@@ -149,9 +160,12 @@ def _vs_dyn(cells: pd.DataFrame, wk: str, load: float, pol: str, below: bool) ->
     """R_pol against R_DYN-EQUI in one cell: margin 1 - R/R_DYN (``below``) or R/R_DYN - 1, with the
     half-width paired by replication (``vs_dyn_rel_hw``; NaN where the cells table has none)."""
     q = ratio(cells, wk, load, pol, DYN)
-    c = cell(cells, wk, load, pol)
-    hw = float(c.vs_dyn_rel_hw) if c is not None and "vs_dyn_rel_hw" in c else math.nan
-    return margin(f"{pol} {wk} {pct(load)}", (1.0 - q) if below else (q - 1.0), hw)
+    where = f"{pol} {wk} {pct(load)}"
+    c, d = cell(cells, wk, load, pol), cell(cells, wk, load, DYN)
+    if c is None or d is None or not (math.isfinite(response(c)) and math.isfinite(response(d))):
+        return margin(where, (1.0 - q) if below else (q - 1.0))
+    sign = 1.0 if below else -1.0
+    return paired(where, lambda m: sign * (1.0 - m[0] / m[1]), [c, d])
 
 
 def partitions_near_dyn_at_90(cells: pd.DataFrame, th: Thresholds) -> Claim:
@@ -162,8 +176,8 @@ def partitions_near_dyn_at_90(cells: pd.DataFrame, th: Thresholds) -> Claim:
         "are very close to one.",
         f"At 90% on {th.general} (Figure 6(b)), each (2) policy's mean partition is within "
         f"{th.very_close_procs:g} processor of DYN-EQUI's: jobs get whole processors, so closer than half a "
-        "processor gives the typical job the same size; one check per policy, no interval. Other workloads "
-        "reported.",
+        "processor gives the typical job the same size; one check per policy, paired by replication. Other "
+        "workloads reported.",
         f"At 90% the (2) policies' partitions are very close to DYN-EQUI's ({th.general})")
     if why := missing(cells, *DIF, DYN, workloads=(th.general,), loads=(th.very_high,)):
         return src.no_data(why)
@@ -174,7 +188,9 @@ def partitions_near_dyn_at_90(cells: pd.DataFrame, th: Thresholds) -> Claim:
         parts.append(f"{wk} DYN-EQUI {d:.2f}, " + "/".join(f"{v:+.2f}" for v in diffs.values()))
         if wk == th.general:
             worst_general = max(abs(v) for v in diffs.values())
-            checks = [Check(p, th.very_close_procs - abs(v)) for p, v in diffs.items()]
+            dyn = cell(cells, wk, th.very_high, DYN)
+            checks = [paired(p, lambda m: th.very_close_procs - abs(m[0] - m[1]), [cell(cells, wk, th.very_high, p), dyn],
+                             "partition") for p in diffs]
     return src.result(worst_general, f"largest |P - P_DYN-EQUI| at 90% on {th.general} (processors)",
                       "mean partition at 90%, (2) policies minus DYN-EQUI (ASP(2)/AP1(2)/AEP(2)): " + "; ".join(parts),
                       checks, "policies")
@@ -187,7 +203,7 @@ def dyn_waits_at_90(cells: pd.DataFrame, th: Thresholds) -> Claim:
         "to make the waiting time zero.",
         f"At 90%, the load the paragraph opens with, DYN-EQUI's mean waiting is at least "
         f"{th.nonzero_wait_share:.0%} of its response (not zero within the study's precision) on every "
-        "workload (one check per workload, no interval); 70% reported.",
+        "workload (one check per workload, its replications' waiting and response paired); 70% reported.",
         "DYN-EQUI's waiting time stays above zero at 90%")
     if why := missing(cells, DYN, loads=(th.very_high,)):
         return src.no_data(why)
@@ -202,7 +218,8 @@ def dyn_waits_at_90(cells: pd.DataFrame, th: Thresholds) -> Claim:
     answer = "DYN-EQUI waiting / response: " + "; ".join(
         f"{wk} " + "/".join(f"{shares[(wk, l)]:.1%}" for l in th.high_loads if (wk, l) in shares)
         for wk in workloads(cells)) + f" (at {', '.join(pct(l) for l in th.high_loads)})"
-    checks = [Check(wk, v - th.nonzero_wait_share) for (wk, l), v in shares.items() if abs(l - th.very_high) < 1e-9]
+    checks = [paired(wk, lambda m: m[0] / m[1] - th.nonzero_wait_share, [c, c], ("wait_ks", "response_ks"))
+              for (wk, l) in shares if abs(l - th.very_high) < 1e-9 and (c := cell(cells, wk, l, DYN)) is not None]
     return src.result(low, "smallest waiting share of DYN-EQUI's response at 90%", answer, checks, "workloads")
 
 
@@ -224,7 +241,7 @@ def aep2_near_dyn(cells: pd.DataFrame, th: Thresholds) -> Claim:
               + f"; median {typical:.2f} (threshold {th.aep2_typical_over_dyn:.2f}); worst {ratios[worst]:.2f} "
               f"at {pct(worst)}")
     return src.result(typical, f"median over loads of R_AEP(2)/R_DYN-EQUI on {th.general}", answer,
-                      [margin("median ratio", th.aep2_typical_over_dyn - typical)], "checks",
+                      [_typical(cells, th)], "checks",
                       {f"{k:g}": v for k, v in ratios.items()})
 
 
@@ -240,11 +257,25 @@ def asp2_far_from_dyn(cells: pd.DataFrame, th: Thresholds) -> Claim:
         return src.no_data(why)
     r = ratio(cells, th.general, th.medium, "ASP(2)", DYN)
     c = cell(cells, th.general, th.medium, "ASP(2)")
-    hw = float(c.vs_dyn_rel_hw) if "vs_dyn_rel_hw" in c else math.nan
+    d = cell(cells, th.general, th.medium, DYN)
+    check = (paired(f"{th.general} {pct(th.medium)}", lambda m: m[0] / m[1] - th.asp2_over_dyn_medium, [c, d])
+             if math.isfinite(r) else margin(f"{th.general} {pct(th.medium)}", r - th.asp2_over_dyn_medium))
     return src.result(r, f"R_ASP(2)/R_DYN-EQUI, {th.general}, {pct(th.medium)}",
                       f"R_ASP(2)/R_DYN-EQUI on {th.general} at {pct(th.medium)} = {r:.2f} "
                       f"(paper: > {th.asp2_over_dyn_medium:.2f})",
-                      [margin(f"{th.general} {pct(th.medium)}", r - th.asp2_over_dyn_medium, hw)], "checks")
+                      [check], "checks")
+
+
+def _typical(cells: pd.DataFrame, th: Thresholds) -> Check:
+    """threshold - the median over loads of R_AEP(2)/R_DYN-EQUI: each load's ratio paired by replication, the loads
+    (separate streams) propagated in quadrature through the median (its gradient picks the median load)."""
+    parts = []
+    for load in loads(cells):
+        a, d = cell(cells, th.general, load, "AEP(2)"), cell(cells, th.general, load, DYN)
+        if a is None or d is None or not (math.isfinite(response(a)) and math.isfinite(response(d))):
+            return margin("median ratio", math.nan)
+        parts.append(paired_effect(lambda m: m[0] / m[1], [a, d]))
+    return effects.propagate(lambda m: th.aep2_typical_over_dyn - float(np.median(m)), parts).check("median ratio")
 
 
 def dif_helps_aep(cells: pd.DataFrame, th: Thresholds) -> Claim:
@@ -256,29 +287,29 @@ def dif_helps_aep(cells: pd.DataFrame, th: Thresholds) -> Claim:
         f"The gain 1 - R_AEP(2)/R_AEP(1), averaged over the cells at {', '.join(pct(x) for x in th.high_loads)} "
         f"where both finished (all workloads), is at least {th.considerable:.0%} ('considerable': no smaller "
         "than the study's precision). The mean, not the best cell: the sentence is about high loads in general. "
-        "One check, its half-width the cells' half-widths combined as independent.",
+        "One check: each cell's gain paired by replication, the cells (separate streams) combined in quadrature.",
         "DIF gives AEP(2) a considerable gain over AEP(1) at high loads")
     pols = ("AEP(1)", "AEP(2)", "ASP(1)", "ASP(2)", "AP1(1)", "AP1(2)")
     if why := missing(cells, *pols):
         return src.no_data(why)
     gains: dict[str, list[float]] = {"AEP": [], "ASP": [], "AP1": []}
-    aep_hw: list[float] = []
+    aep_gains: list[Effect] = []
     for b, found in gains.items():
         for _wk, _load, one, two in pairs(cells, f"{b}(1)", f"{b}(2)", th.high_loads):
             r1, r2 = response(one), response(two)
             if math.isfinite(r1) and math.isfinite(r2):
                 found.append(1.0 - r2 / r1)
                 if b == "AEP":
-                    aep_hw.append(r2 / r1 * rel_hw(one, two))
+                    aep_gains.append(paired_effect(lambda m: 1.0 - m[1] / m[0], [one, two]))
     if not gains["AEP"]:
         return src.no_data("no unsaturated cell pair")
     mean = {k: statistics.fmean(v) for k, v in gains.items() if v}
     answer = (f"1 - R(2)/R(1) at {', '.join(pct(x) for x in th.high_loads)}, mean over workloads: "
               + ", ".join(f"{k} {v:+.1%}" for k, v in mean.items())
               + f"; best AEP cell {max(gains['AEP']):+.1%} (threshold {th.considerable:.0%} on the mean)")
-    hw = math.sqrt(sum(h * h for h in aep_hw)) / len(aep_hw)
+    mean_gain = effects.propagate(lambda m: float(np.mean(m)) - th.considerable, aep_gains)
     return src.result(mean["AEP"], "mean high-load 1 - R_AEP(2)/R_AEP(1)", answer,
-                      [Check("mean AEP gain", mean["AEP"] - th.considerable, hw)], "checks")
+                      [mean_gain.check("mean AEP gain")], "checks")
 
 
 def dyn_better_below_90(cells: pd.DataFrame, th: Thresholds) -> Claim:

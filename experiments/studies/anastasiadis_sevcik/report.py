@@ -27,7 +27,7 @@ from experiments.studies.anastasiadis_sevcik.claims import (
     holding,
     to_frame,
 )
-from experiments.studies.anastasiadis_sevcik.claim import not_holding
+from experiments.studies.anastasiadis_sevcik.claim import PER_REP, not_holding
 from experiments.studies.anastasiadis_sevcik.plots import all_figures
 from experiments.studies.anastasiadis_sevcik.spec import WORKLOADS, GeneratorSpec
 from experiments.studies.anastasiadis_sevcik.study import StudyResult
@@ -93,7 +93,7 @@ def write_outputs(result: StudyResult, out_dir: Path, th: Thresholds | None = No
     variants = dif_variant_table(cells, th)
     cells_csv, reps_csv, claims_csv = out_dir / "cells.csv", out_dir / "replications.csv", out_dir / "claims.csv"
     variants_csv = out_dir / "dif_variants.csv"
-    cells.to_csv(cells_csv, index=False)
+    cells.drop(columns=[PER_REP], errors="ignore").to_csv(cells_csv, index=False)
     result.replications.to_csv(reps_csv, index=False)
     to_frame(claims).to_csv(claims_csv, index=False)
     variants.to_csv(variants_csv, index=False)
@@ -142,9 +142,12 @@ def render_markdown(result: StudyResult, cells: pd.DataFrame, claims: list[Claim
         "",
         "## Claims",
         "",
-        ("Each claim is judged on checks: a margin (> 0 where the claim holds) with its 95% half-width where "
-         "the cells' replications give one. A claim holds if every check holds outside its interval, fails "
-         "if any check fails outside it, and is unresolved otherwise; the words give how many checks held."),
+        ("Each claim is judged on checks: a margin (> 0 where the claim holds) with its 95% half-width, paired "
+         "by replication (replication r of every policy in a workload and load ran the same jobs), or in "
+         "quadrature across loads (separate streams). A claim holds if every check holds outside its interval, "
+         "fails if any check fails outside it, and is unresolved otherwise, as is a check without an interval "
+         "(an order of point estimates); a saturation is an observation by the stated criterion and decides "
+         "outright (experiments/reporting/claims.py); the words give how many checks held."),
         "",
         md_table(["#", "§", "Paper's claim", "Measured answer", "Verdict", "Checks"],
                  [(i, c.paper.section, c.statement, c.paper.answer, f"**{c.verdict}**", _checks_words(c))

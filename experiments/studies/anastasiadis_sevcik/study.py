@@ -37,10 +37,12 @@ from experiments.studies.anastasiadis_sevcik.replication import (
     ReplicationTask,
     run_replication,
 )
+from experiments.studies.anastasiadis_sevcik.claim import PER_REP, REP_FIGURES
 from experiments.studies.anastasiadis_sevcik.spec import StudySpec
 from experiments.reporting.stats import replications_needed, t_interval
 
 CellKey = tuple[str, float, str]  # (workload, load, policy)
+
 Runner = Callable[[ReplicationTask], ReplicationResult]
 
 
@@ -185,6 +187,9 @@ def summarise(reps: pd.DataFrame, spec: StudySpec) -> pd.DataFrame:
             "actual_load": ok.actual_load.mean() if len(ok) else g.actual_load.mean(),
             "jobs_simulated": int(g.jobs_simulated.sum()),
             "cpu_s": float(g.wall_s.sum()),
+            # the unsaturated replications' figures, so claims pair them (replication r: one stream for all policies)
+            PER_REP: {int(r.replication): {c: float(getattr(r, c)) for c in REP_FIGURES}
+                      for r in ok.itertuples(index=False)},
         })
     cells = pd.DataFrame(rows)
     base = cells[cells.policy == "DYN-EQUI"].set_index(["workload", "load"]).response_ks

@@ -66,7 +66,9 @@ class Remark:
 
 
 def judged(ours: str, checks: Sequence[Check]) -> Claim:
-    """Our number(s) and the checks behind them, as one side's claim (no interval: medians and means decide)."""
+    """Our number(s) and the checks behind them, as one side's claim. The checks carry no interval (medians of
+    a few live runs, a Monte Carlo mean), so by the shared rule each is unresolved; the words keep which side
+    each point estimate falls on."""
     return Claim("", tuple(checks), words=verdict_words(checks), ours=ours)
 
 

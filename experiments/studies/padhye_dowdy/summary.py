@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from experiments import miss_causes
 from experiments.report import DEFAULT_TARGETS
-from experiments.reporting.cell_claims import judge, judge_across
+from experiments.reporting.cell_claims import Run, judge, judge_across
 from experiments.reporting.claims import Verdict
 from experiments.governor_hold import GovernorHold
 from experiments.unresized import drift_text
@@ -114,6 +114,16 @@ class Figure:
     unresized: pd.DataFrame = field(default_factory=pd.DataFrame)  # experiments.unresized's rows
     governor: GovernorHold | None = None  # experiments.governor_hold over the cells
     misses: pd.DataFrame = field(default_factory=pd.DataFrame)  # experiments.miss_causes' rows
+    measured_reps: pd.DataFrame | None = None  # one row per policy, rate and replication: claims pair on them
+    predicted_reps: pd.DataFrame | None = None
+
+    @property
+    def measured_run(self) -> Run:
+        return Run(self.measured, self.measured_reps)
+
+    @property
+    def predicted_run(self) -> Run:
+        return Run(self.predicted, self.predicted_reps)
 
     @property
     def run(self) -> bool:
@@ -172,7 +182,7 @@ def summary_tables(figures: Mapping[str, Figure | None], cross: Sequence[Mapping
                              "paper": c.get("paper_value", ""), "ours": "not run",
                              "verdict": Verdict.NO_DATA.value})
                 continue
-            m, p = judge(c, fig.measured, fig.rates), judge(c, fig.predicted, fig.rates)
+            m, p = judge(c, fig.measured_run, fig.rates), judge(c, fig.predicted_run, fig.rates)
             policies = [c[k] for k in ("lower", "than", "policy") if c.get(k)]
             rows.append({"figure": name, "claim": c["text"], "quote": c.get("quote", ""),
                          "paper": c.get("paper_value", ""), "ours": m.ours, "verdict": m.verdict.value,
@@ -183,8 +193,8 @@ def summary_tables(figures: Mapping[str, Figure | None], cross: Sequence[Mapping
     if len(present) > 1:
         cells.append(_total_row(list(present.values())))
     for c in cross:
-        m = judge_across(c, {k: f.measured for k, f in present.items()}, {k: f.rates for k, f in present.items()})
-        p = judge_across(c, {k: f.predicted for k, f in present.items()}, {k: f.rates for k, f in present.items()})
+        m = judge_across(c, {k: f.measured_run for k, f in present.items()}, {k: f.rates for k, f in present.items()})
+        p = judge_across(c, {k: f.predicted_run for k, f in present.items()}, {k: f.rates for k, f in present.items()})
         errs = "; ".join(f"{k}: {prediction_errors(present[k], [c['lower'], c['than']], present[k].rates)}"
                          for k in (c["larger"], c["smaller"]) if k in present)
         rows.append({"figure": f"{c['larger']} vs {c['smaller']}", "claim": c["text"], "quote": c.get("quote", ""),
@@ -278,7 +288,8 @@ def figure_from_store(path: Path) -> Figure:
     from experiments.report import analyse
 
     a = analyse(path)
-    return Figure(a.config, a.measured, a.predicted, a.compared, a.unresized, a.governor, a.misses)
+    return Figure(a.config, a.measured, a.predicted, a.compared, a.unresized, a.governor, a.misses,
+                  a.measured_reps, a.predicted_reps)
 
 
 def render(config: SummaryConfig, claims: pd.DataFrame, cells: pd.DataFrame,
@@ -293,8 +304,11 @@ def render(config: SummaryConfig, claims: pd.DataFrame, cells: pd.DataFrame,
             "\n".join(f"- {r.figure}, \"{r.claim}\": {r.quote}" for r in claims.itertuples(index=False) if r.quote),
             "## Prediction targets per figure", md_table(cells),
             ("Ours: the measured figure in the claim's terms (gaps relative to the second policy unless the "
-             "claim says absolute). Outside the 95% interval: whether every margin the verdict rests on is "
-             "farther from its threshold than its replication half-width. Prediction errors: "
+             "claim says absolute). Verdict: the one rule of experiments/reporting/claims.py (holds, fails, unresolved; "
+             "by construction is labelled and not counted), each margin paired by replication within a figure, "
+             "and a change across two figures (separate runs) with their intervals in quadrature, each figure's "
+             "gain on the claimed side too, so a reversed sign never holds. Outside the 95% interval: whether "
+             "every margin the verdict rests on is farther from its threshold than its half-width. Prediction errors: "
              "(predicted - measured) / measured of the cells the claim uses. Misses, speed-normalised "
              "(response / execution): the same count with each job's time brought to the profile's speed by "
              "the meter on its workstations over its own span. Misses an exact model expects "

@@ -2,7 +2,8 @@
 
 Every claim reads mean predicted times (exec_s) per algorithm. Each check is a signed margin
 (> 0: the claim holds there) and the verdict is the one rule of `experiments.reporting.claims`;
-the study has no interval (its times are predictions), so each check's point estimate decides,
+the study has no interval (its times are means of predictions over a few drawn clusters), so by the
+shared rule each check is unresolved (its words keep which side each point estimate falls on),
 and "no data" when the tables lack what it needs (a quick run may skip a point).
 """
 from __future__ import annotations

@@ -32,15 +32,15 @@ def test_gap_and_its_half_width():
     g = gap_at(FIG4, BELOW, 0.11)
     assert g.value == pytest.approx(0.17)
     # sqrt((1/100)² + (83·1/100²)²)
-    assert g.hw == pytest.approx(math.hypot(1 / 100, 83 / 100**2))
+    assert g.half_width == pytest.approx(math.hypot(1 / 100, 83 / 100**2))
     zero = cells({("RA", 0.1): 2.0, ("FOLDING", 0.1): 0.0}, "wait", ci=0.5)  # Folding never waits
     z = gap_at(zero, {**BELOW, "metric": "wait"}, 0.1)
-    assert (z.value, z.hw) == pytest.approx((1.0, 0.25))
+    assert (z.value, z.half_width) == pytest.approx((1.0, 0.25))
     inc = gap_at(FIG4, {**BELOW, "gap": "increase"}, 0.11)  # RA's 100 is 20.5% above Folding's 83
-    assert (inc.value, inc.hw) == pytest.approx((100 / 83 - 1, math.hypot(1 / 83, 100 / 83**2)))
+    assert (inc.value, inc.half_width) == pytest.approx((100 / 83 - 1, math.hypot(1 / 83, 100 / 83**2)))
     assert judge({**BELOW, "gap": "increase", "about": 0.20}, FIG4, RATES).verdict is Verdict.HOLDS
     a = gap_at(FIG4, {**BELOW, "gap": "absolute"}, 0.11)
-    assert (a.value, a.hw) == pytest.approx((17.0, math.sqrt(2)))
+    assert (a.value, a.half_width) == pytest.approx((17.0, math.sqrt(2)))
 
 
 def test_below_plain():
@@ -102,9 +102,9 @@ def test_bound_and_interval_words():
     assert judge({**claim, "under": 1.0}, pre, RATES).words.startswith("fails: holds at 1 of 3 rates")
     assert judge({**claim, "under": 0.5}, pre, RATES).verdict is Verdict.FAILS
     one_rep = cells({("FOLDING", r): 0.5 for r in RATES}, "preemptions", ci=float("nan"))
-    v = judge(claim, one_rep, RATES)  # no interval: the point estimate decides, and the words say so
-    assert v.interval.startswith("not known: no 95% interval")
-    assert v.verdict is Verdict.HOLDS and "the point estimate decides" in v.words
+    v = judge(claim, one_rep, RATES)  # no interval (one replication): unresolved, never decided by the point
+    assert v.interval.startswith("no: no 95% interval")
+    assert v.verdict is Verdict.UNRESOLVED and "no 95% interval at 0.05/s, 0.08/s, 0.11/s: unresolved there" in v.words
 
 
 def test_across_figures():
@@ -147,3 +147,62 @@ def test_sync_delay_from_a_hand_worked_equi_timeline():
     assert cell_mean([(0, 1.0), (1, 3.0)], 1) == (3.0, 1)  # job 0 is warm-up
     assert math.isnan(cell_mean([], 0)[0])
     assert Estimate(math.nan).known is False
+
+
+def reps_table(values: dict[str, list[float]], rate: float = 0.1, stat: str = "response") -> pd.DataFrame:
+    """One row per policy and replication (run_stats.summarize's shape), replication r the same stream for all."""
+    from experiments.reporting.run_stats import STATS
+
+    rows = pd.DataFrame([{"policy": p, "rate": rate, "replication": r, stat: v}
+                         for p, vs in values.items() for r, v in enumerate(vs)])
+    return rows.assign(jobs=1, failed=0, **{s: float("nan") for s in STATS if s not in rows})
+
+
+def test_pairing_narrows_the_interval_when_replications_share_streams():
+    from experiments.reporting.cell_claims import Run
+    from experiments.reporting.claims import Method
+    from experiments.reporting.run_stats import cell_table
+
+    # Each replication's stream moves both policies alike (+-40 s); Folding is 10% below RA in every one.
+    shared = [60.0, 140.0, 90.0, 115.0]
+    reps = reps_table({"RA": shared, "FOLDING": [0.9 * s for s in shared]})
+    cells_ = cell_table(reps)
+    claim = {**BELOW, "rates": [0.1]}
+    paired = gap_at(Run(cells_, reps), claim, 0.1)
+    welch = gap_at(Run(cells_, reps, paired=False), claim, 0.1)
+    assert paired.value == pytest.approx(0.1) and welch.value == pytest.approx(0.1)
+    assert (paired.test, paired.n, welch.test) == (Method.PAIRED, 4, Method.WELCH)
+    assert paired.half_width < 1e-9 < welch.half_width  # the stream's noise cancels from the pairs
+    assert judge(claim, cells_, [0.1], reps).verdict is Verdict.HOLDS
+    assert judge(claim, Run(cells_, reps, paired=False), [0.1]).verdict is Verdict.UNRESOLVED
+    assert "paired t, n = 4" in judge(claim, cells_, [0.1], reps).detail
+
+
+def test_one_replication_is_unresolved_whatever_its_point():
+    from experiments.reporting.run_stats import cell_table
+
+    reps = reps_table({"RA": [100.0], "FOLDING": [50.0]})
+    v = judge({**BELOW, "rates": [0.1]}, cell_table(reps), [0.1], reps)
+    assert v.verdict is Verdict.UNRESOLVED and v.ours == "by 50%"
+
+
+def test_a_comparison_against_a_figure_zero_by_construction_is_labelled_not_counted():
+    from experiments.reporting.run_stats import cell_table
+
+    reps = reps_table({"EQUI": [0.4, 0.6, 0.5], "FOLDING": [0.0, 0.0, 0.0]}, stat="sync_delay")
+    cells_ = cell_table(reps)
+    claim = {"text": "t", "metric": "sync_delay", "lower": "FOLDING", "than": "EQUI"}
+    v = judge(claim, cells_, [0.1], reps)
+    assert v.verdict is Verdict.BY_CONSTRUCTION and "FOLDING's sync_delay is 0 in every replication" in v.words
+
+
+def test_across_figures_a_reversed_sign_never_holds():
+    # The paper: Folding's gain narrows from 19% (Fig. 8) to 9% (Fig. 9). Measured: RA wins in both,
+    # by 19% and 48%: the change has the claimed sign but the gains are reversed, so the claim fails.
+    fig8 = cells({("RA", 0.1): 100.0, ("FOLDING", 0.1): 119.0})
+    fig9 = cells({("RA", 0.1): 100.0, ("FOLDING", 0.1): 148.0})
+    claim = {**BELOW, "larger": "fig8", "smaller": "fig9"}
+    v = judge_across(claim, {"fig8": fig8, "fig9": fig9}, {"fig8": [0.1], "fig9": [0.1]})
+    assert v.verdict is Verdict.FAILS
+    assert [c.verdict for c in v.checks] == [Verdict.FAILS, Verdict.FAILS, Verdict.HOLDS]
+    assert "change fig9 → fig8: 29%" in v.detail

@@ -193,13 +193,14 @@ def test_claims_verdicts(report) -> None:
                for r in RATES]
     assert all(m > 0 for m in margins)
     lo, hi = (f"{m * 100:.0f}" for m in sorted(margins))
-    # two replications a cell: every margin's 95% interval spans 0, so no claim is resolved
-    within = "unresolved: holds at 0 of 2 rates; within the 95% interval at 0.1/s, 0.2/s"
-    assert rows["Folding responds faster than RA"][2:4] == ["unresolved", within]
-    assert rows["Folding responds faster than RA"][7] == f"by {lo}–{hi}%"
+    # Two replications a cell, and a replication moves both policies alike (wait + rep, execution + rep/2):
+    # paired by replication that shared shift cancels, so the margins resolve although n = 2.
+    assert rows["Folding responds faster than RA"][2:4] == ["holds", f"holds, by {lo}–{hi}%"]
+    assert rows["Folding responds faster than RA"][4].endswith("[paired t, n = 2]")
     exec_rows = rows["Folding executes faster than RA"]
-    assert exec_rows[2] == "unresolved" and "0.2/s: -" in exec_rows[4]  # reversed at 0.2/s, inside its interval
-    assert rows["RA waits less than Folding"][2] == "unresolved"
+    # 18 < 20 at 0.1/s, 23 > 20 at 0.2/s: a reversed sign, resolved, fails the claim
+    assert exec_rows[2:4] == ["fails", "fails: holds at 1 of 2 rates; not at 0.2/s"] and "0.2/s: -" in exec_rows[4]
+    assert rows["RA waits less than Folding"][2] == "fails"  # RA's base wait is the higher at both rates
 
 
 def test_failed_and_resumed_cells_are_listed(report) -> None:

@@ -1,7 +1,11 @@
 """Each claim of the Anastasiadis & Sevcik table on hand-made cells tables, both verdicts.
 
 Every table starts from one where all cells are alike (response 10 ks, waiting 1,
-running 9, partition 4, 3% half-width) and sets only what the claim reads. The
+running 9, partition 4, 3% half-width) and sets only what the claim reads. Each cell also
+carries four replications (`claim.PER_REP`) whose mean is the cell's figure: replication r
+moves every policy of a (workload, load) alike by ±5% (one stream for all), plus a ±1% of
+the policy's own (`own_noise`, raised where a test needs a difference the pairs cannot
+resolve), so comparisons pair as in the study. The
 verdicts are the shared vocabulary's (`experiments.reporting.claims.Verdict`): what used
 to be "partly" is now what the checks say, and each such case says why.
 """
@@ -17,7 +21,7 @@ from experiments.studies.anastasiadis_sevcik import claims_dif as cd
 from experiments.studies.anastasiadis_sevcik import claims_sdf as cs
 from experiments.studies.anastasiadis_sevcik import paper
 from experiments.reporting.claims import Verdict
-from experiments.studies.anastasiadis_sevcik.claim import Thresholds
+from experiments.studies.anastasiadis_sevcik.claim import PER_REP, REP_FIGURES, Thresholds
 from experiments.studies.anastasiadis_sevcik.claims import dif_variant_table, evaluate, holding, to_frame
 
 WKS = ("WK1", "WK2", "WK3", "WK4")
@@ -41,7 +45,21 @@ class Cells:
         return self
 
     def frame(self) -> pd.DataFrame:
-        return pd.DataFrame([{"workload": w, "load": l, "policy": p, **v} for (w, l, p), v in self.rows.items()])
+        return pd.DataFrame([{"workload": w, "load": l, "policy": p, **v, PER_REP: _replications(p, v)}
+                             for (w, l, p), v in self.rows.items()])
+
+
+STREAM = (0.95, 1.05, 0.95, 1.05)  # replication r's stream, shared by every policy
+OWN = ((0.01, 0.01, -0.01, -0.01), (0.01, -0.01, -0.01, 0.01))  # a policy's own noise, orthogonal to the stream
+
+
+def _replications(policy: str, row: dict) -> dict[int, dict[str, float]]:
+    """Four replications whose means are the row's figures (none when the cell saturated)."""
+    if row["saturated"]:
+        return {}
+    scale = row.get("own_noise", 0.01) / 0.01
+    own = [scale * x for x in OWN[sum(map(ord, policy)) % 2]]
+    return {r: {c: row[c] * STREAM[r] * (1 + own[r]) for c in REP_FIGURES} for r in range(4)}
 
 
 ALL = paper.LOADS
@@ -87,15 +105,14 @@ def _best_at(cells: Cells, wks, best_by_load: dict[float, str]) -> Cells:
     return cells
 
 
-def test_best_limit_shrinks_with_load():
+def test_best_limit_shrinks_with_load_is_an_order_of_point_estimates_so_unresolved():
+    # The best limit per load is an argmin of noisy means, with no interval: it never decides either way.
     shrinking = {0.1: "SDF", 0.3: "SDF-MAX6", 0.5: "SDF-MAX6", 0.7: "SDF-MAX2", 0.9: "SDF-MAX1"}
-    assert verdict(cs.best_limit_shrinks, _best_at(Cells(), WKS, shrinking)) == HOLDS
+    c = cs.best_limit_shrinks(_best_at(Cells(), WKS, shrinking).frame(), TH)
+    assert c.verdict is UNRESOLVED and "shrinking on 4/4 workloads" in c.paper.answer
     growing = {0.1: "SDF-MAX1", 0.3: "SDF-MAX2", 0.5: "SDF-MAX6", 0.7: "SDF", 0.9: "SDF"}
-    assert verdict(cs.best_limit_shrinks, _best_at(Cells(), WKS, growing)) == FAILS
-    mixed = _best_at(_best_at(Cells(), WKS[:3], shrinking), "WK4", growing)
-    # Shrinking on 3 of 4 workloads (was "partly"): WK4's best limit grows, so the claim fails there.
-    c = cs.best_limit_shrinks(mixed.frame(), TH)
-    assert c.verdict is FAILS and c.words == "fails: holds at 3 of 4 workloads"
+    c = cs.best_limit_shrinks(_best_at(Cells(), WKS, growing).frame(), TH)
+    assert c.verdict is UNRESOLVED and "shrinking on 0/4 workloads" in c.paper.answer
 
 
 def test_sdf_partitions_stay_near_four():
@@ -115,7 +132,8 @@ def test_asp_and_ap1_partitions_the_same():
 def test_aep_smaller_partitions_is_about_partitions_not_response():
     smaller = Cells().set(WKS, ALL, "AEP", partition=2.0, response_ks=50.0)  # slower, yet smaller partitions
     assert verdict(ca.aep_smaller_partitions, smaller) == HOLDS
-    assert verdict(ca.aep_smaller_partitions, Cells().set(WKS, ALL, "AEP", response_ks=5.0)) == FAILS
+    # faster, but its partitions are larger than ASP's and AP1's in every cell, resolvably
+    assert verdict(ca.aep_smaller_partitions, Cells().set(WKS, ALL, "AEP", response_ks=5.0, partition=4.5)) == FAILS
 
 
 def test_aep_waits_less_at_high_load():
@@ -129,8 +147,9 @@ def test_aep_beats_is_judged_on_wk4():
     # Losing at one WK4 load (was "partly"): a 9% loss against a 4% half-width fails that load clearly.
     c = ca.aep_beats_asp_ap1(wk4.set("WK4", 0.7, "AEP", response_ks=11.0).frame(), TH)
     assert c.verdict is FAILS and c.words == "fails: holds at 4 of 5 WK4 loads"
-    # A loss within the ratio's interval cannot be told from noise: unresolved.
-    assert verdict(ca.aep_beats_asp_ap1, wk4.set("WK4", 0.7, "AEP", response_ks=10.2)) == UNRESOLVED
+    # A 2% loss resolves when the pairs cancel the noise; with ±5% of AEP's own it cannot be told from it.
+    assert verdict(ca.aep_beats_asp_ap1, wk4.set("WK4", 0.7, "AEP", response_ks=10.2)) == FAILS
+    assert verdict(ca.aep_beats_asp_ap1, wk4.set("WK4", 0.7, "AEP", own_noise=0.05)) == UNRESOLVED
     assert verdict(ca.aep_beats_asp_ap1, wk4.set("WK4", 0.9, "AEP", response_ks=11.0)) == FAILS
 
 
@@ -146,8 +165,10 @@ def test_sdf_helps_needs_some_ratio_below_half():
 
 def test_sdf_gives_no_gain_at_very_low_load():
     assert verdict(ca.sdf_no_gain_low_load, Cells().set(WKS, 0.1, "AP1(1)", response_ks=9.95)) == HOLDS
-    # A 3% gain against the 5% threshold, with the ratio's ±4% (two 3% half-widths): cannot be told apart.
-    assert verdict(ca.sdf_no_gain_low_load, Cells().set(WKS, 0.1, "AP1(1)", response_ks=9.7)) == UNRESOLVED
+    # A 3% gain against the 5% threshold: resolved below it when paired, not with ±5% of AP1(1)'s own noise.
+    assert verdict(ca.sdf_no_gain_low_load, Cells().set(WKS, 0.1, "AP1(1)", response_ks=9.7)) == HOLDS
+    noisy = Cells().set(WKS, 0.1, "AP1(1)", response_ks=9.7, own_noise=0.05)
+    assert verdict(ca.sdf_no_gain_low_load, noisy) == UNRESOLVED
     assert verdict(ca.sdf_no_gain_low_load, Cells().set(WKS, 0.1, "AP1(1)", response_ks=8.0)) == FAILS
 
 
@@ -165,15 +186,18 @@ def test_aep1_advantage_considerably_reduced():
 def test_aep2_beats_asp2_and_ap1_2_always():
     cells = Cells().set(WKS, ALL, "AEP(2)", response_ks=9.0)
     assert verdict(cd.aep2_beats_asp2_ap1_2, cells) == HOLDS
-    # A 2% loss with 3% half-widths cannot be told from noise (was "partly"): unresolved.
-    assert verdict(cd.aep2_beats_asp2_ap1_2, cells.set("WK1", 0.7, "AEP(2)", response_ks=10.2)) == UNRESOLVED
+    # A 2% loss with ±5% of AEP(2)'s own noise cannot be told from it (was "partly"): unresolved.
+    noisy = cells.set("WK1", 0.7, "AEP(2)", response_ks=10.2, own_noise=0.05)
+    assert verdict(cd.aep2_beats_asp2_ap1_2, noisy) == UNRESOLVED
     assert verdict(cd.aep2_beats_asp2_ap1_2, cells.set("WK1", 0.9, "AEP(2)", response_ks=13.0)) == FAILS
 
 
 def test_dif_negligible_for_asp_and_ap1():
     assert verdict(cd.dif_negligible_for_asp_ap1, Cells().set(WKS, ALL, "AP1(2)", response_ks=9.95)) == HOLDS
-    # A 2% change against the 5% threshold with the ratio's ±4%: within the interval, unresolved.
-    assert verdict(cd.dif_negligible_for_asp_ap1, Cells().set(WKS, ALL, "AP1(2)", response_ks=9.8)) == UNRESOLVED
+    # A 2% change against the 5% threshold: resolved when paired; with ±5% own noise, within the interval.
+    assert verdict(cd.dif_negligible_for_asp_ap1, Cells().set(WKS, ALL, "AP1(2)", response_ks=9.8)) == HOLDS
+    noisy = Cells().set(WKS, ALL, "AP1(2)", response_ks=9.8, own_noise=0.05)
+    assert verdict(cd.dif_negligible_for_asp_ap1, noisy) == UNRESOLVED
     assert verdict(cd.dif_negligible_for_asp_ap1, Cells().set("WK3", 0.9, "AP1(2)", response_ks=8.0)) == FAILS
 
 
@@ -182,7 +206,7 @@ def test_dif_changes_only_aeps_execution_time():
     assert verdict(cd.dif_only_execution_time, faster) == HOLDS
     # DIF changed nothing at all (was "partly"): the "execution time moved" check fails.
     c = cd.dif_only_execution_time(Cells().frame(), TH)
-    assert c.verdict is FAILS and c.words == "fails: holds at 2 of 3 checks"
+    assert c.verdict is FAILS and c.words == "fails: holds at 40 of 41 checks"  # 20 cells x 2, and the move
     assert verdict(cd.dif_only_execution_time, faster.set("WK2", 0.5, "AEP(2)", partition=5.0)) == FAILS
     waits = Cells().set(WKS, ALL, "AEP(2)", run_ks=8.0).set("WK4", 0.9, "AEP(2)", wait_ks=2.0)
     assert verdict(cd.dif_only_execution_time, waits) == FAILS  # 1 ks more waiting = 10% of R
@@ -230,9 +254,10 @@ def test_asp2_far_from_dyn_at_medium_load():
 
 def test_dif_helps_aep_on_the_mean_of_high_loads():
     assert verdict(cd.dif_helps_aep, Cells().set(WKS, HIGH, "AEP(2)", response_ks=9.0)) == HOLDS
-    one_cell = Cells().set("WK1", 0.9, "AEP(2)", response_ks=7.0)  # best cell 30%, mean 3.75%
-    c = cd.dif_helps_aep(one_cell.frame(), TH)
-    # The mean 3.75% is 1.25 points short of 5%, but the mean of 8 cells' gains has a ±1.5-point interval.
+    one_cell = Cells().set(WKS, HIGH, "AEP(2)", own_noise=0.05).set("WK1", 0.9, "AEP(2)", response_ks=7.0)
+    c = cd.dif_helps_aep(one_cell.frame(), TH)  # best cell 30%, mean 3.75%
+    # The mean 3.75% is 1.25 points short of 5%, but with ±5% own noise the mean of 8 cells' gains has a
+    # wider interval than that.
     assert c.verdict == UNRESOLVED and c.paper.value == pytest.approx(0.3 / 8)
     assert verdict(cd.dif_helps_aep, Cells()) == FAILS  # no gain at all: 5 points short, clearly
 
@@ -325,15 +350,15 @@ def test_every_quote_is_the_papers_own_words():
 
 
 def test_checks_straddling_the_threshold_within_their_intervals_are_unresolved():
-    """ASP and AP1 'almost the same' (10%): an 11% gap with 3% half-widths (ratio interval ±4.7%) spans the
-    threshold, as does a 9% gap; neither can be told from it, so the claim is unresolved, not held or failed."""
-    over = Cells().set("WK2", 0.5, "AP1", response_ks=10.0 / 1.11)
+    """ASP and AP1 'almost the same' (10%): with ±5% of AP1's own noise, an 11% gap's paired interval spans the
+    threshold, as does a 9% gap's; neither can be told from it, so the claim is unresolved, not held or failed."""
+    over = Cells().set("WK2", 0.5, "AP1", response_ks=10.0 / 1.11, own_noise=0.05)
     c = ca.asp_equals_ap1(over.frame(), TH)
     straddling = [ch for ch in c.checks if ch.verdict is Verdict.UNRESOLVED]
     assert c.verdict is UNRESOLVED and len(straddling) == 1 and straddling[0].where == "WK2 50%"
     assert straddling[0].margin < 0 < straddling[0].margin + straddling[0].half_width
     assert c.detail.startswith("WK2 50%: margin -0.01") and c.detail.endswith("unresolved")  # why, in words
-    under = Cells().set("WK2", 0.5, "AP1", response_ks=10.0 / 1.09)
+    under = Cells().set("WK2", 0.5, "AP1", response_ks=10.0 / 1.09, own_noise=0.05)
     assert verdict(ca.asp_equals_ap1, under) == UNRESOLVED
     assert verdict(ca.asp_equals_ap1, Cells().set("WK2", 0.5, "AP1", response_ks=10.0 / 1.2)) == FAILS
     assert verdict(ca.asp_equals_ap1, Cells().set("WK2", 0.5, "AP1", response_ks=10.0 / 1.02)) == HOLDS

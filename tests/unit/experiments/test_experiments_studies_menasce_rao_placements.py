@@ -87,7 +87,9 @@ def made(measured_scale: dict[str, float] | None = None) -> list[CaseResult]:
 
 def test_the_policy_claims_follow_the_numbers_both_ways():
     predicted = {c.key: c for c in section6(made())}
-    assert {k: c.predicted.verdict is Verdict.HOLDS for k, c in predicted.items()} == {
+    # medians without an interval are unresolved by the shared rule; the point estimates' side is what they say
+    assert {c.predicted.verdict for c in predicted.values()} == {Verdict.UNRESOLVED}
+    assert {k: all(ch.margin > 0 for ch in c.predicted.checks) for k, c in predicted.items()} == {
         "pvm-default": False, "workstation-speed": True, "parallel-load-speed": True, "workstation-load-speed": True}
     assert predicted["pvm-default"].predicted.ours.endswith("small-then-large + owners: 0.95x")
     assert predicted["workstation-speed"].predicted.ours == "small-then-large: 1.29x"
@@ -95,8 +97,9 @@ def test_the_policy_claims_follow_the_numbers_both_ways():
     # measured: the load/speed rule 30% slower than the model says turns its claim, and PVM's, around
     slow = {p: 1.0 for p in POLICIES} | {"workstation-load-speed": 1.3, "pvm-default": 1.5}
     measured = {c.key: c for c in section6(made(slow))}
-    assert measured["workstation-load-speed"].verdict is Verdict.FAILS
-    assert measured["pvm-default"].verdict is Verdict.HOLDS
+    assert not all(ch.margin > 0 for ch in measured["workstation-load-speed"].measured.checks)
+    assert all(ch.margin > 0 for ch in measured["pvm-default"].measured.checks)
+    assert measured["pvm-default"].verdict is Verdict.UNRESOLVED
     assert measured["workstation-load-speed"].measured.ours == "wavefront + owners: 0.91x; small-then-large + owners: 1.42x"
 
 
@@ -111,7 +114,7 @@ def test_the_report_has_every_case_and_the_claims(tmp_path):
     assert "# Menascé & Rao (1996) §6: the four placement policies compared, live" in md
     assert "| no | pvm-default | sp5a x1, sp20a x2 | 29.04 (29.04-29.04) | 26.40 ± 0.05 | 26.40 | n/a | -9.1% |" in md
     assert md.count("| yes |") == 8 and "on the SPARC20 workstations only" in md
-    assert "| **fails** |" in md and "| **holds** |" in md
+    assert "| **unresolved** |" in md and "| **holds** |" not in md  # two runs a case: no interval
     with (tmp_path / "placements.csv").open() as f:
         rows = list(csv.DictReader(f))
     assert len(rows) == 16 and rows[0]["placement"] == "T1:sp20a T2:sp20a T3:sp5a"

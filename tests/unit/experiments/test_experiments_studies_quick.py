@@ -105,7 +105,8 @@ def test_claim_numbers_come_from_the_cells(quick_run):
     typical = float(np.median([_r(cells, "WK4", l, "AEP(2)") / _r(cells, "WK4", l, "DYN-EQUI")
                                for l in paper.LOADS]))
     assert claims.loc["aep2_near_dyn", "value"] == pytest.approx(typical, rel=1e-9)
-    assert claims.loc["aep2_near_dyn", "verdict"] == ("holds" if typical < 1.35 else "fails")  # no interval
+    # each load's ratio paired by replication, the loads in quadrature: a resolved verdict agrees with the median
+    assert claims.loc["aep2_near_dyn", "verdict"] in ({"holds", "unresolved"} if typical < 1.35 else {"fails", "unresolved"})
 
     # Claim: ASP ~ AP1 -> largest relative difference over cells where both finished.
     diffs = [abs(_r(cells, w, l, "ASP") / _r(cells, w, l, "AP1") - 1)
