@@ -19,7 +19,8 @@ from experiments.runner import Runner, cells, stream_for
 from experiments.store import ResultsStore
 from scheduler.live.executor import LiveExecutor
 from nowlab.commands import experiments as experiments_cli
-from workloads.host.launch import LocalLauncher
+from testbed import lifecycle
+from testbed.backends.local import LocalBackend, local_spec
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 HOSTS = ["ws1", "ws2", "ws3", "ws4"]
@@ -168,9 +169,11 @@ def test_availability_is_redone_from_the_stored_monitor_series(tmp_path):
 def test_a_cell_cut_short_by_an_exception_is_interrupted_and_resumable(tmp_path, monkeypatch, exc, reason):
     config = tiny()
     path = tmp_path / "tiny.sqlite"
-    with ResultsStore.create(path, config.dump(), "") as store:
+    monkeypatch.setenv("NOWLAB_HOME", str(tmp_path / "home"))
+    with ResultsStore.create(path, config.dump(), "") as store, \
+            lifecycle.cluster(local_spec(len(HOSTS)), backend=LocalBackend(pool=False)) as here:
         runner = Runner(config, store, update=quiet, log=quiet)
-        runner.cluster = LocalLauncher()  # the executor never launches: its run raises at once
+        runner.cluster = here  # this host, a job an mpiexec: the executor never launches, its run raises at once
         runner.hosts = list(HOSTS)
         runner.calibration_id = store.add_calibration({"time": 1.7e9})
         runner.profiles = {"syn": PROFILE}
