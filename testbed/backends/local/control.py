@@ -1,12 +1,26 @@
 """Commands on this host, for a workstation of the local backend (it is this host)."""
 from __future__ import annotations
 
+import os
 import subprocess
 import threading
 from typing import Sequence
 
+from testbed.backends.base import Unsupported
 from testbed.remote_exec import ExecResult, RemoteProcess
 from workloads.host.launch import inherited_env
+
+#: Killers by name: inside a container they reach its own processes; here they would reach every
+#: process of this host, other clusters' and other users' included, so they are refused.
+BY_NAME = frozenset({"pkill", "killall"})
+
+
+def _refuse_by_name(argv: Sequence[str]) -> list[str]:
+    argv = list(argv)
+    if argv and os.path.basename(argv[0]) in BY_NAME:
+        raise Unsupported(f"{argv[0]}: a local workstation is this host, where it would reach every process "
+                          f"(own_machines)")
+    return argv
 
 
 def _env(env: dict[str, str] | None) -> dict[str, str]:
@@ -16,19 +30,19 @@ def _env(env: dict[str, str] | None) -> dict[str, str]:
 
 
 class HostControl:
-    """Run, start and detach argv on this host (no shell: argv as given)."""
+    """Run, start and detach argv on this host (no shell: argv as given; no kill by name)."""
 
     def run(self, argv: Sequence[str], *, env: dict[str, str] | None = None,
             timeout: float | None = None) -> ExecResult:
         try:
-            done = subprocess.run(list(argv), env=_env(env), text=True, stdin=subprocess.DEVNULL,
+            done = subprocess.run(_refuse_by_name(argv), env=_env(env), text=True, stdin=subprocess.DEVNULL,
                                   capture_output=True, timeout=timeout)
         except subprocess.TimeoutExpired as exc:  # as `timeout` in a workstation answers: 124
             return ExecResult(124, _text(exc.stdout), _text(exc.stderr))
         return ExecResult(done.returncode, done.stdout, done.stderr)
 
     def start(self, argv: Sequence[str], *, env: dict[str, str] | None = None) -> RemoteProcess:
-        popen = subprocess.Popen(list(argv), env=_env(env), text=True, stdin=subprocess.DEVNULL,
+        popen = subprocess.Popen(_refuse_by_name(argv), env=_env(env), text=True, stdin=subprocess.DEVNULL,
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         proc = RemoteProcess(list(argv), pid=popen.pid)
 
@@ -51,7 +65,7 @@ class HostControl:
 
     def detach(self, argv: Sequence[str], *, env: dict[str, str] | None = None) -> None:
         """Start a daemon in its own session and return at once; nothing reads it."""
-        subprocess.Popen(list(argv), env=_env(env), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        subprocess.Popen(_refuse_by_name(argv), env=_env(env), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, start_new_session=True)
 
 

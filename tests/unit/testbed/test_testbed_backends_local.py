@@ -159,3 +159,24 @@ def test_a_cluster_whose_process_is_gone_is_orphaned_and_left_over_until_ready(h
     c.state.save()
     assert be.leftovers() == ["left"]
     c.down()
+
+
+def test_calibration_traffic_and_kills_by_name_are_refused_on_this_host(here):
+    """A local workstation is this host: a burner's or iperf's pkill there would reach every process
+    on it, other clusters' included, so what needs a machine apart is refused before it starts."""
+    from testbed import calibrate
+    from testbed.load import traffic
+
+    with pytest.raises(Unsupported, match=r"^calibration: the CPU each workstation gets: .* \(cpu_caps\)$"):
+        calibrate.measure_cpu(here, 0.1)
+    with pytest.raises(Unsupported, match=r"^calibration: the link ws1->ws2: .* \(shapes_links\)$"):
+        calibrate.measure_link(here, "ws1", "ws2")
+    with pytest.raises(Unsupported, match=r"^traffic: the flow ws1->ws2: .* \(shapes_links\)$"):
+        traffic.start(here, "ws1", "ws2", "1mbit")
+    with pytest.raises(Unsupported, match=r"^traffic: stopping flows: .* \(shapes_links\)$"):
+        traffic.stop(here)
+    for argv in (["pkill", "-f", "x"], ["/usr/bin/killall", "x"]):
+        with pytest.raises(Unsupported, match=r"would reach every process \(own_machines\)$"):
+            here.exec("ws1", argv)
+        with pytest.raises(Unsupported):
+            here.detach("ws1", argv)
