@@ -50,7 +50,7 @@ def main() -> None:
     ap.add_argument("--redist-bytes", type=int, default=256 * 1024)
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--cluster", help="a running cluster instead of bringing one up")
-    ap.add_argument("--local", type=int, help="P logical workstations on the host's Open MPI")
+    ap.add_argument("--local", type=int, help="P logical workstations on the host's Open MPI (the local backend)")
     ap.add_argument("--out", type=Path, help="write each run's CSVs under this folder")
     args = ap.parse_args()
     console.width = max(console.width, 220)  # one row per policy, 14 columns
@@ -60,18 +60,16 @@ def main() -> None:
                  "--redist-bytes", str(args.redist_bytes)],
         "W": 4.0, "alpha": 1.0, "beta": 0.2, "pmax": 4})
     with contextlib.ExitStack() as stack:
-        if args.local:
-            from workloads.host.launch import LocalLauncher
-            launcher = LocalLauncher()
-            hosts, controller = [f"ws{i + 1}" for i in range(args.local)], launcher.controller_address
+        if args.local:  # the local backend: its pool of this host's ranks stands for the cluster's
+            from testbed.backends.local import LocalBackend, local_spec
+            running = stack.enter_context(testbed.cluster(local_spec(args.local), backend=LocalBackend()))
+        elif args.cluster:
+            running = testbed.Cluster.attach(args.cluster)
         else:
-            if args.cluster:
-                running = testbed.Cluster.attach(args.cluster)
-            else:
-                console.print("bringing up t-bench-live4 ...")
-                running = stack.enter_context(testbed.cluster(testbed.from_dict(LIVE4)))
-            launcher = running.job_launcher()
-            hosts, controller = running.workstations, running.controller_address
+            console.print("bringing up t-bench-live4 ...")
+            running = stack.enter_context(testbed.cluster(testbed.from_dict(LIVE4)))
+        launcher = running.job_launcher()
+        hosts, controller = running.workstations, running.controller_address
         per: dict[str, list] = {p: [] for p in args.policies}
         for rep in range(args.repeats):
             for policy in args.policies:

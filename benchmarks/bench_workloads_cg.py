@@ -9,13 +9,15 @@ a running testbed cluster (`nowlab up`). Prints one JSON line per measurement.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
 import time
 from dataclasses import asdict
 
 from workloads.host.control_server import ControlServer
-from workloads.host.launch import LocalLauncher
+import testbed
+from testbed.backends.local import LocalBackend, local_spec
 from workloads.host.malleable import MalleableJob, parse_result
 
 
@@ -58,19 +60,17 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--resize", action="store_true", help="also measure 4->2 and 2->3 resizes")
     args = parser.parse_args()
-    if args.local:
-        launcher, workstations, control_host = LocalLauncher(), [f"ws{i}" for i in range(1, 9)], "127.0.0.1"
-    else:
-        from testbed import Cluster
-        launcher = Cluster.attach(args.cluster)
-        workstations, control_host = launcher.workstations, launcher.controller_address
-    for n in args.n:
-        for p in args.procs:
-            print(json.dumps(time_cg(launcher, workstations[:p], n, args.iterations, args.reps)), flush=True)
-        if args.resize:
-            for row in resize_costs(launcher, workstations[:4], [workstations[:2], workstations[:3]], n,
-                                    control_host):
-                print(json.dumps(row), flush=True)
+    with contextlib.ExitStack() as stack:  # a job is an mpiexec of its own either way
+        c = (stack.enter_context(testbed.cluster(local_spec(8), backend=LocalBackend(pool=False))) if args.local
+             else testbed.Cluster.attach(args.cluster))
+        launcher, workstations, control_host = c, c.workstations, c.controller_address
+        for n in args.n:
+            for p in args.procs:
+                print(json.dumps(time_cg(launcher, workstations[:p], n, args.iterations, args.reps)), flush=True)
+            if args.resize:
+                for row in resize_costs(launcher, workstations[:4], [workstations[:2], workstations[:3]], n,
+                                        control_host):
+                    print(json.dumps(row), flush=True)
 
 
 if __name__ == "__main__":

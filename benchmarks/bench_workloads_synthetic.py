@@ -10,13 +10,15 @@ Prints one JSON line per measurement.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
 import time
 from dataclasses import asdict
 
 from workloads.host.control_server import ControlServer
-from workloads.host.launch import LocalLauncher
+import testbed
+from testbed.backends.local import LocalBackend, local_spec
 from workloads.host.malleable import MalleableJob, parse_result
 
 SUBPHASES = ("broadcast_s", "compute_s", "collect_s", "barrier_s")
@@ -58,18 +60,16 @@ def main() -> None:
     parser.add_argument("--procs", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--redist-bytes", type=int, default=512 * 1024)
     args = parser.parse_args()
-    if args.local:
-        launcher, workstations, control_host = LocalLauncher(), [f"ws{i}" for i in range(1, 9)], "127.0.0.1"
-    else:
-        from testbed import Cluster
-        launcher = Cluster.attach(args.cluster)
-        workstations, control_host = launcher.workstations, launcher.controller_address
-    for mults in args.mults:
-        for p in args.procs:
-            print(json.dumps(phase_times(launcher, workstations[:p], mults, args.phases, args.redist_bytes)),
-                  flush=True)
-        for row in resize_costs(launcher, workstations, mults, args.redist_bytes, control_host):
-            print(json.dumps(row), flush=True)
+    with contextlib.ExitStack() as stack:  # a job is an mpiexec of its own either way
+        c = (stack.enter_context(testbed.cluster(local_spec(8), backend=LocalBackend(pool=False))) if args.local
+             else testbed.Cluster.attach(args.cluster))
+        launcher, workstations, control_host = c, c.workstations, c.controller_address
+        for mults in args.mults:
+            for p in args.procs:
+                print(json.dumps(phase_times(launcher, workstations[:p], mults, args.phases, args.redist_bytes)),
+                      flush=True)
+            for row in resize_costs(launcher, workstations, mults, args.redist_bytes, control_host):
+                print(json.dumps(row), flush=True)
 
 
 if __name__ == "__main__":

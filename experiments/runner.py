@@ -59,7 +59,6 @@ from testbed.image import image_ref
 from testbed.load.monitor import Monitor
 from testbed import speed_fit
 from testbed.spec import ClusterSpec, SpecError, load as load_spec
-from workloads.host.launch import Launcher, LocalLauncher
 from workloads.host.pool_client import PoolLauncher
 
 Update = Callable[[str, int, int], None]
@@ -190,14 +189,9 @@ def sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def meter_dir(c: Cluster | LocalLauncher) -> Path | None:
-    """Where the cluster's speed keeper writes (a launcher with no cluster has no meter)."""
-    return state.cluster_dir(c.name) if isinstance(c, Cluster) else None
-
-
-def job_launcher(c: Cluster | LocalLauncher) -> Launcher:
-    """Where the runner's jobs start: a cluster's resident MPI world, or host Open MPI."""
-    return c.job_launcher() if isinstance(c, Cluster) else c
+def meter_dir(c: Cluster) -> Path | None:
+    """Where the cluster's speed keeper writes (None: a backend without caps has no meter)."""
+    return c.meter_dir
 
 
 def reclaim(name: str, kind: str = backends.DEFAULT) -> None:
@@ -219,7 +213,7 @@ class Runner:
         self.store = store
         self.update = update
         self.log = log
-        self.cluster: Cluster | LocalLauncher | None = None
+        self.cluster: Cluster | None = None
         self.monitor: Monitor | None = None
         self.hosts: list[str] = []
         self.calibration_id = 0
@@ -447,7 +441,7 @@ class Runner:
                 raise RunStopped(f"{reason}; the jobs finished so far are stored: "
                                  f"continue with `nowlab run --resume {self.store.path}`")
             self.log(f"{reason}; going on with {len(self.hosts)} workstations")
-            launcher = job_launcher(self.cluster)
+            launcher = self.cluster.job_launcher()
             if isinstance(launcher, PoolLauncher):
                 launcher.restart()  # no rank that shared a job with the dead one goes on
 
@@ -458,7 +452,7 @@ class Runner:
         run = _Segment(cell, seg, offset, list(self.hosts), by_id, remaining, finished, label)
         c = self.cluster
         run.executor = LiveExecutor(
-            live_arrivals(self.config, self.profiles, remaining, offset), policy, job_launcher(c), run.hosts,
+            live_arrivals(self.config, self.profiles, remaining, offset), policy, c.job_launcher(), run.hosts,
             c.controller_address, on_finish=lambda record, st: self._job_left(run, record, st), stop=run.stop,
             tag=f"c{cell}s{seg}", launch_delay_s=self.config.overhead.launch_s,
             resize_delay_s=self.config.overhead.resize_s, allowed_networks=[c.control_network])
@@ -493,8 +487,10 @@ class Runner:
         """The replication's owner bursts from the segment's stream time on (schedule mode)."""
         if not owner_schedules.in_use(self.config):
             return None
-        if not isinstance(self.cluster, Cluster):
-            raise RunStopped("load.owner_mode: schedule needs a cluster of containers (it freezes them)")
+        try:  # it caps and holds the workstations
+            backends.require(self.cluster.backend, "cpu_caps", "load.owner_mode: schedule")
+        except backends.Unsupported as exc:
+            raise RunStopped(str(exc)) from None
         steps = owner_schedules.rendered(self.config, rep)
         return CapController(self.cluster, {ws: owner_schedules.shifted(s, offset) for ws, s in steps.items()},
                              mode="owner-schedule")
@@ -548,12 +544,10 @@ class Runner:
             time.sleep(0.25)
 
     def _paused(self, ws: str) -> bool:
-        return isinstance(self.cluster, Cluster) and self.cluster.is_paused(ws)
+        return self.cluster.is_paused(ws)
 
     def _alive(self, ws: str) -> bool:
-        if not isinstance(self.cluster, Cluster):
-            return True  # a local launcher's hosts are this machine: up as long as the runner is
-        return self.cluster.is_running(ws)
+        return self.cluster.is_running(ws)  # local: this host, up as long as the runner is
 
     def _watch(self, executor: LiveExecutor, cell: int, offset: float, hosts: list[str],
                stop: threading.Event, lost: list[str], lock: threading.Lock) -> None:

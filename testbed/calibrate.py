@@ -14,6 +14,7 @@ import time
 from dataclasses import asdict, dataclass
 
 from testbed import burner, state
+from testbed.backends import require
 from testbed.burner import Span
 from testbed.cluster import Cluster, Progress, quiet
 from testbed.remote_exec import RemoteProcess
@@ -99,6 +100,7 @@ def measure_cpu(c: Cluster, seconds: float = 5.0, warmup: float = 1.0,
 
 def _measure_cpu_once(c: Cluster, seconds: float, warmup: float, workstations: list[str] | None,
                       start_timeout: float, progress: Progress) -> list[CpuSample]:
+    require(c.backend, "cpu_caps", "calibration: the CPU each workstation gets")  # before any burner starts
     names = workstations or c.workstations
     limit = start_timeout + warmup + seconds + STOP_WAIT_S
     procs = dict(zip(names, parallel(lambda ws: c.start(ws, burner.argv(limit)), names)))
@@ -137,6 +139,7 @@ def frame_ratio(mtu: int) -> float:
 
 def measure_link(c: Cluster, src: str, dst: str, seconds: float = 3.0, warmup: float = 1.0) -> LinkSample:
     """Rate src->dst: receiver-side TCP goodput over the steady part of a stream, as frames."""
+    require(c.backend, "shapes_links", f"calibration: the link {src}->{dst}")
     server = c.start(dst, ["iperf3", "-s", "-1", "-J"])
     try:
         c.wait_listening(dst, 5201)

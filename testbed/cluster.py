@@ -6,8 +6,10 @@ one visible order (warm paths, the resident MPI world, the speed keeper), `lifec
 adds the load the spec asks for (its owners) and is what users call, and
 `testbed.lifecycle.cluster(spec)` always tears it down.
 `Cluster.attach(name)` picks up a cluster started by another process (the CLI).
-The machines under it are a backend's (testbed/backends/: Docker on this host today); this
-module holds what does not depend on where they run, and imports no engine itself.
+The machines under it are a backend's (testbed/backends/: Docker, SSH, Swarm, or this host's own
+Open MPI with `local`); this module holds what does not depend on where they run, and imports no
+engine itself. What a backend cannot do (the local one has no caps, tc or SSH) its `Capabilities`
+say, and the methods here that need it refuse in one line naming the capability.
 """
 from __future__ import annotations
 
@@ -18,16 +20,17 @@ from typing import Callable, Sequence, cast
 import paramiko
 
 from testbed import backends, cluster_secret, keeper, meter, mpi_command, pool, shaping, state
-from testbed.backends import Backend, CpuCap
+from testbed.backends import Backend, CpuCap, require
 from testbed.backends.base import SampleSource
 from testbed.mpi_command import GUEST_PREFIX  # noqa: F401  (named here by its users: experiments, benchmarks)
 from testbed.parallel import parallel
-from testbed.placement import CORE_LIMIT, place, place_on_readings
+from testbed.placement import CORE_LIMIT, place, place_on_readings, unpinned
 from testbed.remote_exec import Control, ExecResult, RemoteProcess, SshControl
 from testbed.spec import ClusterSpec, SpecError
 from testbed.sshkeys import KEY_NAME, make_keypair
 from testbed.units import RateError, parse_rate
-from workloads.host.pool_client import Connect, PoolLauncher, direct
+from workloads.host.launch import Handle, Launcher
+from workloads.host.pool_client import Connect, direct
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
@@ -79,7 +82,7 @@ class Cluster:
     def __init__(self, st: state.ClusterState, backend: Backend):
         self.state = st
         self.backend = backend
-        self._jobs: PoolLauncher | None = None
+        self._jobs: Launcher | None = None
 
     # -- lifecycle ---------------------------------------------------------------------
     @classmethod
@@ -98,6 +101,8 @@ class Cluster:
         host_cores = be.cores()
         if be.capabilities.places_on_hosts:  # several hosts: the backend places on its hosts' cores
             placement = cast(backends.HostPlacing, be).place(spec)  # refuses before starting, naming the host
+        elif not be.capabilities.cpu_caps:  # nothing to pin (the local backend: its `up` refuses caps)
+            placement = unpinned(spec)
         else:
             if any(spec.speed(n) is not None for n in spec.names):  # refuses before starting, after re-reading
                 placement = place_on_readings(spec, host_cores, be.pinned_load(),
@@ -107,7 +112,8 @@ class Cluster:
         spec = placement.resolve(spec)  # speed workstations get their caps in cores
         try:
             key_dir = state.cluster_dir(spec.name) / "ssh"
-            make_keypair(key_dir, comment=f"nowlab-{spec.name}")
+            if be.capabilities.ssh_login:
+                make_keypair(key_dir, comment=f"nowlab-{spec.name}")
             cluster_secret.make(state.cluster_dir(spec.name))  # the pool's and the time-share managers'
             made = be.up(spec, cores=placement.cores, key_dir=key_dir, progress=progress)
             st = state.ClusterState(spec=spec.model_dump(by_alias=True), network=made.network, subnet=made.subnet,
@@ -138,10 +144,18 @@ class Cluster:
         """The speed keeper (testbed/keeper.py): meter + governor; cap mode and owners run on top.
         It meters this machine's cores, or (several hosts) reads their probes' samples by slot."""
         caps = self.backend.capabilities
+        if not caps.cpu_caps:
+            return  # no caps to govern (local): no keeper, and no meter (`meter_dir` is None)
         if not caps.places_on_hosts:
             keeper.start(self.name, self.backend.cores())
         elif caps.meters_remotely:
             keeper.start(self.name, cast(backends.RemoteMetering, self.backend).metered_slots(self.name))
+
+    @property
+    def meter_dir(self) -> Path | None:
+        """Where the speed keeper writes its meter and quotas (the cluster's state folder); None
+        for a backend without CPU caps, which has no keeper."""
+        return state.cluster_dir(self.name) if self.backend.capabilities.cpu_caps else None
 
     def mark_ready(self) -> None:
         """Record that the cluster came all the way up (`gc` spares a ready cluster)."""
@@ -226,6 +240,7 @@ class Cluster:
     def ssh(self, ws: str) -> SshControl:
         """SSH to the workstation with the cluster key, as the backend says to log in (root on
         port 22 for containers; the host's own user and port for the SSH backend)."""
+        require(self.backend, "ssh_login", f"{ws}: an SSH login")
         if self.backend.capabilities.own_login:
             user, port = cast(backends.OwnLogin, self.backend).login(self.container_id(ws))
         else:
@@ -255,7 +270,11 @@ class Cluster:
                  forward: Sequence[str] = (), ranks_per_host: int = 1, guest: bool = True,
                  fast: bool = True) -> list[str]:
         """mpiexec across `hosts`, one rank each in the order given (rank i on hosts[i]), listed
-        lowest-numbered first; testbed/mpi_command.py says what each part is for."""
+        lowest-numbered first; testbed/mpi_command.py says what each part is for. A backend that
+        starts MPI on this host (`host_mpi`, local) has no such command: `mpirun_popen` runs there."""
+        if self.backend.capabilities.host_mpi:
+            raise backends.Unsupported(f"mpi_argv: the {self.backend.kind} backend starts MPI on this host "
+                                       f"(host_mpi): run the job with mpirun_popen")
         workstations = self.workstations
         for h in hosts:
             if h not in workstations:
@@ -265,10 +284,24 @@ class Cluster:
 
     def mpirun(self, hosts: Sequence[str], argv: Sequence[str], *, env: dict[str, str] | None = None,
                timeout: float | None = None) -> ExecResult:
+        if self.backend.capabilities.host_mpi:
+            handle = self.mpirun_popen(hosts, argv, env=env)
+            try:
+                done = handle.wait(timeout)
+            except TimeoutError:
+                handle.terminate()
+                raise
+            return ExecResult(done.exit_code, done.stdout, done.stderr)
         return self.exec(hosts[0], self.mpi_argv(hosts, argv, forward=sorted(env or {})), env=env, timeout=timeout)
 
     def mpirun_popen(self, hosts: Sequence[str], argv: Sequence[str], *,
-                     env: dict[str, str] | None = None) -> RemoteProcess:
+                     env: dict[str, str] | None = None) -> Handle:
+        """mpiexec of `argv` across `hosts`: from the first workstation, or on this host for a
+        backend that starts MPI itself (`host_mpi`: every rank a local process)."""
+        if self.backend.capabilities.host_mpi:
+            for h in hosts:
+                self.container_id(h)  # refuses, naming the cluster's workstations
+            return cast(backends.HostMpi, self.backend).mpirun_popen(hosts, argv, env=env)
         return self.start(hosts[0], self.mpi_argv(hosts, argv, forward=sorted(env or {})), env=env)
 
     @property
@@ -280,21 +313,28 @@ class Cluster:
             return cast(backends.Gateway, self.backend).connector(self.name)
         return direct
 
-    def job_launcher(self) -> PoolLauncher:
-        """Where malleable jobs launch: the cluster's resident MPI world (testbed/pool.py).
+    def job_launcher(self) -> Launcher:
+        """Where malleable jobs launch: the cluster's resident MPI world (testbed/pool.py; the
+        local backend's own, workloads/host/pool_local.py, in this process).
 
         A launch or a relaunch is then a message to already-initialised ranks, not an
         mpiexec (tens of milliseconds against 1-1.6 s warm; workloads/README.md).
         `mpirun_popen` stays the way to run any other MPI program.
         """
         if self._jobs is None:
-            self._jobs = pool.pool_launcher(self)
+            if self.backend.capabilities.host_mpi:
+                self._jobs = cast(backends.HostMpi, self.backend).job_launcher(self.name)
+            else:
+                self._jobs = pool.pool_launcher(self)
         return self._jobs
 
     def wait_ssh_ready(self, *, timeout: float = 60.0, progress: Progress = quiet) -> None:
         """Every workstation accepts the cluster key over SSH and runs a command. A backend whose
         workstations the controller cannot reach (`controller_on_network` False: Swarm's overlay)
         is probed from inside each workstation, over its own sshd."""
+        if not self.backend.capabilities.ssh_login:
+            progress("waiting for ssh", len(self.workstations), len(self.workstations))
+            return  # no sshd to wait for (local): a workstation is ready as soon as it is named
         deadline = time.monotonic() + timeout
         ready = 0
         direct = self.backend.capabilities.controller_on_network
@@ -329,6 +369,7 @@ class Cluster:
 
     def set_cpu(self, ws: str, cores: float) -> None:
         """Change a workstation's CPU cap in place (no restart)."""
+        require(self.backend, "cpu_caps", f"cpu: {ws}'s cap")
         spec = self.spec
         spec.workstation(ws)
         if cores <= 0 or cores > 1:
@@ -344,6 +385,7 @@ class Cluster:
 
     def set_bandwidth(self, ws: str, rate: int | str, *, to: str | None = None) -> None:
         """Change a workstation's egress, or its link to `to` (both ways if links are symmetric)."""
+        require(self.backend, "shapes_links", f"bw: {ws}'s link")
         try:
             bits = parse_rate(rate)
         except RateError as exc:
@@ -371,12 +413,14 @@ class Cluster:
 
     def hold(self, ws: str, held: bool) -> None:
         """Stop (held) or continue every process on `ws` at once: cap mode's owner bursts."""
+        require(self.backend, "cpu_caps", f"{ws}: holding its processes")
         self.backend.hold(self.container_id(ws), held)
 
     def write_cpu_cap(self, ws: str, cores: float, period_us: int) -> None:
         """The cap in force now, written straight to the kernel; the spec and the engine keep
         the nominal cap. For caps that move on a schedule (cap mode): a `set_cpu` costs
         15-200 ms of dockerd here, a write about 0.2 ms."""
+        require(self.backend, "cpu_caps", f"{ws}: a CPU cap")
         self.backend.write_cpu_cap(self.container_id(ws), CpuCap(cores, period_us))
 
     # -- reading back what the kernel enforces ------------------------------------------
@@ -390,7 +434,10 @@ class Cluster:
 
     def oom_kills(self, ws: str) -> int:
         """Processes killed on `ws` for passing its memory limit since it started; 0 when the
-        workstation cannot be read (gone: its jobs fail for that reason instead)."""
+        workstation cannot be read (gone: its jobs fail for that reason instead), or is this host
+        (local: no memory limit of its own to pass)."""
+        if not self.backend.capabilities.own_machines:
+            return 0
         try:
             return self.backend.oom_kills(self.container_id(ws))
         except (OSError, ValueError, KeyError, backends.BackendError):  # Swarm: its host gone
@@ -414,4 +461,5 @@ class Cluster:
                                           tc_argv=tc_argv, interval_s=interval_s)
 
     def tc_show(self, ws: str, what: str = "class") -> str:
+        require(self.backend, "shapes_links", f"{ws}: its tc classes")
         return self.exec(ws, ["tc", what, "show", "dev", shaping.DEV]).check("tc show").stdout

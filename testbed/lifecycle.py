@@ -20,12 +20,17 @@ from testbed.spec import ClusterSpec
 def start(spec: ClusterSpec, *, progress: Progress = quiet, ready_timeout: float = 60.0,
           backend: Backend | None = None) -> Cluster:
     """A running cluster of `spec`, ready for jobs but without its owners; nothing is left
-    behind on failure. `backend`: where (testbed.backends.get(kind, spec)); None: Docker here."""
+    behind on failure. `backend`: where (testbed.backends.get(kind, spec)); None: Docker here.
+    What the backend cannot do is skipped: warm paths without SSH, the keeper without caps, and a
+    backend that starts MPI on this host (local) starts its own pool."""
     c = Cluster.provision(spec, progress=progress, ready_timeout=ready_timeout, backend=backend)
+    caps = c.backend.capabilities
     try:
-        warm.warm(c)  # ssh masters and zygotes, in the background: launches get faster once they are up
-        pool.start(c)  # the resident MPI world, in the background: `Cluster.job_launcher` waits for it
-        c.start_keeper()  # meter + governor; cap mode and the owners run on top
+        if caps.ssh_login:
+            warm.warm(c)  # ssh masters and zygotes, in the background: launches get faster once they are up
+        if not caps.host_mpi:  # (local: its own pool, started by the first `job_launcher`)
+            pool.start(c)  # the resident MPI world, in the background: `Cluster.job_launcher` waits for it
+        c.start_keeper()  # meter + governor (none without caps); cap mode and the owners run on top
         c.mark_ready()
     except BaseException:
         c.down()  # Ctrl-C included
@@ -46,9 +51,9 @@ def up(spec: ClusterSpec, *, progress: Progress = quiet, ready_timeout: float = 
 
 
 @contextlib.contextmanager
-def cluster(spec: ClusterSpec, *, progress: Progress = quiet) -> Iterator[Cluster]:
-    """Bring a cluster up for the block and always take it down."""
-    c = up(spec, progress=progress)
+def cluster(spec: ClusterSpec, *, progress: Progress = quiet, backend: Backend | None = None) -> Iterator[Cluster]:
+    """Bring a cluster up for the block and always take it down. `backend`: as for `start`."""
+    c = up(spec, progress=progress, backend=backend)
     try:
         yield c
     finally:

@@ -44,6 +44,15 @@ class Placement:
         return spec.resolve(self.cpu, self.factor) if self.cpu else spec
 
 
+#: The core of a workstation that is pinned to none (a backend without CPU caps: local).
+UNPINNED = -1
+
+
+def unpinned(spec: ClusterSpec) -> Placement:
+    """Every workstation on no core, nothing reserved: the placement of a backend with no caps."""
+    return Placement(cores={n: UNPINNED for n in spec.names}, load={})
+
+
 def _core(c: int) -> str:
     return f"core {c}"
 

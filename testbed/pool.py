@@ -18,9 +18,10 @@ from typing import Protocol, Sequence
 
 from testbed import mpi_command
 from testbed.parallel import parallel
-from testbed.remote_exec import Control, RemoteProcess
+from testbed.remote_exec import Control
 from testbed.spec import ClusterSpec
 from workloads import channel_auth
+from workloads.host.launch import Handle
 from workloads.host.pool_client import Connect, PoolLauncher, PoolRank, ping
 from workloads.wire import pool as pool_wire
 
@@ -55,7 +56,7 @@ class PoolHost(Protocol):
     def oom_kills(self, ws: str) -> int: ...
 
     def mpirun_popen(self, hosts: Sequence[str], argv: Sequence[str], *,
-                     env: dict[str, str] | None = None) -> RemoteProcess:
+                     env: dict[str, str] | None = None) -> Handle:
         """The launcher's fallback for anything but a `python3 -m` program."""
         ...
 

@@ -29,17 +29,22 @@ def status_table(c, calibration: dict | None = None) -> Table:
     for col in ("workstation", "core", "cpu asked", "cpu cgroup", "cpu measured", "speed asked", "speed now",
                 "egress", "links", "link measured"):
         t.add_column(col, justify="right" if col.startswith(("cpu", "core", "speed")) else "left")
+    caps = c.backend.capabilities  # local: nothing capped, pinned or shaped to show
     for ws in spec.names:
-        lim = c.cpu_limits(ws)
         meas = f"{measured[ws]:.3f}" if ws in measured else "-"
         links = ", ".join(f"{p}:{format_rate(r)}" for p, r in spec.link_rates(ws).items()) or "-"
         lm = ", ".join(f"{d}:{format_rate(v)}" for (s, d), v in link_meas.items() if s == ws) or "-"
         asked = spec.speed(ws)
-        f = factors.get(str(c.state.cores[ws]))  # reference-s per CPU-s of its core, from the keeper
-        now = f"{lim['cores'] * f:.3f}" if f else ("no meter" if not kept["alive"] else "-")
-        t.add_row(ws, str(c.state.cores[ws]), f"{spec.cpu(ws):.3f}", f"{lim['cores']:.3f}", meas,
+        if caps.cpu_caps:
+            lim = c.cpu_limits(ws)
+            f = factors.get(str(c.state.cores[ws]))  # reference-s per CPU-s of its core, from the keeper
+            now = f"{lim['cores'] * f:.3f}" if f else ("no meter" if not kept["alive"] else "-")
+            core, cpu_asked, cgroup = str(c.state.cores[ws]), f"{spec.cpu(ws):.3f}", f"{lim['cores']:.3f}"
+        else:
+            now, core, cpu_asked, cgroup = "no meter", "-", "-", "-"
+        t.add_row(ws, core, cpu_asked, cgroup, meas,
                   "-" if asked is None else f"{asked:.3f}" + ("" if spec.governed(ws) else " (fixed)"), now,
-                  format_rate(spec.egress(ws)), links, lm)
+                  format_rate(spec.egress(ws)) if caps.shapes_links else "-", links, lm)
     return t
 
 
@@ -63,7 +68,8 @@ def calibration_table(result: dict) -> tuple[Table, Table]:
 def up(spec_file: Path = typer.Argument(..., help="cluster spec (TOML)"),
        name: Optional[str] = typer.Option(None, help="cluster name (default: from the spec)"),
        backend: str = typer.Option("docker", help="where: docker (this host), ssh (the spec's hosts), "
-                                                  "swarm (the spec's hosts or the Swarm's nodes; run on the manager)")) -> None:
+                                                  "swarm (the spec's hosts or the Swarm's nodes; run on the manager), "
+                                                  "local (this host's own Open MPI: no caps, tc or SSH)")) -> None:
     """Bring a cluster up and wait until every workstation answers SSH."""
     from testbed import backends
     from testbed.lifecycle import up as bring_up

@@ -162,21 +162,20 @@ def execute_command(
 
 
 def _workstations(stack, console, cluster_name: Optional[str], spec_file: Optional[Path], local: Optional[int]):
-    """(launcher, hosts, controller address, the network jobs connect from) of --local P, --spec FILE
-    (up now, down at the end) or --cluster."""
-    if local is not None:
-        from workloads.host.launch import LocalLauncher
-        launcher = LocalLauncher()
-        return launcher, [f"ws{i + 1}" for i in range(local)], launcher.controller_address, launcher.control_network
+    """(launcher, hosts, controller address, the network jobs connect from) of --local P (this host's
+    own Open MPI: the local backend), --spec FILE (both up now, down at the end) or --cluster."""
     from testbed.cluster import Cluster
     from testbed.lifecycle import cluster
     from testbed.spec import load
-    if spec_file is not None:
+    if local is not None:
+        from testbed.backends.local import LocalBackend, local_spec
+        running = stack.enter_context(cluster(local_spec(local), backend=LocalBackend()))
+    elif spec_file is not None:
         console.print(f"bringing up {spec_file} ...")
         running = stack.enter_context(cluster(load(spec_file)))
     else:
         running = Cluster.attach(cluster_name)
-    # jobs start on the cluster's resident MPI world
+    # jobs start on the cluster's resident MPI world (local: the pool of this host's ranks)
     return running.job_launcher(), running.workstations, running.controller_address, running.control_network
 
 

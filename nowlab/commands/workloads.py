@@ -1,6 +1,7 @@
 """Workload commands: `nowlab profile` (a workload's speedup curve and Sevcik fit)."""
 from __future__ import annotations
 
+import contextlib
 import shlex
 from pathlib import Path
 
@@ -24,18 +25,19 @@ def profile_command(
     from rich.console import Console
     from rich.table import Table
 
+    from testbed.cluster import Cluster
+    from testbed.lifecycle import cluster as bring_up
     from workloads.host import profile as prof
-    from workloads.host.launch import LocalLauncher
 
     console = Console()
     spec = prof.ProfileSpec(workload, tuple(int(p) for p in procs.split(",") if p), reps, tuple(shlex.split(args)))
-    if local:
-        launcher, workstations = LocalLauncher(), [f"ws{i + 1}" for i in range(max(spec.procs))]
-    else:
-        from testbed.cluster import Cluster
-        running = Cluster.attach(cluster)
-        launcher, workstations = running.job_launcher(), running.workstations
-    result = prof.run(launcher, workstations, spec, log=console.print)
+    with contextlib.ExitStack() as stack:
+        if local:  # this host's own Open MPI: the local backend, up for the profile and down after
+            from testbed.backends.local import LocalBackend, local_spec
+            running = stack.enter_context(bring_up(local_spec(max(spec.procs)), backend=LocalBackend()))
+        else:
+            running = Cluster.attach(cluster)
+        result = prof.run(running.job_launcher(), running.workstations, spec, log=console.print)
     paths = prof.write(result, out / workload)
     model = result.fit()
     table = Table(title=f"{workload}: W={model.work_s:.4g}s alpha={model.alpha_s:.4g}s beta={model.beta_s:.4g}s")

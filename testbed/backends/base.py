@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from testbed.placement import Placement
     from testbed.remote_exec import Control, ExecResult
     from testbed.spec import ClusterSpec
-    from workloads.pool_client import Connect
+    from workloads.host.launch import Handle
+    from workloads.host.pool_client import Connect, PoolLauncher
 
 MachineId = str
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
@@ -35,6 +36,11 @@ class BackendError(RuntimeError):
 
     Raised instead of the engine's own exceptions, so callers (the monitor's thread) can
     catch it without importing Docker or paramiko."""
+
+
+class Unsupported(RuntimeError):
+    """Asked of a backend what its `Capabilities` say it cannot do; the message is one line naming
+    the capability (`require` builds it), for the command line to print as it is."""
 
 
 @dataclass(frozen=True)
@@ -116,7 +122,30 @@ class Capabilities:
     samples_itself: bool = False  # SelfSampling: the monitor reads a stream of the backend's own samples
     own_login: bool = False  # OwnLogin: a workstation's user and port (else root on port 22)
     gateway: bool = False  # Gateway: the controller reaches the workstations through a tunnel
+    host_mpi: bool = False  # HostMpi: MPI jobs and the resident pool start on this host, not in a workstation
     controller_on_network: bool = True  # False: readiness is probed from inside each workstation
+    # What a backend may lack of `Backend` itself (every machine backend has them all): asked
+    # with `require`, which refuses in one line naming the flag.
+    cpu_caps: bool = True  # caps and pins each workstation's CPU (caps, holds, the speed keeper)
+    shapes_links: bool = True  # tc shapes each workstation's egress (shape, read_net)
+    ssh_login: bool = True  # each workstation runs sshd with the cluster key (readiness, warm paths)
+    own_machines: bool = True  # each workstation is a machine apart (its processes, counters, memory)
+
+
+#: What each limit flag means, for the one-line refusals.
+LIMITS = {"cpu_caps": "CPU caps", "shapes_links": "tc shaping", "ssh_login": "SSH to its workstations",
+          "own_machines": "workstations apart from this host"}
+
+
+def unsupported(backend: "Backend", capability: str, what: str) -> Unsupported:
+    """The one-line refusal of `what`, which needs `capability` (a `LIMITS` flag)."""
+    return Unsupported(f"{what}: the {backend.kind} backend has no {LIMITS[capability]} ({capability})")
+
+
+def require(backend: "Backend", capability: str, what: str) -> None:
+    """Refuse `what` if `backend` does not declare `capability` (a `LIMITS` flag)."""
+    if not getattr(backend.capabilities, capability):
+        raise unsupported(backend, capability, what)
 
 
 @runtime_checkable
@@ -272,4 +301,17 @@ class Gateway(Protocol):
     """The controller is not on the cluster's network and connects through the backend (`Capabilities.gateway`)."""
 
     def connector(self, cluster: str) -> "Connect":
+        ...
+
+
+class HostMpi(Protocol):
+    """MPI jobs start on this host, every rank a local process (`Capabilities.host_mpi`: the local
+    backend), instead of from inside the first workstation with testbed/mpi_command.py's argv."""
+
+    def mpirun_popen(self, hosts: Sequence[str], argv: Sequence[str], *,
+                     env: dict[str, str] | None = None) -> "Handle":
+        ...
+
+    def job_launcher(self, cluster: str) -> "PoolLauncher":
+        """The cluster's resident pool in this process, started on first call; `remove` stops it."""
         ...

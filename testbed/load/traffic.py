@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Sequence
 
+from testbed.backends import require
 from testbed.burner import ere_literal
 from testbed.calibrate import frame_ratio
 from testbed.parallel import parallel
@@ -81,6 +82,7 @@ def pidwait_argv(pattern: str) -> list[str]:
 
 def start(c: "Cluster", src: str, dst: str, rate: int | str) -> None:
     """Start (or replace) the flow src->dst at `rate`."""
+    require(c.backend, "shapes_links", f"traffic: the flow {src}->{dst}")
     check_workstation("src", src, c.workstations)
     check_workstation("dst", dst, c.workstations)
     if src == dst:
@@ -115,6 +117,7 @@ def _pkill(c: "Cluster", ws: str, pattern: str) -> int:
 
 def stop(c: "Cluster", src: str | None = None, dst: str | None = None) -> int:
     """Stop the flow src->dst, or every flow; returns how many processes were stopped."""
+    require(c.backend, "shapes_links", "traffic: stopping flows")
     if (src is None) != (dst is None):
         raise SpecError(f"{'dst' if dst is None else 'src'}: give both src and dst, or neither (to stop all)")
     if src is not None and dst is not None:

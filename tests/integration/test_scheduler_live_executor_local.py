@@ -65,3 +65,21 @@ def test_an_exited_launch_keeps_neither_its_process_nor_its_channel():
     assert all(launch.handle is None and launch.conn is None for launch in launches)
     assert all(launch.exit_code == 0 for launch in launches)
     assert ex.server._arrivals == {}  # no finished job's queue of hellos kept
+
+
+def test_a_stream_on_the_local_backends_pool_preempts_and_loses_nothing(tmp_path, monkeypatch):
+    """The same stream through the testbed's local backend (what `nowlab execute --local P` runs):
+    one Cluster handle, its jobs on the resident pool of this host's ranks, as a cluster's are."""
+    from testbed import lifecycle
+    from testbed.backends.local import LocalBackend, local_spec
+
+    monkeypatch.setenv("NOWLAB_HOME", str(tmp_path))
+    # closer than above: a launch on the pool takes tens of ms where an mpiexec took about a second
+    arrivals = [Arrival(i, SHORT, t) for i, t in enumerate([0.0, 0.05, 0.1, 0.4])]
+    with lifecycle.cluster(local_spec(len(HOSTS)), backend=LocalBackend()) as here:
+        result = LiveExecutor(arrivals, "EQUI", here.job_launcher(), here.workstations, here.controller_address,
+                              run_timeout_s=120, connect_timeout_s=60, job_timeout_s=60,
+                              allowed_networks=[here.control_network]).run()
+    assert audit(result, arrivals) == []
+    assert all(s.report["phases_done"] == 6 and s.report["data_intact"] for s in result.states)
+    assert result.summary()["preemptions"] > 0 and (result.to_dataframe().status == "done").all()

@@ -1,9 +1,9 @@
 """How the host starts an MPI job: anything with mpirun_popen(hosts, argv, env).
 
-The testbed's Cluster provides it for Docker (and later SSH) workstations.
-LocalLauncher runs the same programs with the host's own Open MPI, all ranks on
-this machine, for development and benchmarks without containers; the logical
-host names still select the per-host checkpoint directories.
+The testbed's Cluster provides it for every backend's workstations. LocalLauncher runs the
+same programs with the host's own Open MPI, all ranks on this machine, without containers
+(the testbed's `local` backend is built on it); the logical host names still select the
+per-host checkpoint directories.
 """
 from __future__ import annotations
 
@@ -106,6 +106,25 @@ def inherited_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in RUN_SCOPED_ENV}
 
 
+def with_python(argv: Sequence[str], python: str) -> list[str]:
+    """`argv` with a leading `python3` replaced by `python`: the host's interpreter that has mpi4py."""
+    argv = list(argv)
+    if argv and argv[0] == "python3":
+        argv[0] = python
+    return argv
+
+
+def host_mpi_argv(ranks: int, argv: Sequence[str], session_base: Path, *, mpiexec: str = "mpiexec") -> list[str]:
+    """The mpiexec command line of `ranks` ranks all on this host (the one-host counterpart of
+    testbed/mpi_command.py): oversubscribed, TCP and Open MPI's own channel on loopback only, and
+    its session directories under `session_base` (one per launch)."""
+    if ranks < 1:
+        raise ValueError(f"hosts: an MPI job needs at least one rank, got {ranks}")
+    return [mpiexec, "--allow-run-as-root", "--oversubscribe", "-n", str(ranks),
+            "--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", "lo",
+            "--mca", "oob_tcp_if_include", "lo", "--mca", "orte_tmpdir_base", str(session_base), *argv]
+
+
 @dataclass
 class LocalLauncher:
     """Host Open MPI, one process per logical host, all on this machine.
@@ -122,21 +141,17 @@ class LocalLauncher:
 
     def mpirun_popen(self, hosts: Sequence[str], argv: Sequence[str], *,
                      env: dict[str, str] | None = None) -> LocalHandle:
-        argv = list(argv)
-        if argv and argv[0] == "python3":
-            argv[0] = self.python
+        argv = with_python(argv, self.python)
         # Each mpiexec gets its own session directory base: under the shared /tmp one, an exiting
         # mpiexec's clean-up removed the directory another was starting in ("orte_session_dir
         # failed", 1 launch set in 40 here when launches follow each other within milliseconds).
         base = Path(tempfile.mkdtemp(prefix="nowlab-ompi-"))
-        cmd = [self.mpiexec, "--allow-run-as-root", "--oversubscribe", "-n", str(len(hosts)),
-               "--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", "lo",
-               "--mca", "oob_tcp_if_include", "lo", "--mca", "orte_tmpdir_base", str(base), *argv]
         full_env = {**inherited_env(), "PYTHONPATH": str(self.repo_root), **(env or {})}
         try:
+            cmd = host_mpi_argv(len(hosts), argv, base, mpiexec=self.mpiexec)
             proc = subprocess.Popen(cmd, cwd=self.repo_root, env=full_env, text=True, stdin=subprocess.DEVNULL,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        except Exception:  # not started: nothing else would remove it
+        except Exception:  # not started (no rank asked, or no mpiexec): nothing else would remove it
             shutil.rmtree(base, ignore_errors=True)
             raise
         return LocalHandle(proc, session_base=base)

@@ -75,7 +75,7 @@ def test_the_backend_is_chosen_at_the_start_and_kept_by_a_resume(tmp_path):
     for name in ("exp_tiny.toml", "exp_tiny4.toml"):
         shutil.copy(DATA / name, tmp_path / name)
     config, out = tmp_path / "exp_tiny.toml", tmp_path / "r.sqlite"
-    with pytest.raises(cfg.ConfigError, match=r"^backend: unknown 'nope' \(known: docker, ssh, swarm\)$"):
+    with pytest.raises(cfg.ConfigError, match=r"^backend: unknown 'nope' \(known: docker, ssh, swarm, local\)$"):
         open_store(config, out, resume=False, backend="nope")
     assert not out.exists()
     store, _ = open_store(config, out, resume=False, backend="swarm")

@@ -15,11 +15,12 @@ from typer.testing import CliRunner
 from experiments import config as cfg
 from experiments import live, steps
 from scheduler.jobs import FinishedJob
-from experiments.runner import Runner, cells, stream_for
+from experiments.runner import Runner, RunStopped, cells, stream_for
 from experiments.store import ResultsStore
 from scheduler.live.executor import LiveExecutor
 from nowlab.commands import experiments as experiments_cli
-from workloads.host.launch import LocalLauncher
+from testbed import lifecycle
+from testbed.backends.local import LocalBackend, local_spec
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 HOSTS = ["ws1", "ws2", "ws3", "ws4"]
@@ -168,9 +169,11 @@ def test_availability_is_redone_from_the_stored_monitor_series(tmp_path):
 def test_a_cell_cut_short_by_an_exception_is_interrupted_and_resumable(tmp_path, monkeypatch, exc, reason):
     config = tiny()
     path = tmp_path / "tiny.sqlite"
-    with ResultsStore.create(path, config.dump(), "") as store:
+    monkeypatch.setenv("NOWLAB_HOME", str(tmp_path / "home"))
+    with ResultsStore.create(path, config.dump(), "") as store, \
+            lifecycle.cluster(local_spec(len(HOSTS)), backend=LocalBackend(pool=False)) as here:
         runner = Runner(config, store, update=quiet, log=quiet)
-        runner.cluster = LocalLauncher()  # the executor never launches: its run raises at once
+        runner.cluster = here  # this host, a job an mpiexec: the executor never launches, its run raises at once
         runner.hosts = list(HOSTS)
         runner.calibration_id = store.add_calibration({"time": 1.7e9})
         runner.profiles = {"syn": PROFILE}
@@ -234,3 +237,20 @@ def test_a_job_s_delivered_speed_is_stored(tmp_path):
         s.add_job(cid, FinishedJob(j.id, j.cls, j.demand, j.arrival_s, j.arrival_s + 1, j.arrival_s + 5, 2.0, 2, 4, 0,
                                   delivered_speed=0.9), 1)
         assert s.jobs_frame().delivered_speed.tolist() == [0.9]
+
+
+def test_owner_schedules_on_a_backend_without_caps_stop_the_run_naming_the_capability(tmp_path, monkeypatch):
+    """The runner holds one Cluster whatever the backend; what this one cannot do (cap and hold
+    workstations for the owners' bursts) it refuses in one line, not by asking what type it holds."""
+    demo = cfg.load("experiments/configs/demo.toml")
+    assert demo.load.owner_mode == "schedule" and demo.load.owner
+    monkeypatch.setenv("NOWLAB_HOME", str(tmp_path / "home"))
+    with ResultsStore.create(tmp_path / "demo.sqlite", demo.dump(), "") as store, \
+            lifecycle.cluster(local_spec(8), backend=LocalBackend(pool=False)) as here:
+        runner = Runner(demo, store, update=quiet, log=quiet)
+        runner.cluster = here
+        with pytest.raises(RunStopped, match=r"^load.owner_mode: schedule: the local backend has no CPU caps "
+                                             r"\(cpu_caps\)$"):
+            runner._owner_caps(0, 0.0)
+        assert runner._alive("ws3") and not runner._paused("ws3")  # this host: up while the runner is
+        assert runner.cluster.meter_dir is None  # no keeper, so no meter to keep with the run

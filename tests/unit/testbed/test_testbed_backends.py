@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from testbed import backends, shaping, state
-from testbed.backends import Backend, CpuCap, CpuLimits
+from testbed.backends import Backend, Capabilities, CpuCap, CpuLimits
 from testbed.backends.docker import DockerBackend, cgroups, engine
 from testbed.backends.docker.control import netns_argv
 from testbed.backends.ownership import owner_tag, tag_alive
@@ -125,7 +125,7 @@ def test_network_reads_enter_the_namespace_of_the_init_pid():
 def test_the_default_backend_is_docker_and_an_unknown_kind_is_one_line():
     be = backends.get()
     assert isinstance(be, Backend) and be.kind == "docker" == backends.DEFAULT
-    with pytest.raises(ValueError, match=r"backend: unknown kind 'k8s' \(known: docker, ssh, swarm\)"):
+    with pytest.raises(ValueError, match=r"backend: unknown kind 'k8s' \(known: docker, ssh, swarm, local\)"):
         backends.get("k8s")
 
 
@@ -143,6 +143,7 @@ class RecordingBackend:
     """Stands in for the machines where Cluster's own checks are under test, nothing else."""
 
     kind = "recording"
+    capabilities = Capabilities()  # a one-host machine backend: nothing beyond `Backend`, nothing lacking
 
     def __init__(self, pinned: dict[int, float] | None = None):
         self.pinned = pinned or {}

@@ -13,6 +13,7 @@ import pytest
 
 from experiments.studies.zhou_brent.cluster import ClusterBackend
 from testbed import cluster_secret, pool, state
+from testbed.backends import Capabilities
 from testbed.cluster import Cluster
 from testbed.spec import from_dict
 from workloads import channel_auth
@@ -38,6 +39,7 @@ class _RecordingBackend:
     """Stands in for the machines: Cluster's command lines are under test, nothing else."""
 
     kind = "recording"
+    capabilities = Capabilities()  # a one-host machine backend: nothing beyond `Backend`, nothing lacking
 
     def __init__(self) -> None:
         self.calls: list[tuple[list[str], dict[str, str]]] = []
