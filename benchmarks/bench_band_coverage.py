@@ -50,8 +50,8 @@ def coverage_rows(path: Path, library: noise.Library, replicas: int) -> list[dic
     if a.compared.empty:
         return []
     run, family, paper = run_identity(path, a.config)
-    model = noise.for_run(library.runs, run, family, paper)
     with ResultsStore.open(path, readonly=True) as store:
+        model = noise.for_run(library.runs, run, family, paper, created_at=float(store.timeline()["created_at"] or 0.0))
         config = ExperimentConfig.model_validate(store.config)
         models = class_models(config, store.profiles())
         draws = model.draws(replicas, seed=0) if model is not None else None

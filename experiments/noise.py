@@ -60,6 +60,7 @@ class RunNoise:
     cell_n: tuple[int, ...]
     cell_mean: tuple[float, ...]
     within_ss: float
+    created_at: float = 0.0  # the store's creation time: a copy of a committed store is the same run
 
     @property
     def jobs(self) -> int:
@@ -70,7 +71,7 @@ class RunNoise:
         return sum(n - 1 for n in self.cell_n)
 
     @classmethod
-    def of(cls, frame: pd.DataFrame, run: str, family: str, paper: str) -> RunNoise:
+    def of(cls, frame: pd.DataFrame, run: str, family: str, paper: str, created_at: float = 0.0) -> RunNoise:
         """From `experiments.unresized.unresized`'s frame: log of ratio_norm where metered, else ratio."""
         basis = frame["ratio_norm"].astype(float).fillna(frame["ratio"].astype(float)) if len(frame) else pd.Series(dtype=float)
         x = np.log(basis.where(basis > 0))
@@ -80,7 +81,7 @@ class RunNoise:
             ns.append(len(v))
             means.append(float(v.mean()))
             ss += float(((v - v.mean()) ** 2).sum())
-        return cls(run, family, paper, tuple(ns), tuple(means), ss)
+        return cls(run, family, paper, tuple(ns), tuple(means), ss, created_at)
 
 
 class RunDraw(NamedTuple):
@@ -170,11 +171,13 @@ def estimate(runs: Sequence[RunNoise], source: str = "") -> NoiseModel:
                       math.sqrt(var_job), job_dof, len(used), int(ns.size), int(ns.sum()), source or f"{len(used)} runs")
 
 
-def for_run(library: Sequence[RunNoise], run: str, family: str, paper: str) -> NoiseModel | None:
+def for_run(library: Sequence[RunNoise], run: str, family: str, paper: str,
+            created_at: float = 0.0) -> NoiseModel | None:
     """The model for one run from every other run of the library: the same config's runs where
     there are MIN_FAMILY_RUNS with MIN_JOBS jobs, else the same paper's, else all. None when
-    no other run has an unresized job."""
-    others = [r for r in library if r.run != run and r.jobs > 0]
+    no other run has an unresized job. A library run with the same path, or (when given) the
+    same creation time, is this run (a copy of a committed store), and is left out."""
+    others = [r for r in library if r.run != run and r.jobs > 0 and not (created_at and r.created_at == created_at)]
     for label, pool in ((f"config {family}", [r for r in others if r.family == family]),
                         (f"paper {paper}", [r for r in others if r.paper == paper]),
                         ("every committed run", others)):
@@ -203,7 +206,8 @@ class Library:
         try:
             rows = json.loads(path.read_text())
             return cls([RunNoise(r["run"], r["family"], r["paper"], tuple(int(n) for n in r["cell_n"]),
-                                 tuple(float(m) for m in r["cell_mean"]), float(r["within_ss"])) for r in rows])
+                                 tuple(float(m) for m in r["cell_mean"]), float(r["within_ss"]),
+                                 float(r.get("created_at", 0.0))) for r in rows])
         except (ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"noise library {path}: not a list of runs ({exc})") from None
 

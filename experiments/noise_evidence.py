@@ -44,8 +44,10 @@ def run_noise(path: Path) -> noise.RunNoise:
     """One store's evidence (no cell when it has no prediction or no job unresized on both sides)."""
     with ResultsStore.open(path, readonly=True) as store:
         config, jobs, profiles, predictions = store.config, store.jobs_frame(), store.profiles(), store.predictions_frame()
+        created_at = float(store.timeline()["created_at"] or 0.0)
     basis = (config.get("profile") or {}).get("speed_basis", "reference")
-    return noise.RunNoise.of(residuals(on_speed_basis(jobs, profiles, basis), predictions), *run_identity(path, config))
+    return noise.RunNoise.of(residuals(on_speed_basis(jobs, profiles, basis), predictions), *run_identity(path, config),
+                            created_at=created_at)
 
 
 def committed_stores(root: Path = noise.RESULTS) -> list[Path]:

@@ -194,7 +194,8 @@ def run_identity(path: Path, config: Mapping) -> tuple[str, str, str]:
 def noise_for(store: ResultsStore, library: noise.Library | None = None) -> noise.NoiseModel | None:
     """The noise model a store's bands are drawn with: from every committed run but its own."""
     library = noise.Library.load(noise.LIBRARY) if library is None else library
-    return noise.for_run(library.runs, *run_identity(store.path, store.config))
+    return noise.for_run(library.runs, *run_identity(store.path, store.config),
+                         created_at=float(store.timeline()["created_at"] or 0.0))
 
 
 def band_values(cell: CellReplay, models: Mapping[str, ClassModel], draws: list[noise.RunDraw] | None,

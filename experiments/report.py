@@ -20,6 +20,7 @@ import pandas as pd
 from experiments.estimate import duration_line
 from experiments.reporting import tables
 from experiments.reporting.plots import write_figures
+from experiments.reporting.stats import in_band
 from experiments.replay import resize_samples
 from experiments.reporting.run_stats import (cell_table, claims_table, compare, error_table, normalised,
                                       paired_predictions, rate_label, resize_diagnostic, summarize, sync_table,
@@ -69,6 +70,8 @@ class Analysis:
     unresized: pd.DataFrame = field(default_factory=pd.DataFrame)  # jobs that kept one partition (diagnostic)
     governor: GovernorHold | None = None  # how well the governor held the speeds over the cells (diagnostic)
     misses: pd.DataFrame = field(default_factory=pd.DataFrame)  # each cell's missed target and its cause
+    band_noise: str = ""  # the noise model the bands were drawn with, in words ("" before experiments/noise.py)
+    band_replays: int = 0  # replays per cell in the bands
     measured_reps: pd.DataFrame | None = None  # one row per policy, rate and replication (run_stats.summarize)
     predicted_reps: pd.DataFrame | None = None
 
@@ -93,6 +96,8 @@ def analyse(results: Path) -> Analysis:
         sync_measured = sync_delay.measured(store, cells, warmup)
         sync_predicted = _predicted_sync(store, cells, warmup, preds)
         bands = store.bands()
+        noise_words = sorted({str(n.get("noise", "")) for n in store.band_notes().values()} - {""})
+        replays = max((len(v) for b in bands.values() for v in b.values()), default=0)
         backend = store.backend
         quotas = [text for name, text in store.artifacts(None).items() if name.startswith("quotas")]
         span = [(c["created_at"], c["updated_at"]) for c in store.timeline()["cells"]] if quotas else []
@@ -115,7 +120,8 @@ def analyse(results: Path) -> Analysis:
                     unresized(at_basis, config, {k: profile_checks.at_start(v) for k, v in profiles.items()}),
                     _held(quotas, span),
                     miss_causes.misses(cmp, jobs, preds, miss_causes.models_for(config, profiles), targets, warmup),
-                    measured_reps, predicted_reps)
+                    measured_reps=measured_reps, predicted_reps=predicted_reps,
+                    band_noise="; ".join(noise_words), band_replays=replays)
 
 
 def seconds_per_replication(cells: pd.DataFrame) -> float:
@@ -155,6 +161,37 @@ def _predicted_sync(store: ResultsStore, cells: pd.DataFrame, warmup: int, preds
         return pd.DataFrame(columns=sync_delay.COLUMNS)
 
 
+def coverage_text(a: Analysis) -> str:
+    """'in band: mean response 5 of 6, median execution 6 of 6, ...' over this run's cells
+    ('' without bands); a cell without a figure or a band is counted apart as n/a."""
+    parts = []
+    for stat, name in (("response", "mean response"), ("median_execution", "median execution"),
+                       ("wait", "mean wait"), ("mean_procs", "mean partition")):
+        if f"band_{stat}_lo" not in a.compared:
+            continue
+        inside = in_band(a.compared, stat)
+        known = [b for b in inside if b is not None]
+        missing = len(inside) - len(known)
+        parts.append(f"{name} {sum(known)} of {len(known)}" + (f" (n/a: {missing})" if missing else ""))
+    return "in the 90% band: " + ", ".join(parts) if parts else ""
+
+
+def band_text(a: Analysis) -> str:
+    """How the bands were made, as the report says it."""
+    if a.band_noise:
+        how = (f" Predicted: the mean of {a.band_replays} replays of the cell's stream; in each, every job's work "
+               "is drawn from the noise model measured on the other committed live runs (experiments/noise.py: "
+               "a factor the whole run shares, one per cell, one per job, each with its uncertainty): "
+               f"{a.band_noise}.")
+    else:
+        how = (f" Predicted: the mean of {a.band_replays} replays of the cell's stream in which every job's work is "
+               "drawn around its class model with the run-to-run noise of the class's profile runs (a store "
+               "made before the noise model: `nowlab report --predict` draws its bands again).")
+    return (how + " The 90% band is the replays' 5% to 95% points, how far one run may stray by chance alone. "
+            "In band: the measured figure (speed-normalised where metered) lies inside it; "
+            + coverage_text(a) + ".")
+
+
 def error_table_text(results: Path | Analysis) -> str:
     """The error table and the targets paragraph as markdown, for the terminal."""
     a = results if isinstance(results, Analysis) else analyse(results)
@@ -170,7 +207,7 @@ def write_report(results: Path, out_dir: Path | None = None) -> ReportPaths:
     a = analyse(results)
     out = Path(out_dir) if out_dir is not None else results.with_name(f"{results.stem}-report")
     out.mkdir(parents=True, exist_ok=True)
-    figures = write_figures(a.compared, out, a.config.get("title", a.config.get("name", "")))
+    figures = write_figures(a.compared, out, a.config.get("title", a.config.get("name", "")), band_causes(a))
     cells_csv, jobs_csv = out / "cells.csv", out / "jobs.csv"
     a.compared.to_csv(cells_csv, index=False)
     jobs_table(a).to_csv(jobs_csv, index=False)
@@ -179,6 +216,15 @@ def write_report(results: Path, out_dir: Path | None = None) -> ReportPaths:
     md.write_text(render_markdown(blocks))
     page.write_text(render_html(blocks, a.config.get("title", "")))
     return ReportPaths(out, md, page, cells_csv, jobs_csv, figures)
+
+
+def band_causes(a: Analysis) -> dict[tuple[str, float, str], str]:
+    """(policy, rate, statistic) -> the computed cause of a cell's miss, for the band figure."""
+    keys = {"response": "response", "median execution": "median_execution"}
+    if a.misses.empty or "cause" not in a.misses:
+        return {}
+    return {(m.policy, float(m.rate), keys.get(m.statistic, m.statistic)): str(m.cause)
+            for m in a.misses.itertuples(index=False)}
 
 
 def jobs_table(a: Analysis) -> pd.DataFrame:
@@ -269,11 +315,7 @@ def report_blocks(a: Analysis, figure_names: list[str]) -> list[Block]:
                    ("p", ("Error = (predicted - measured) / measured. Each replication gives one figure per "
                           "statistic; a cell's figure is the mean over its replications. Predicted figures are "
                           "over the same jobs as the measured ones: past warm-up and completed live."
-                          + (" Predicted: the mean of 40 replays of the cell's stream in which every job's "
-                             "work is drawn around its class model with the run-to-run noise of the class's "
-                             "profile runs; the 90% band is their 5% to 95% points, how far one run may "
-                             "stray by chance alone. In band: the measured figure (speed-normalised where "
-                             "metered) lies inside it." if "band_response_lo" in a.compared else "")))]
+                          + (band_text(a) if "band_response_lo" in a.compared else "")))]
         if not a.misses.empty:
             blocks += [("h2", f"Why each miss ({miss_causes.counts_text(a.misses)})"),
                        ("table", miss_causes.table(a.misses)), ("p", miss_causes.LEGEND)]

@@ -479,6 +479,15 @@ class ResultsStore:
         return {int(cell): json.loads(text)["values"]
                 for cell, text in self._query("SELECT cell_id, json FROM prediction_bands")}
 
+    def band_notes(self) -> dict[int, dict[str, Any]]:
+        """Each cell's band's record of what it was drawn with: the noise model in words
+        ("noise") and each class's profiled run_sigma (empty before version 4)."""
+        with self._lock:
+            if not _has_table(self._conn, "prediction_bands"):
+                return {}
+        return {int(cell): json.loads(text).get("sigma", {})
+                for cell, text in self._query("SELECT cell_id, json FROM prediction_bands")}
+
     def set_availability(self, cell_id: int, data: dict[str, Any]) -> None:
         """The monitor's summary of the cell (replaces an earlier one)."""
         with self._tx() as c:
