@@ -15,12 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from experiments.estimate import duration_line
 from experiments.reporting import tables
 from experiments.reporting.plots import write_figures
 from experiments.reporting.stats import in_band
+from experiments.models import loop
 from experiments.replay import resize_samples
 from experiments.reporting.run_stats import (cell_table, claims_table, compare, error_table, normalised,
                                       paired_predictions, rate_label, resize_diagnostic, summarize, sync_table,
@@ -197,7 +199,40 @@ def error_table_text(results: Path | Analysis) -> str:
     a = results if isinstance(results, Analysis) else analyse(results)
     if a.compared.empty:
         return "No measured jobs past warm-up yet."
-    return f"{md_table(error_table(a.compared, a.targets))}\n\n{targets_text(a.compared, a.targets)}\n"
+    lines = [line for line in (coverage_text(a), bias_text(a), identical_cv_text(a)) if line]
+    return (f"{md_table(error_table(a.compared, a.targets))}\n\n{targets_text(a.compared, a.targets)}\n"
+            + "".join(f"\n{line}" for line in lines) + ("\n" if lines else ""))
+
+
+def bias_text(a: Analysis) -> str:
+    """'bias: mean signed error of mean response, speed-normalised, -2.1% over 6 cells (raw -3.0%)'."""
+    cmp = a.compared
+    norm = cmp.get("err_response_norm", pd.Series(dtype=float)).astype(float).dropna()
+    raw = cmp.get("err_response", pd.Series(dtype=float)).astype(float).dropna()
+    if raw.empty:
+        return ""
+    shown = f"speed-normalised {norm.mean():+.1%}, raw {raw.mean():+.1%}" if len(norm) else f"raw {raw.mean():+.1%}"
+    return f"bias: mean signed error of mean response {shown} over {len(raw)} cells"
+
+
+def identical_cv_text(a: Analysis) -> str:
+    """The spread of identical jobs on one workstation: the pooled within-class standard
+    deviation of the log time of the profile's p = 1 runs, brought to the reference speed by the
+    meter (about the CV at these sizes), with its degrees of freedom; the demo's jobs seldom run
+    alone on one workstation, so the profile's repetitions are the identical ones."""
+    squares, dof, runs = 0.0, 0, 0
+    for profile in a.profiles.values():
+        logs = [math.log(s["time_s"]) for s in loop.normalised_samples(profile.get("samples") or [], profile.get("ref_speed"))
+                if int(s["p"]) == 1 and s["time_s"] > 0]
+        if len(logs) >= 2:
+            mean = sum(logs) / len(logs)
+            squares += sum((x - mean) ** 2 for x in logs)
+            dof += len(logs) - 1
+            runs += len(logs)
+    if not dof:
+        return "speed-normalised CV of identical p = 1 jobs: n/a (no class profiled twice at p = 1)"
+    return (f"speed-normalised CV of identical p = 1 jobs: {math.sqrt(squares / dof):.1%} "
+            f"(profile runs, pooled over classes: {runs} runs, {dof} dof)")
 
 
 def write_report(results: Path, out_dir: Path | None = None) -> ReportPaths:
@@ -315,7 +350,8 @@ def report_blocks(a: Analysis, figure_names: list[str]) -> list[Block]:
                    ("p", ("Error = (predicted - measured) / measured. Each replication gives one figure per "
                           "statistic; a cell's figure is the mean over its replications. Predicted figures are "
                           "over the same jobs as the measured ones: past warm-up and completed live."
-                          + (band_text(a) if "band_response_lo" in a.compared else "")))]
+                          + (band_text(a) if "band_response_lo" in a.compared else ""))),
+                   ("p", "; ".join(t for t in (bias_text(a), identical_cv_text(a)) if t) + ".")]
         if not a.misses.empty:
             blocks += [("h2", f"Why each miss ({miss_causes.counts_text(a.misses)})"),
                        ("table", miss_causes.table(a.misses)), ("p", miss_causes.LEGEND)]
