@@ -27,9 +27,13 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from experiments.batsim.protocol import Resource
 from experiments.batsim.workload import DelayProfile, NowlabProfile, ParallelHomogeneousProfile, Profile
+
+if TYPE_CHECKING:
+    from testbed.spec import ClusterSpec
 
 FLOP_PER_REF_CORE_S = 1e9
 """Flop a reference core does per second: how Batsim's `cpu` (flop) becomes reference work."""
@@ -95,10 +99,18 @@ def from_spec(path: str | Path) -> Platform:
     (a raw cap in cores counts as that many reference cores) and egress bandwidth."""
     from testbed.spec import load
 
-    spec = load(path)
+    return from_cluster_spec(load(path))
+
+
+def from_cluster_spec(spec: ClusterSpec, *, capped: bool = True) -> Platform:
+    """The workstations of a loaded cluster spec, as `from_spec`. `capped` False (a backend
+    without CPU caps, the local one: every workstation is this host, unshaped): each counts as
+    one reference core at the spec's egress."""
     hosts = []
     for ws in spec.workstations:
         speed = spec.speed(ws.name)
+        if not capped:
+            speed = DEFAULT_SPEED_REF_CORES
         hosts.append(Host(ws.name, speed if speed is not None else spec.cpu(ws.name),
                           ws.egress if ws.egress is not None else spec.defaults.egress))
     return Platform(tuple(hosts))
@@ -151,4 +163,4 @@ def check_simulable(profiles: Mapping[str, Profile], jobs_by_profile: Mapping[st
 
 
 __all__ = ["DEFAULT_EGRESS_BIT_S", "DEFAULT_SPEED_REF_CORES", "FLOP_PER_REF_CORE_S", "Host", "Platform",
-           "PlatformError", "check_simulable", "executors", "from_spec", "run_time_s", "uniform"]
+           "PlatformError", "check_simulable", "executors", "from_cluster_spec", "from_spec", "run_time_s", "uniform"]

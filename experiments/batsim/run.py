@@ -12,11 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from experiments.batsim.channel import SchedulerError, ZmqChannel
+from experiments.batsim.live import LiveBatsimServer, LiveError
 from experiments.batsim.outputs import JobRecord, write_outputs
 from experiments.batsim.platform import Platform
 from experiments.batsim.protocol import ProtocolError
 from experiments.batsim.server import BatsimServer, Stats
 from experiments.batsim.workload import Workload, read_workload
+from workloads.host.launch import Launcher
 
 
 def read_input(path: str | Path) -> Workload:
@@ -39,20 +41,32 @@ class Outcome:
     schedule_csv: Path
     messages_jsonl: Path | None
     error: str | None  # the one line that stopped the run, None when it ran to SIMULATION_ENDS
+    simulated_run_s: dict[str, float] | None = None  # live: each started job's simulated time on its allocation
+    stopped_at_end: dict[str, int | None] | None = None  # live: jobs the run's end stopped -> their exit code then
 
 
 def serve(workload: Workload, platform: Platform, *, endpoint: str, timeout_s: float, out_dir: Path,
           prefix: str = "out", keep_messages: bool = False,
-          progress: Callable[[int, int], None] | None = None) -> Outcome:
-    """Play Batsim's side for `workload` against the scheduler at `endpoint`; write the outputs."""
+          progress: Callable[[int, int], None] | None = None, launcher: Launcher | None = None) -> Outcome:
+    """Play Batsim's side for `workload` against the scheduler at `endpoint`; write the outputs.
+
+    `launcher` (a cluster's `job_launcher()`): live, on the wall clock, every job a real program
+    on the workstations `platform` names (experiments/batsim/live.py); else simulated."""
     transcript: list[tuple[str, str]] | None = [] if keep_messages else None
     error = None
     with ZmqChannel(endpoint, timeout_s=timeout_s) as channel:
-        server = BatsimServer(workload, platform, channel, transcript=transcript, progress=progress)
+        if launcher is None:
+            server = BatsimServer(workload, platform, channel, transcript=transcript, progress=progress)
+        else:
+            server = LiveBatsimServer(workload, platform, channel, transcript=transcript, progress=progress,
+                                      launcher=launcher)
         try:
             server.run()
-        except (ProtocolError, SchedulerError) as exc:
+        except (ProtocolError, SchedulerError, LiveError) as exc:
             error = str(exc)
+        except BaseException:  # Ctrl-C, or a fault of this side: the files still hold everything so far
+            write_outputs(out_dir, prefix, server.records(), server.run_times())
+            raise
     records = server.records()
     jobs_csv, schedule_csv = write_outputs(out_dir, prefix, records, server.run_times())
     messages = None
@@ -61,6 +75,9 @@ def serve(workload: Workload, platform: Platform, *, endpoint: str, timeout_s: f
         with messages.open("w", encoding="utf-8") as f:
             for direction, text in transcript:
                 f.write(json.dumps({"direction": direction, "text": text}) + "\n")
+    if isinstance(server, LiveBatsimServer):
+        return Outcome(records, server.stats, jobs_csv, schedule_csv, messages, error, server.sim_run_s,
+                       server.stopped_at_end)
     return Outcome(records, server.stats, jobs_csv, schedule_csv, messages, error)
 
 

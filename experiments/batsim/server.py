@@ -261,10 +261,19 @@ class BatsimServer:
             raise ScheduleError(f"{at}: {exc}") from None
         for r in d.alloc:
             self._owner[r] = d.job_id
+        job.state, job.start_s, job.run_s, job.alloc = RUNNING, t, run_s, d.alloc
+        self._begin(job, t, placed)
+
+    def _begin(self, job: _Job, t: float, placed: tuple[int, ...]) -> None:
+        """The job runs from `t` on its executors `placed`: here, its end is an event in simulated time."""
         wall = job.spec.walltime
-        ends_s = t + (run_s if wall is None or run_s < wall else wall)
-        job.state, job.start_s, job.run_s, job.alloc, job.finish_s = RUNNING, t, run_s, d.alloc, ends_s
-        self._push(ends_s, _FINISH, d.job_id)
+        job.finish_s = t + (job.run_s if wall is None or job.run_s < wall else wall)
+        self._push(job.finish_s, _FINISH, job.spec.id)
+
+    def _stop(self, job: _Job) -> None:
+        """A running job is killed: its end, due later, will not happen."""
+        self._heap = [e for e in self._heap if not (e[1] == _FINISH and e[3] == job.spec.id)]  # rare: O(n) is fine
+        heapq.heapify(self._heap)
 
     def _complete(self, job: _Job, t: float) -> None:
         wall = job.spec.walltime
@@ -292,8 +301,7 @@ class BatsimServer:
             progress[job_id] = {"profile": job.spec.profile, "profile_name": job.spec.profile,
                                 "progress": min(max(done, 0.0), 1.0)}
             job.state, job.finish_s = "COMPLETED_KILLED", t
-            self._heap = [e for e in self._heap if not (e[1] == _FINISH and e[3] == job_id)]  # rare: O(n) is fine
-            heapq.heapify(self._heap)
+            self._stop(job)
             job.return_code = -2 if isinstance(profile, ParallelHomogeneousProfile) else -1
             self._release(job)
             self._outbox.append(p.JobCompleted(timestamp=t, job_id=job_id, job_state=job.state,

@@ -76,3 +76,14 @@ def test_options_are_checked(tmp_path):
     assert bad.returncode == 2 and bad.stderr.strip() == "error: --timeout-s: must be > 0, got 0.0"
     missing = nowlab(str(tmp_path / "nope.json"))
     assert missing.returncode == 2 and "nope.json: no such workload file" in missing.stderr
+
+
+def test_live_options_are_checked(tmp_path):
+    path = write_workload(tmp_path / "w.json", [], {})
+    alone = nowlab(str(path), "--live")
+    assert alone.returncode == 2 and alone.stderr.strip() == "error: --live needs --cluster NAME (and --cluster is for --live)"
+    sim = nowlab(str(path), "--simulated-socket", "tcp://127.0.0.1:1")
+    assert sim.returncode == 2 and sim.stderr.strip() == "error: --simulated-socket: only beside a --live run"
+    both = nowlab(str(path), "--live", "--cluster", "x", "--resources", "4")
+    assert both.returncode == 2 and "give neither --resources nor --spec" in both.stderr
+    assert "600000" in nowlab("--help").stdout  # pybatsim's message timeout, raised for live
