@@ -138,7 +138,7 @@ def decide(policies: Sequence[str], rates: Sequence[float], status: Mapping[Cell
                                          f"{_duration(max(0.0, limits.budget_s - elapsed_s))} left)")
     if not math.isfinite(estimate) and elapsed_s >= limits.budget_s:
         return Decision((), Stop.BUDGET, f"the budget ({_duration(limits.budget_s)}) is spent")
-    what = f"completing replication {rep} ({len(todo)} cells left)" if half_done else f"replication {rep}"
+    what = f"completing replication {rep} ({len(todo)} cell{'s' if len(todo) > 1 else ''} left)" if half_done else f"replication {rep}"
     return Decision(todo, None, what)
 
 
