@@ -133,8 +133,10 @@ def run_experiment(target: Path | None, *, out: Path | None, resume: bool, repor
     from testbed.speed_fit import MIN_SCALE, SCALE_STEP
 
     started = time.monotonic()  # --until-resolved's budget runs from here
-    if until is not None and not resume:
-        resume = _stored_run(target, out) is not None
+    if until is not None:
+        if target is not None and target.suffix == ".toml" and not cfg.load(target).claims:
+            raise cfg.ConfigError(f"--until-resolved: {target} states no claims to resolve")
+        resume = resume or _stored_run(target, out) is not None
     scale = speed_scale
     for attempt in range(FIT_TRIES if speed_scale == "fit" and not resume else 1):
         try:
@@ -187,7 +189,11 @@ def _run_once(target: Path | None, *, out: Path | None, resume: bool, report: bo
                 console.print(f"nothing to run: {rounds.first_stop()}")
                 return store.path
         with progress_bar() as update:
-            Runner(config, store, update=update, log=console.log, reprofile=reprofile).run(rounds)
+            runner = Runner(config, store, update=update, log=console.log, reprofile=reprofile)
+            if rounds is None:
+                runner.run()
+            else:
+                runner.run(rounds)
         if report:
             post_process(store, None, predict=True)
         else:
