@@ -232,4 +232,4 @@ def _short(text: str, width: int = 70) -> str:
 def _duration(seconds: float) -> str:
     if seconds >= 3600:
         return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 60:.0f} min" if seconds >= 120 else f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s"
