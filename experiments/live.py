@@ -7,15 +7,20 @@ an error in any of them is stored in the results and printed as one line, and
 """
 from __future__ import annotations
 
+import dataclasses
+import math
 import sqlite3
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from rich.console import Console
 
 from experiments import config as cfg
-from experiments import steps
+from experiments import steps, until_resolved
 from experiments.replay import replay
-from experiments.report import error_table_text, write_report
+from experiments.report import error_table_text, measured_claims, seconds_per_replication, write_report
+from experiments.reporting.claims import Claim
 from experiments.runner import Runner, cluster_spec, swf_stream
 from experiments.store import ResultsStore, StoreError
 from experiments.traces.swf_export import export
@@ -117,19 +122,26 @@ FIT_TRIES = 3
 
 
 def run_experiment(target: Path | None, *, out: Path | None, resume: bool, report: bool = True,
-                   reprofile: bool = False, backend: str | None = None, speed_scale: SpeedScale = None) -> Path:
-    """`backend`: where the cluster runs (testbed.backends.KINDS; None: Docker, or on --resume
+                   reprofile: bool = False, backend: str | None = None, speed_scale: SpeedScale = None,
+                   until: until_resolved.Limits | None = None) -> Path:
+    """`until`: add replications round by round until the claims are resolved or a limit is met
+    (`--until-resolved`: a stored run at `out` is carried on, else one is started). `backend`: where the cluster runs (testbed.backends.KINDS; None: Docker, or on --resume
     the run's own, which a different one given here is refused against). `speed_scale`: the
     cluster's speeds times a number, or "fit" this host (a new run only; stored with it). A
     fitted scale that placement refuses before anything ran is tried one step lower, up to
     FIT_TRIES scales in all."""
     from testbed.speed_fit import MIN_SCALE, SCALE_STEP
 
+    started = time.monotonic()  # --until-resolved's budget runs from here
+    if until is not None:
+        if target is not None and target.suffix == ".toml" and not cfg.load(target).claims:
+            raise cfg.ConfigError(f"--until-resolved: {target} states no claims to resolve")
+        resume = resume or _stored_run(target, out) is not None
     scale = speed_scale
     for attempt in range(FIT_TRIES if speed_scale == "fit" and not resume else 1):
         try:
             return _run_once(target, out=out, resume=resume, report=report, reprofile=reprofile, backend=backend,
-                             speed_scale=scale, fitted=speed_scale == "fit")
+                             speed_scale=scale, fitted=speed_scale == "fit", until=until, started=started)
         except _FittedScaleRefused as exc:
             lower = round(exc.scale - SCALE_STEP, 6)
             if attempt + 1 == FIT_TRIES or lower < MIN_SCALE - 1e-9:
@@ -147,8 +159,16 @@ class _FittedScaleRefused(Exception):
         self.scale, self.refusal = scale, refusal
 
 
+def _stored_run(target: Path | None, out: Path | None) -> Path | None:
+    """The results file `--until-resolved` carries on, when it exists (--out, else the config's default)."""
+    if out is None and target is not None and target.suffix == ".toml":
+        out = default_out(cfg.load(target))
+    return out if out is not None and out.exists() else None
+
+
 def _run_once(target: Path | None, *, out: Path | None, resume: bool, report: bool, reprofile: bool,
-              backend: str | None, speed_scale: SpeedScale, fitted: bool) -> Path:
+              backend: str | None, speed_scale: SpeedScale, fitted: bool,
+              until: until_resolved.Limits | None = None, started: float | None = None) -> Path:
     """One try of `run_experiment`; `fitted`: the scale came from `--speed-scale fit` (a refusal
     of it before anything ran raises _FittedScaleRefused, for a try one step lower)."""
     from testbed.progress import progress_bar
@@ -160,8 +180,20 @@ def _run_once(target: Path | None, *, out: Path | None, resume: bool, report: bo
         about = f"about {config.minutes:g} min here" if k == 1 else (
             f"speeds at {k:g}x: about {config.minutes:g} min at full speed, up to {config.minutes / k:.0f} at this one")
         console.rule(f"[bold]{config.title}[/] ({config.name}, {about})")
+        rounds = None
+        if until is not None:
+            rounds = UntilResolved(store, config, until, log=console.print, started=started)
+            for line in rounds.plan_lines():
+                console.print(line)
+            if rounds.first_stop() is not None:
+                console.print(f"nothing to run: {rounds.first_stop()}")
+                return store.path
         with progress_bar() as update:
-            Runner(config, store, update=update, log=console.log, reprofile=reprofile).run()
+            runner = Runner(config, store, update=update, log=console.log, reprofile=reprofile)
+            if rounds is None:
+                runner.run()
+            else:
+                runner.run(rounds)
         if report:
             post_process(store, None, predict=True)
         else:
@@ -218,3 +250,80 @@ def make_report(results: Path, *, out: Path | None, predict: bool) -> list[str]:
         return post_process(store, out, predict=predict)
     finally:
         store.close()
+
+
+Judge = Callable[[ResultsStore, Sequence[int]], list[Claim]]
+
+
+class UntilResolved:
+    """`--until-resolved`'s rounds (`runner.Rounds`): before each, the claims judged on the store's complete
+    replications and the planner's decision (experiments/until_resolved.py); after each, the verdicts and what
+    is still unresolved. Each round is timed, for the budget's estimate of the next."""
+
+    def __init__(self, store: ResultsStore, config: cfg.ExperimentConfig, limits: until_resolved.Limits, *,
+                 log: Callable[[str], None], judge: Judge = measured_claims, started: float | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        if not config.claims:
+            raise cfg.ConfigError(f"--until-resolved: {config.name} states no claims to resolve")
+        self.store, self.config, self.log, self.judge, self.clock = store, config, log, judge, clock
+        self.limits = dataclasses.replace(limits, min_replications=config.arrivals.replications)  # the config's own first
+        self.started = clock() if started is None else started
+        self.rounds_s: list[float] = []  # each round's seconds, scaled to a whole round
+        self.decision: until_resolved.Decision | None = None
+        self._round: tuple[float, int] | None = None  # (its start, its cells)
+        if config.arrivals.swf is not None:
+            log("note: arrivals.swf: every replication replays the same trace, so replications measure the "
+                "run's own noise only")
+
+    @property
+    def per_round(self) -> int:
+        return len(self.config.policies) * len(self.config.arrivals.rates)
+
+    def status(self) -> dict[until_resolved.CellKey, str]:
+        cells = self.store.cells_frame()
+        return {(str(p), float(r), int(rep)): str(s)
+                for p, r, rep, s in zip(cells.policy, cells.rate, cells.replication, cells.status)}
+
+    def stored_seconds_per_replication(self, have: Sequence[int]) -> float:
+        cells = self.store.cells_frame()
+        return seconds_per_replication(cells[cells.replication.isin(set(have))])
+
+    def _state(self) -> tuple[dict[until_resolved.CellKey, str], list[int], list[Claim]]:
+        status = self.status()
+        have = until_resolved.complete(self.config.policies, self.config.arrivals.rates, status)
+        return status, have, self.judge(self.store, have)
+
+    def plan_lines(self) -> list[str]:
+        """The power analysis before the rounds: per claim, what it needs and whether the budget covers it."""
+        _, have, claims = self._state()
+        return until_resolved.plan_lines(claims, len(have), self.stored_seconds_per_replication(have), self.limits,
+                                         self.clock() - self.started)
+
+    def _decide(self) -> until_resolved.Decision:
+        status, have, claims = self._state()
+        if self._round is not None:
+            for line in until_resolved.verdict_lines(claims, len(have)):
+                self.log(line)
+        estimate = until_resolved.round_estimate(self.rounds_s, self.stored_seconds_per_replication(have))
+        return until_resolved.decide(self.config.policies, self.config.arrivals.rates, status,
+                                     [c.verdict for c in claims], self.limits,
+                                     elapsed_s=self.clock() - self.started, round_s=estimate)
+
+    def first_stop(self) -> str | None:
+        """Why nothing would run at all (already resolved, the cap, a failed cell), before the cluster starts."""
+        d = self._decide()
+        return d.why if d.stop is not None else None
+
+    def __call__(self) -> list[until_resolved.CellKey] | None:
+        now = self.clock()
+        if self._round is not None:
+            t, n = self._round
+            self.rounds_s.append((now - t) * self.per_round / max(n, 1))
+        d = self.decision = self._decide()
+        if d.stop is not None:
+            self.log(f"stopped: {d.why}")
+            return None
+        est = until_resolved.round_estimate(self.rounds_s, math.nan)
+        self.log(f"round: {d.why}" + (f" (about {est:.0f} s a round so far)" if math.isfinite(est) else ""))
+        self._round = (self.clock(), len(d.cells))
+        return list(d.cells)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,8 @@ from experiments.reporting.plots import write_figures
 from experiments.reporting.stats import in_band
 from experiments.models import loop
 from experiments.replay import resize_samples
+from experiments.reporting.cell_claims import judge
+from experiments.reporting.claims import Claim
 from experiments.reporting.run_stats import (cell_table, claims_table, compare, error_table, normalised,
                                       paired_predictions, rate_label, resize_diagnostic, summarize, sync_table,
                                       targets_text, with_bands)
@@ -133,6 +136,26 @@ def seconds_per_replication(cells: pd.DataFrame) -> float:
         return math.nan
     total, n = float(pd.to_numeric(cells.elapsed_s, errors="coerce").sum()), int(cells.replication.nunique())
     return total / n if n and total > 0 else math.nan
+
+
+def measured_claims(store: ResultsStore, replications: Sequence[int]) -> list[Claim]:
+    """The config's claims judged on the measured jobs of `replications` alone (the complete ones, for
+    `--until-resolved`), paired by replication, as the report's claims table judges them."""
+    config, cells = store.config, store.cells_frame()
+    claims = config.get("claims", config.get("claim", []))
+    rates = config.get("arrivals", {}).get("rates") or []
+    warmup = int(config.get("arrivals", {}).get("warmup", 0))
+    keep = {int(r) for r in replications}
+    cells = cells[cells.replication.isin(keep)]
+    jobs = store.jobs_frame()
+    jobs = jobs[jobs.cell_id.isin(set(cells.cell_id))]
+    if jobs.empty:
+        empty = pd.DataFrame(columns=["policy", "rate", "replications"])
+        return [judge(c, empty, rates) for c in claims]
+    at_basis = on_speed_basis(jobs, store.profiles(), (config.get("profile") or {}).get("speed_basis", "reference"))
+    reps = sync_delay.merge(summarize(normalised(at_basis, measured=True), warmup),
+                            sync_delay.measured(store, cells, warmup))
+    return [judge(c, cell_table(reps), rates, reps) for c in claims]
 
 
 def on_speed_basis(jobs: pd.DataFrame, profiles: dict[str, dict], basis: str) -> pd.DataFrame:

@@ -63,6 +63,8 @@ from workloads.host.pool_client import PoolLauncher
 
 Update = Callable[[str, int, int], None]
 Log = Callable[[str], None]
+#: The next round's cells, or None to stop (called before each round, with the cluster ready).
+Rounds = Callable[[], "list[tuple[str, float, int]] | None"]
 
 
 class RunStopped(RuntimeError):
@@ -220,10 +222,12 @@ class Runner:
         self.profiles: dict[str, dict] = {}
 
     # -- the whole run ----------------------------------------------------------
-    def run(self) -> None:
+    def run(self, rounds: Rounds | None = None) -> None:
+        """Every cell of the config not yet done; with `rounds`, instead the cells it gives, round after
+        round, until it gives None (`--until-resolved`: experiments/until_resolved.py decides them)."""
         todo = [(p, r, rep) for p, r, rep in cells(self.config)
                 if self._cell_id(p, r, rep) is None or self.store.cell_status(self._cell_id(p, r, rep)) != "done"]
-        if not todo:
+        if not todo and rounds is None:
             self.log("every cell is already done")
             return
         spec = cluster_spec(self.config)
@@ -235,7 +239,10 @@ class Runner:
             self.cluster = lifecycle.up(spec, progress=self.update, backend=backends.get(kind, spec))
             try:
                 self._prepare()
-                self.run_cells(todo)
+                if rounds is None:
+                    self.run_cells(todo)
+                else:
+                    self.run_rounds(rounds)
             finally:
                 self._teardown()
 
@@ -254,6 +261,11 @@ class Runner:
                 gc.collect()
                 malloc_trim()
         self.update("cells", len(todo), len(todo))
+
+    def run_rounds(self, rounds: Rounds) -> None:
+        """The cells `rounds` gives, a round at a time, until it gives None (it reads the store between rounds)."""
+        while (todo := rounds()) is not None:
+            self.run_cells(todo)
 
     def _cell_id(self, policy: str, rate: float, rep: int) -> int | None:
         frame = self.store.cells_frame()
@@ -599,4 +611,4 @@ def open_or_create(config: ExperimentConfig | None, config_text: str, out: Path,
     return ResultsStore.create(out, config.dump(), config_text)
 
 
-__all__ = ["Runner", "RunStopped", "cells", "cluster_spec", "stream_for", "open_or_create", "SpecError"]
+__all__ = ["Rounds", "Runner", "RunStopped", "cells", "cluster_spec", "stream_for", "open_or_create", "SpecError"]

@@ -52,6 +52,15 @@ def run(
         "--speed-scale", help="Run the cluster uniformly slower, for a host too slow for its speeds: every "
                               "speed times this number in (0, 1], or 'fit' for the largest this host's cores "
                               "hold now. Stored with the run and named in its report.")] = None,
+    until_resolved: Annotated[bool, typer.Option(
+        "--until-resolved", help="Add replications to the stored run (or start one), a whole round of every "
+                                 "policy and rate at a time, until every claim of the config holds or fails at "
+                                 "95%, or --budget or --max-replications stops it; resumable.")] = False,
+    budget: Annotated[str | None, typer.Option(
+        "--budget", help="With --until-resolved: wall-clock time for this sitting, e.g. 3h, 90m, 45s; no round "
+                         "starts that the slowest round so far says would pass it.")] = None,
+    max_replications: Annotated[int, typer.Option(
+        "--max-replications", help="With --until-resolved: stop at this many replications.")] = 30,
 ) -> None:
     """Run an experiment live: every (policy, rate, replication) cell, each job stored as it finishes.
 
@@ -60,6 +69,7 @@ def run(
     from experiments.live import failed_steps, run_experiment
 
     scale = speed_scale if speed_scale in (None, "fit") else _number(speed_scale, "--speed-scale")
+    until = _until(until_resolved, budget, max_replications, estimate)
     if estimate or speed is not None:
         _estimate(target, resume, speed, scale)
         return
@@ -67,9 +77,10 @@ def run(
         fail("give an experiment config, or --resume with the results file")
     try:
         path = run_experiment(target, out=out, resume=resume, report=report, reprofile=reprofile, backend=backend,
-                              speed_scale=scale)
+                              speed_scale=scale, until=until)
     except KeyboardInterrupt:
-        typer.echo("interrupted: every finished job is stored; continue with `nowlab run --resume ...`", err=True)
+        again = "the same `nowlab run --until-resolved ...`" if until else "`nowlab run --resume ...`"
+        typer.echo(f"interrupted: every finished job is stored; continue with {again}", err=True)
         raise typer.Exit(130) from None
     except ValueError as exc:  # ConfigError, StoreError, SpecError: one line each
         fail(str(exc))
@@ -78,6 +89,24 @@ def run(
     except Exception as exc:  # anything else (a bug): the cell is marked interrupted; one line, resumable
         fail(f"{_one_line(exc)}; every finished job is stored; continue with `nowlab run --resume ...`")
     _finished(path, failed_steps(path))
+
+
+def _until(on: bool, budget: str | None, max_replications: int, estimate: bool):
+    """--until-resolved's limits (None without it); each bad option one line naming it."""
+    from experiments import until_resolved as ur
+
+    if not on:
+        if budget is not None:
+            fail("--budget: only with --until-resolved")
+        return None
+    if estimate:
+        fail("--until-resolved: not with --estimate (it prints its own power analysis before it starts)")
+    if budget is None:
+        fail("--budget: --until-resolved needs a wall-clock budget, e.g. --budget 3h")
+    try:
+        return ur.Limits(ur.parse_budget(budget), max_replications=max_replications)
+    except ValueError as exc:
+        fail(str(exc))
 
 
 def _estimate(target: Path | None, resume: bool, speed: float | None, scale: float | str | None = None) -> None:

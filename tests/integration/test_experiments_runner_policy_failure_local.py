@@ -10,7 +10,8 @@ import pytest
 from experiments import config as cfg
 from experiments.runner import Runner, cells
 from experiments.store import ResultsStore
-from workloads.host.launch import LocalLauncher
+from testbed import lifecycle
+from testbed.backends.local import LocalBackend, local_spec
 
 pytestmark = pytest.mark.host_mpi  # real jobs on this host's Open MPI
 
@@ -51,9 +52,10 @@ def test_the_good_cell_is_kept_and_the_rule_breaking_cell_fails(tmp_path):
     path = tmp_path / "config.toml"
     path.write_text(CONFIG)
     config = cfg.load(path)
-    with ResultsStore.create(tmp_path / "r.sqlite", config.dump(), CONFIG) as store:
+    with ResultsStore.create(tmp_path / "r.sqlite", config.dump(), CONFIG) as store, \
+            lifecycle.cluster(local_spec(2), backend=LocalBackend(pool=False)) as cluster:  # this host's mpiexec
         runner = Runner(config, store, update=lambda *_a: None, log=lambda _line: None)
-        runner.cluster = LocalLauncher()
+        runner.cluster = cluster
         runner.hosts = ["ws1", "ws2"]
         runner.calibration_id = store.add_calibration({"time": 0.0})
         runner.profiles = {"syn": PROFILE}

@@ -1,6 +1,6 @@
 """A live cell whose policy breaks a rule is marked failed with the one line naming the rule, the
 job and the time, and the run goes on with its next cell (experiments/runner.py). The runner's
-own code with host workstations (LocalLauncher) and policies that break their rule at their first
+own code on a local cluster (this host's mpiexec, testbed/backends/local/) and policies that break their rule at their first
 decision, so no MPI job starts; tests/integration/test_experiments_runner_policy_failure_local.py
 runs one with real jobs beside a good cell."""
 from __future__ import annotations
@@ -10,7 +10,8 @@ from pathlib import Path
 from experiments import config as cfg
 from experiments.runner import Runner, cells
 from experiments.store import ResultsStore
-from workloads.host.launch import LocalLauncher
+from testbed import lifecycle
+from testbed.backends.local import LocalBackend, local_spec
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 BAD = '''
@@ -60,9 +61,10 @@ def test_a_rule_breaking_policy_fails_its_cell_and_the_next_cell_runs(tmp_path):
     bad = (tmp_path / "policies" / "bad.py").resolve()
     assert config.policies == [f"{bad}:NotAnAction", f"{bad}:ResizeQueued"]
     logs: list[str] = []
-    with ResultsStore.create(tmp_path / "r.sqlite", config.dump(), CONFIG) as store:
+    with ResultsStore.create(tmp_path / "r.sqlite", config.dump(), CONFIG) as store, \
+            lifecycle.cluster(local_spec(2), backend=LocalBackend(pool=False)) as cluster:  # this host's mpiexec
         runner = Runner(config, store, update=lambda *_a: None, log=logs.append)
-        runner.cluster = LocalLauncher()
+        runner.cluster = cluster
         runner.hosts = ["ws1", "ws2"]
         runner.calibration_id = store.add_calibration({"time": 0.0})
         runner.profiles = {"syn": PROFILE}
