@@ -100,3 +100,17 @@ def test_the_papers_ratio_grows_with_its_bytes_and_its_range_holds_the_central_v
     central, low, high = paper_ratio("fig7", 8, 4)
     assert low < central < high
     assert paper_ratio("fig6", 8, 4)[0] > 0  # 0.72 MB against CG 300's smaller work
+
+
+def test_a_paper_volume_class_moves_n_squared_bytes_and_keeps_its_job_time() -> None:
+    from experiments.config import ClassSpec
+    from experiments.studies.padhye_dowdy.analyses.paper_volumes import rescaled
+
+    old = ClassSpec.model_validate({"workload": "cg", "args": {"n": 2500, "iterations": 400}})
+    new = ClassSpec.model_validate({"workload": "cg", "args": {"n": 300, "iterations": 25000}})
+    m = cg_like()
+    small = rescaled(m, old, new)
+    assert small.resize.data_bytes == pytest.approx(m.resize.data_bytes * (300 / 2500) ** 2)
+    assert small.setup_work_s == pytest.approx(m.setup_work_s * (300 / 2500) ** 2)
+    assert small.phases == 25000 and t1_s(small) == pytest.approx(t1_s(m))
+    assert 0.05 <= small.release_s < m.release_s
