@@ -9,6 +9,7 @@ from experiments.config import ConfigError, load
 
 EXPERIMENTS = Path(__file__).resolve().parents[3] / "experiments"
 CONFIG_DIRS = (EXPERIMENTS / "configs", EXPERIMENTS / "studies" / "padhye_dowdy" / "configs",
+               EXPERIMENTS / "studies" / "padhye_dowdy" / "configs" / "paper-volumes",
                EXPERIMENTS / "studies" / "anastasiadis_sevcik" / "configs")
 SPEC = (Path(__file__).resolve().parents[3] / "compose" / "specs" / "demo4.toml").as_posix()
 
