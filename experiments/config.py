@@ -19,6 +19,7 @@ from scheduler import user_policies
 from scheduler.registry import get_policy
 from testbed.config_loader import load_toml, validate
 from testbed.spec import OwnerLoad
+from workloads import synthetic_demand
 from testbed.units import parse_rate
 from workloads.reference import MATVEC_FLOP_PER_REF_S, mults_to_ref_seconds, ref_seconds_to_mults
 from workloads import stencildata
@@ -334,6 +335,10 @@ class ExperimentConfig(_Strict):
     # speeds (testbed.speed_fit); stored with the run, so a resume keeps it and the report says it.
     speed_scale: float = Field(1.0, gt=0, le=1.0, description="every workstation speed (reference cores) "
                                                               "times this: the cluster, uniformly slower")
+    work_follows_speed: bool = Field(
+        False, description="with a speed_scale below 1, every class's work is scaled by it too (synthetic "
+                           "work or mults per phase, CG and stencil iterations), so a job takes as long as "
+                           "at the spec's speeds: a run with a time limit (the demo) keeps it on a slow host")
     load: Load = Field(default_factory=Load)
     classes: dict[str, ClassSpec] = Field(alias="class", min_length=1)
     policies: list[str] = Field(min_length=1)
@@ -381,6 +386,30 @@ class ExperimentConfig(_Strict):
                     claim.kind == "gap_grows"):
                 raise ValueError(f"claim[{i}]: a {claim.kind} claim needs more arrival rates")
         return self
+
+    def with_work_scaled(self) -> "ExperimentConfig":
+        """This config with each class's work times its speed_scale, when `work_follows_speed`
+        asks for it and the scale is below 1 (else itself). What is scaled is the work a job
+        does in reference units: a synthetic phase's `work` (or `mults`), CG's and the
+        stencil's `iterations` (their defaults when not given); safe points, data sizes and
+        pmax stay, so resizes cost what they cost at full scale. Stored with the run: its
+        profiles, predictions and report are of the scaled classes."""
+        k = self.speed_scale
+        if not self.work_follows_speed or k >= 1.0:
+            return self
+        classes = {}
+        for name, c in self.classes.items():
+            args = dict(c.args)
+            if c.workload == "synthetic":
+                if "work" in args:
+                    args["work"] = round(float(args["work"]) * k, 6)
+                else:
+                    args["mults"] = max(1, round(int(args.get("mults", synthetic_demand.DEFAULT_MULTS)) * k))
+            else:
+                default = workload_args.MODELS[c.workload].model_fields["iterations"].default
+                args["iterations"] = max(1, round(int(args.get("iterations", default)) * k))
+            classes[name] = c.model_copy(update={"args": args})
+        return self.model_copy(update={"classes": classes})
 
     def dump(self) -> dict[str, Any]:
         """JSON-able, with the keys as written in TOML (stored with every result)."""

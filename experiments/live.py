@@ -60,7 +60,7 @@ def open_store(target: Path | None, out: Path | None, resume: bool,
             except cfg.ConfigError as exc:
                 raise cfg.ConfigError(f"{out}: the stored config: {exc}") from None
             if target is not None and target.suffix == ".toml" and cfg.load(target).model_copy(
-                    update={"speed_scale": config.speed_scale}).dump() != config.dump():
+                    update={"speed_scale": config.speed_scale}).with_work_scaled().dump() != config.dump():
                 raise cfg.ConfigError(f"{target}: differs from the config stored in {out}; resume with the same one")
             if backend is not None and backend != store.backend:
                 raise cfg.ConfigError(f"backend: {out} ran on {store.backend!r}; resume it there, not on {backend!r}")
@@ -84,9 +84,10 @@ def with_speed_scale(config: cfg.ExperimentConfig, speed_scale: SpeedScale, back
     if speed_scale is None:
         return config
     if speed_scale == "fit":
-        return config.model_copy(update={"speed_scale": fitted_scale(config, backend)})
+        return config.model_copy(update={"speed_scale": fitted_scale(config, backend)}).with_work_scaled()
     try:
-        return cfg.ExperimentConfig.model_validate({**config.model_dump(by_alias=True), "speed_scale": speed_scale})
+        return cfg.ExperimentConfig.model_validate(
+            {**config.model_dump(by_alias=True), "speed_scale": speed_scale}).with_work_scaled()
     except ValueError:
         raise cfg.ConfigError(f"--speed-scale: must be a number in (0, 1] or 'fit', got {speed_scale!r}") from None
 

@@ -413,6 +413,10 @@ def speed_scale_lines(config: dict[str, Any]) -> list[str]:
     k = config.get("speed_scale", 1)
     if k == 1:
         return []
+    if config.get("work_follows_speed"):
+        return [f"speeds scaled by {k:g} (`--speed-scale`): every workstation ran at {k:g}x the cluster spec's "
+                f"reference cores, this host being too slow for them, and every class's work was scaled by {k:g} "
+                "too (`work_follows_speed`), so jobs took about as long as at the spec's speeds"]
     return [f"speeds scaled by {k:g} (`--speed-scale`): every workstation ran at {k:g}x the cluster spec's "
             "reference cores, this host being too slow for them; work is in reference-seconds, so jobs took "
             f"about {1 / k:.2g}x as long as at the spec's speeds"]

@@ -95,3 +95,22 @@ def test_shipped_configs_load(path):
     config = load(path)
     assert config.minutes > 0
     assert config.arrivals.jobs > config.arrivals.warmup
+
+
+def test_work_follows_speed_scales_each_class_work_and_nothing_else():
+    """The demo on a slow host: speeds and work scaled alike, so a job takes as long as at full
+    speed; safe points (phases), data sizes (n) and pmax stay."""
+    from experiments import config as cfg
+    from workloads.synthetic_demand import DEFAULT_MULTS
+    base = cfg.load(Path(__file__).resolve().parents[3] / "experiments" / "configs" / "demo.toml")
+    assert base.work_follows_speed and base.with_work_scaled() == base  # at scale 1: itself
+    half = base.model_copy(update={"speed_scale": 0.5}).with_work_scaled()
+    assert half.classes["syn"].args == {"phases": 20, "work": 0.2}
+    assert half.classes["cg"].args == {"n": 2500, "iterations": 200} and half.classes["cg"].pmax == 4
+    plain = base.model_copy(update={"speed_scale": 0.5, "work_follows_speed": False})
+    assert plain.with_work_scaled() == plain
+    mults = base.model_copy(update={"speed_scale": 0.5, "classes": {
+        "s": cfg.ClassSpec(workload="synthetic", args={"phases": 5}), "st": cfg.ClassSpec(workload="stencil")}})
+    scaled = mults.with_work_scaled().classes
+    assert scaled["s"].args == {"phases": 5, "mults": round(DEFAULT_MULTS * 0.5)}
+    assert scaled["st"].args["iterations"] >= 1
