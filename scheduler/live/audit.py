@@ -10,7 +10,9 @@
     carried out the policy's decisions and added no logic of its own).
   * `check_rigid`: each rigid job started once on exactly its size, was never asked to
     preempt nor resized, ran as one launch, and (with a walltime) finished no later than
-    start + walltime + the kill's grace (the time a terminated mpiexec takes to exit).
+    start + walltime + the kill's grace (the time a terminated mpiexec takes to exit), and none
+    is recorded killed before its walltime. A job whose program ended cleanly while the kill was
+    on its way is done, not killed: its exit, within the grace, decides.
 """
 from __future__ import annotations
 
@@ -86,8 +88,9 @@ def check_rigid(result: LiveResult, arrivals: Sequence[Arrival], kill_grace_s: f
             if over > kill_grace_s:
                 problems.append(f"job {e.job}: finished {over:.3f} s past start + its walltime "
                                 f"{walltimes[e.job]:g} s (grace {kill_grace_s:g} s)")
-            elif over > 0 and states[e.job].status != Outcome.WALLTIME:
-                problems.append(f"job {e.job}: ran past its walltime but is recorded {states[e.job].status}")
+        elif e.event == EventKind.FINISH and states[e.job].status == Outcome.WALLTIME and (
+                e.job not in starts or e.time - starts[e.job] < walltimes.get(e.job, math.inf)):
+            problems.append(f"job {e.job}: recorded killed at its walltime before reaching it")
     for job in sizes:
         if launches[job] > 1:
             problems.append(f"job {job}: rigid, launched {launches[job]} times")

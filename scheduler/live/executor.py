@@ -349,8 +349,10 @@ class LiveExecutor:
         job.launch_via = str(ev.message.get("via", ""))
         job.launch_s = float(ev.message.get("launch_s", math.nan))
         job.done = {"stdout": ev.message.get("stdout", "")}
+        if job.killed and ev.exit_code == 0:
+            job.killed = False  # its program ended on its own before the kill reached it (its exit was under way)
         if job.killed:
-            pass  # stopped at its walltime: whatever the exit code, that is how it ended
+            pass  # stopped at its walltime: its exit code is the kill's
         elif ev.exit_code != 0:
             job.failed = True
             memory = memory_reason(ev.output)
@@ -366,7 +368,7 @@ class LiveExecutor:
         if due:
             self.kills = [(at, launch) for at, launch in self.kills if at > now]
             for launch in due:
-                launch.job.killed = True
+                launch.job.killed = True  # unless it exits cleanly all the same (_rigid_exited)
                 launch.terminate()
                 self.progress(f"job {launch.job.id} killed at its walltime", self.n_done, len(self.arrivals))
 
