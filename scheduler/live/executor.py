@@ -496,14 +496,14 @@ class LiveExecutor:
                      connect_timeout_s=self.connect_timeout_s, exit_timeout_s=self.job_timeout_s)
         job.launches.append(launch)
         t = self._rel(launch.launched_at)
-        if job.walltime is not None:  # counted from its launch (an RJMS counts from the allocation)
-            self.kills.append((launch.launched_at + job.walltime, launch))
         if launch.resume:
             if job.reconf is not None:
                 job.reconf.relaunched_at = t
         elif math.isnan(job.start):
             job.start = job.t_area = t
             self._log(t, job, EventKind.START, job.procs)
+        if launch.rigid and job.walltime is not None:  # from its start (an RJMS counts from the allocation)
+            self.kills.append((self.t0 + job.start + job.walltime, launch))
 
     # -- results --------------------------------------------------------------
     def job_record(self, job: _Job) -> JobRecord:
