@@ -119,3 +119,18 @@ def test_a_job_past_its_walltime_is_killed_and_recorded_so(cluster, ring_binary,
     ran = frame.finish_time[0] - frame.starting_time[0]
     assert 1.0 <= ran < 3.0, ran  # stopped at start + walltime, and its processors back soon after
     assert not math.isnan(frame.requested_time[0]) and frame.requested_time[0] == 1.0
+
+
+def test_a_users_mpi4py_script_runs_through_mpiexec_and_its_unknown_launch_stays_unknown(cluster, tmp_path):
+    """A script, not a `python3 -m` module of the image: the pool cannot run it, mpiexec does; it prints
+    no start line, so its launch cost is NaN, not a guess."""
+    script = tmp_path / "users_job.py"
+    script.write_text("from mpi4py import MPI\ncomm = MPI.COMM_WORLD\n"
+                      "total = comm.allreduce(comm.Get_rank() + 1)\n"
+                      "if comm.Get_rank() == 0:\n    print('sum', total, 'size', comm.Get_size())\n")
+    arrivals = [Arrival("u", rigid("user", ["python3", str(script)], 0.5), 0.0, size=3)]
+    result = run(cluster, arrivals)
+    assert audit(result, arrivals) == []
+    state = result.states[0]
+    assert state.status == Outcome.DONE and state.launch_via == "mpiexec" and math.isnan(state.launch_s)
+    assert "sum 6 size 3" in state.report["stdout"]
