@@ -7,7 +7,9 @@ from the `first`, and runs them on the cluster's first P workstations as rigid j
   requested times are multiplied by F, so an archive's hours become seconds here;
 * each job's program is a delay (`python3 -m workloads.rigid --sleep RUN`) or work
   (`--work RUN x SIZE` reference-seconds: RUN on each rank, on a reference core), on the resident
-  pool, so the launch is a message, not an mpiexec;
+  pool, so the launch is a message, not an mpiexec. A work job takes RUN only where a workstation
+  delivers one reference core to each rank: on a slower one, or on the local backend (every rank
+  on this host's few cores), it runs longer, and may reach its walltime;
 * a job wider than P is scaled down to P (`wide="scale"`) or skipped (`"skip"`), and counted;
 * the same scaled jobs are simulated by the engine under the same policy, so each metric of
   `experiments.trace_replay.metrics` (wait, response, bounded slowdown, utilisation) is shown
@@ -173,8 +175,9 @@ def replay_live(trace: RigidTrace, policy: str, spec: LiveWindow, launcher: Laun
     w = window(trace, spec)
     if not w.arrivals:
         raise ValueError(f"--wide skip: every job of the window is wider than P={spec.P}")
+    bound_s = run_timeout_s(w.jobs)  # a rigid job's own bound too: a trace job may run for hours x F
     live = LiveExecutor(w.arrivals, policy, launcher, list(hosts[:spec.P]), controller_address,
-                        run_timeout_s=run_timeout_s(w.jobs), allowed_networks=allowed_networks,
+                        run_timeout_s=bound_s, job_timeout_s=bound_s, allowed_networks=allowed_networks,
                         progress=progress or _quiet).run()
     simulated = simulate(w.jobs, get_policy(policy), spec.P)
     tau = BSLD_TAU_S * spec.scale_time
