@@ -49,6 +49,7 @@ class Outcome(StrEnum):
     DONE = "done"
     FAILED = "failed"
     TIMEOUT = "timeout"  # not done when its run's time ran out (a live run's timeout, a simulation's horizon)
+    WALLTIME = "walltime"  # killed at start + its requested walltime (final_state COMPLETED_WALLTIME_REACHED)
 
 
 class FinalState(StrEnum):

@@ -26,6 +26,11 @@ from workloads.compute import multiply
 # Reference rates: work per second of one reference core.
 MULTIPLY_PER_REF_S = 3.0e8       # float64 multiplies done by compute.multiply
 MATVEC_FLOP_PER_REF_S = 6.0e9    # float64 flop of a dense matrix-vector product (2 per element)
+# float64 multiplies of the C kernel (containers/kernels/ring.c, its #define): compiled, the same
+# multiply costs about 7x less than numpy's 256-wide chunks (4.1e9/s against 5.6e8/s on one core
+# here, 2 Dec 2026), so it is set at about half a core as the others are (the C kernel is not
+# one of KERNELS: the speed probe runs in Python)
+C_MULTIPLY_PER_REF_S = 2.0e9
 
 # The matrix-vector kernel's block: 256 x 1024 float64 (2 MiB), the size of a CG rank's
 # block at n = 2048 on 8 workstations, so it meters the same cache behaviour as CG.

@@ -80,7 +80,7 @@ CREATE TABLE jobs (
     cell_id INTEGER NOT NULL, job_id INTEGER NOT NULL, segment INTEGER NOT NULL,
     cls TEXT NOT NULL, demand REAL NOT NULL, arrival REAL NOT NULL, start REAL, finish REAL,
     mean_procs REAL, max_procs INTEGER NOT NULL, requested INTEGER NOT NULL, preemptions INTEGER NOT NULL,
-    status TEXT NOT NULL CHECK (status IN ('done', 'failed')), error TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('done', 'failed', 'walltime')), error TEXT NOT NULL,
     delivered_speed REAL,
     recorded_at REAL NOT NULL,
     UNIQUE (cell_id, job_id),

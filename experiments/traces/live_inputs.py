@@ -12,6 +12,18 @@ line plus its model: W, alpha, beta (and pmax) given, or read from a profile's f
 The stream is a CSV with columns `class, arrival` and optionally `id` (default: the row
 number from 0); arrivals are seconds after the start, non-negative and non-decreasing.
 Every problem is one ValueError naming the file and line, so the CLI prints it as is.
+
+A rigid class runs its argv as given on exactly the processors its arrival asks for (any
+command: an mpi4py module, a C binary, a delay), with `runtime` the seconds a batch policy
+plans with when the job asks for no walltime:
+
+    [class.ring]
+    rigid = true
+    argv = ["nowlab-ring", "2.0", "20"]   # the image's C kernel: 2 reference-seconds, 20 steps
+    runtime = 1.5
+
+Its rows in the stream give `size` (required) and `walltime` (optional, seconds: it is killed
+at start + walltime); a malleable class's rows leave both empty.
 """
 from __future__ import annotations
 
@@ -25,9 +37,10 @@ from typing import Any, Mapping
 
 from experiments.traces.text import utf8_text
 from scheduler.live.stream import Arrival, JobClass, PmaxOnlyModel
-from scheduler.model import DemandModel, Model, SevcikModel
+from scheduler.model import DemandModel, Model, RuntimeModel, SevcikModel
 
-_CLASS_KEYS = {"argv", "W", "alpha", "beta", "pmax", "t1", "profile"}
+_CLASS_KEYS = {"argv", "W", "alpha", "beta", "pmax", "t1", "profile", "rigid", "runtime"}
+_RIGID_KEYS = {"argv", "rigid", "runtime"}
 
 
 def _number(raw: Mapping[str, Any], key: str, where: str, *, integer: bool = False) -> float | int | None:
@@ -54,6 +67,20 @@ def job_class(name: str, raw: Mapping[str, Any], *, base: Path = Path(".")) -> J
         raise ValueError(f"{where}: argv must be a non-empty list of strings (the workload command line)")
     if any(a in ("--job", "--hosts", "--control", "--resume") for a in argv):
         raise ValueError(f"{where}: argv must not set --job, --hosts, --control or --resume (the executor does)")
+    rigid = raw.get("rigid", False)
+    if not isinstance(rigid, bool):
+        raise ValueError(f"{where}: rigid must be true or false, got {rigid!r}")
+    if rigid:
+        other = sorted(set(raw) - _RIGID_KEYS)
+        if other:
+            raise ValueError(f"{where}: a rigid class takes argv and runtime only, not {', '.join(other)} "
+                             "(its size and walltime are each arrival's)")
+        runtime = _number(raw, "runtime", where)
+        if runtime is None:
+            raise ValueError(f"{where}: runtime: a rigid class needs the seconds a policy plans with")
+        return JobClass(name, tuple(argv), RuntimeModel(runtime), rigid=True)
+    if "runtime" in raw:
+        raise ValueError(f"{where}: runtime is a rigid class's (set rigid = true, or give a model)")
     pmax = _number(raw, "pmax", where, integer=True)
     if pmax is not None and pmax < 1:
         raise ValueError(f"{where}: pmax must be >= 1, got {pmax}")
@@ -119,6 +146,19 @@ def load_classes(path: str | Path) -> dict[str, JobClass]:
     return classes_from_dict(raw, base=path.parent, where=str(path))
 
 
+def _optional(row: Mapping[str, str | None], key: str, path: Path, line: int, *,
+              integer: bool = False) -> int | float | None:
+    """An optional stream column's value: None when absent or empty."""
+    text = (row.get(key) or "").strip()
+    if not text:
+        return None
+    try:
+        return int(text) if integer else float(text)
+    except ValueError:
+        what = "a whole number" if integer else "a number"
+        raise ValueError(f"{path}: line {line}: {key} is not {what}: {text!r}") from None
+
+
 def read_stream(path: str | Path, classes: Mapping[str, JobClass]) -> list[Arrival]:
     """Arrivals in file order; each problem is a ValueError naming the line."""
     path = Path(path)
@@ -130,7 +170,7 @@ def read_stream(path: str | Path, classes: Mapping[str, JobClass]) -> list[Arriv
         missing = [c for c in ("class", "arrival") if c not in header]
         if missing:
             raise ValueError(f"{path}: line 1: missing column(s) {', '.join(missing)}; need class, arrival "
-                             "and optionally id")
+                             "and optionally id, size, walltime")
         out: list[Arrival] = []
         seen: set = set()
         last = 0.0
@@ -156,7 +196,12 @@ def read_stream(path: str | Path, classes: Mapping[str, JobClass]) -> list[Arriv
             if jid in seen:
                 raise ValueError(f"{path}: line {line}: duplicate job id {jid!r}")
             seen.add(jid)
-            out.append(Arrival(jid, classes[name], arrival))
+            size = _optional(row, "size", path, line, integer=True)
+            walltime = _optional(row, "walltime", path, line)
+            try:
+                out.append(Arrival(jid, classes[name], arrival, size=size, walltime_s=walltime))
+            except ValueError as exc:
+                raise ValueError(f"{path}: line {line}: {exc}") from None
     if not out:
         raise ValueError(f"{path}: no arrivals")
     return out

@@ -8,9 +8,15 @@ this module speaks the same protocol (workloads.wire.control, through
 workloads.host.control_server's server) one message at a time: each `Launch` starts
 one mpiexec through any workloads.host.launch.Launcher and a thread turns
 everything the job says, and finally its exit, into `Event`s on one queue.
+
+A rigid launch (`rigid=True`) runs its command as given and says nothing on the channel: its
+only event is `exited`, whose message carries its stdout tail, how it was launched (`via`:
+pool or mpiexec) and its launch cost (`launch_s`: from the launch to its program's start line,
+workloads/wire/rigid.py, else to the pool members' `started`; NaN when neither is known).
 """
 from __future__ import annotations
 
+import math
 import queue
 import threading
 import time
@@ -19,7 +25,9 @@ from typing import Any, Sequence
 
 from workloads.host.control_server import ControlServer, JobConnection
 from workloads.host.launch import Handle, Launcher
+from workloads.host.pool_client import PoolHandle
 from workloads.wire.control import JOB_TYPES
+from workloads.wire.rigid import started_at
 
 _KINDS = tuple(sorted(JOB_TYPES - {"hello"}))
 _POLL_S = 0.5
@@ -46,12 +54,15 @@ def workload_argv(program: Sequence[str], job: str, hosts: Sequence[str], contro
 class Launch:
     """One mpiexec of a job on `hosts`, from start() to its `exited` event."""
 
-    def __init__(self, job: Any, key: str, number: int, hosts: Sequence[str], resume: bool) -> None:
+    def __init__(self, job: Any, key: str, number: int, hosts: Sequence[str], resume: bool,
+                 rigid: bool = False) -> None:
         self.job = job  # the executor's job object (opaque here)
         self.key = key  # the workload's --job (checkpoint directory, hello name)
         self.number = number
         self.hosts = list(hosts)
         self.resume = resume
+        self.rigid = rigid  # run the program as given, no control channel (module docstring)
+        self.launched_epoch = math.nan  # time.time() at the launch: a program's start line is in epoch seconds
         self.handle: Handle | None = None
         self.conn: JobConnection | None = None
         self.launched_at = float("nan")
@@ -62,10 +73,12 @@ class Launch:
     def start(self, launcher: Launcher, server: ControlServer, program: Sequence[str], control: str,
               events: "queue.Queue[Event]", *, env: dict[str, str] | None, connect_timeout_s: float,
               exit_timeout_s: float) -> None:
-        argv = workload_argv(program, self.key, self.hosts, control, self.resume)
+        argv = list(program) if self.rigid else workload_argv(program, self.key, self.hosts, control, self.resume)
+        self.launched_epoch = time.time()
         self.launched_at = time.monotonic()
         self.handle = launcher.mpirun_popen(self.hosts, argv, env=env)
-        threading.Thread(target=self._watch, args=(server, events, connect_timeout_s, exit_timeout_s),
+        watch = self._watch_rigid if self.rigid else self._watch
+        threading.Thread(target=watch, args=(server, events, connect_timeout_s, exit_timeout_s),
                          name=f"nowlab-live-{self.key}-{self.number}", daemon=True).start()
 
     def send(self, message: dict[str, Any]) -> float | None:
@@ -128,3 +141,23 @@ class Launch:
         self.exited_at = time.monotonic()
         self.exit_code = code
         events.put(Event(self.exited_at, "exited", self, exit_code=code, output=(err or "")[-2000:]))
+
+    def _watch_rigid(self, server: ControlServer, events: "queue.Queue[Event]", connect_timeout_s: float,
+                     exit_timeout_s: float) -> None:
+        """A rigid job: no channel; wait for its exit, then report it with its launch cost."""
+        handle = self.handle
+        out = ""
+        try:
+            result = handle.wait(exit_timeout_s)
+            code, err, out = result.exit_code, result.stderr, result.stdout
+        except TimeoutError:
+            handle.terminate()
+            code, err = -1, f"rigid job still running {exit_timeout_s:g} s after its launch"
+        self.exited_at = time.monotonic()
+        self.exit_code = code
+        via = "pool" if isinstance(handle, PoolHandle) else "mpiexec"
+        begun = started_at(out)
+        if math.isnan(begun) and isinstance(handle, PoolHandle) and all(t is not None for t in handle.started_at):
+            begun = max(handle.started_at)
+        message = {"stdout": (out or "")[-2000:], "via": via, "launch_s": begun - self.launched_epoch}
+        events.put(Event(self.exited_at, "exited", self, message, exit_code=code, output=(err or "")[-2000:]))

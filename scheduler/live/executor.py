@@ -25,9 +25,15 @@ partition sent), finish (done received, or the exit of a failed job). Policy cal
 ARRIVAL, ACK, RECONFIGURED (a relaunched job reported restored) and
 COMPLETION (done, or a failure: the job leaves the system).
 
-Rigid jobs (`JobView.size`) do not reach a live run yet (an `Arrival` carries no size); the
-checks they need are the state machine's, shared with the engine, so a policy that breaks a
-rigid job's rule gets the same one-line error here.
+Rigid jobs (an `Arrival` with a `size`, its class `rigid`) start once, through the same
+launcher, with exactly their size (the state machine's rule, shared with the engine: a policy
+that starts one on another size, preempts or resizes it gets the same one-line error here).
+Their command runs as given with no control channel: a clean exit is the end of the job, any
+other exit a failure. A `python3 -m` program goes to the resident pool when the launcher has one,
+anything else to mpiexec; each job's launch path and measured launch cost (`JobState.launch_via`,
+`launch_s`) are recorded. A rigid job with `walltime_s` still running at start + walltime_s is
+terminated then (mpiexec's SIGTERM, or the pool's cancel) and recorded COMPLETED_WALLTIME_REACHED
+(its FINISH row and its processors' release at the exit, when they really come back).
 
 `availability`, when given, is called before each policy call for what the owners and the
 traffic leave now (processor i = hosts[i]; the caller reads the monitor, this module does not
@@ -74,19 +80,20 @@ def _quiet(_what: str, _done: int, _total: int) -> None:
     return None
 
 
-def check_arrivals(arrivals: Sequence[Arrival], policy: Policy) -> None:
-    """ValueError unless the ids are unique and the models tell the policy what it needs."""
-    check_jobs([Job(a.id, a.arrival, a.job_class.model) for a in arrivals], policy)
+def check_arrivals(arrivals: Sequence[Arrival], policy: Policy, P: int | None = None) -> None:
+    """ValueError unless the ids are unique, the models tell the policy what it needs and (given
+    the cluster's P) no rigid job is wider than it."""
+    check_jobs([a.job() for a in arrivals], policy, P)
 
 
 class _Job(TrackedJob):
     """Executor-side job: the state machine's job plus what is going on physically."""
 
     __slots__ = ("cls", "key", "launches", "pending", "leaving", "outbox", "failed", "error", "done", "request", "reconf",
-                 "resizes", "delay_s")
+                 "resizes", "delay_s", "launch_via", "launch_s")
 
     def __init__(self, arrival: Arrival, seq: int, P: int, key: str) -> None:
-        super().__init__(arrival.id, seq, arrival.arrival, arrival.job_class.model, P)
+        super().__init__(arrival.id, seq, arrival.arrival, arrival.job_class.model, P, arrival.size, arrival.walltime_s)
         self.cls = arrival.job_class
         self.key = key
         self.launches: list[Launch] = []
@@ -100,6 +107,8 @@ class _Job(TrackedJob):
         self.reconf: ResizeRecord | None = None  # partition sent, job not yet running again
         self.resizes: list[ResizeRecord] = []
         self.delay_s = 0.0  # seconds of the overhead knob waited before its launches
+        self.launch_via = ""  # a rigid job's launch path: pool or mpiexec
+        self.launch_s = math.nan  # a rigid job's launch cost, measured (NaN: its program said no start)
 
     @property
     def current(self) -> Launch | None:
@@ -128,7 +137,7 @@ class LiveExecutor:
             raise ValueError(f"hosts must be distinct workstation names, got {list(hosts)}")
         self.hosts = list(hosts)
         self.P = len(self.hosts)
-        check_arrivals(arrivals, self.policy)
+        check_arrivals(arrivals, self.policy, self.P)
         self.arrivals = sorted(arrivals, key=lambda a: a.arrival)
         self.launcher = launcher
         self.controller_host = controller_host  # the control server listens here only (never 0.0.0.0)
@@ -149,6 +158,7 @@ class LiveExecutor:
         self.occupant: dict[str, Launch] = {}
         self.waiting: list[Launch] = []
         self.delayed: list[tuple[float, Launch]] = []  # (monotonic time due, launch): workstations held, knob delay
+        self.kills: list[tuple[float, Launch]] = []  # (monotonic time due, launch): rigid jobs' walltimes
         self.runs: list[PhysicalRun] = []
         # records
         self.timeline: list[TimelineEvent] = []
@@ -195,7 +205,8 @@ class LiveExecutor:
                 event = held.popleft()
             else:
                 self._start_delayed()
-                soon = min((at for at, _ in self.delayed), default=math.inf)
+                self._kill_due()
+                soon = min((at for at, _ in (*self.delayed, *self.kills)), default=math.inf)
                 wait = min(due, deadline, soon, time.monotonic() + 1.0) - time.monotonic()
                 try:
                     event = self.events.get(timeout=max(wait, 0.0))
@@ -224,6 +235,7 @@ class LiveExecutor:
             if self.stop is not None and self.stop.is_set():
                 return
             self._start_delayed()
+            self._kill_due()
             try:
                 event = self.events.get(timeout=max(0.0, min(until - time.monotonic(), 1.0)))
             except queue.Empty:
@@ -304,6 +316,9 @@ class LiveExecutor:
         self.runs.append(PhysicalRun(job.id, launch.number, tuple(launch.hosts), self._rel(launch.launched_at),
                                      t, ev.exit_code if ev.exit_code is not None else -1,
                                      self._rel(launch.hello_at)))
+        if launch.rigid:
+            self._rigid_exited(launch, job, t, ev)
+            return
         clean = ev.exit_code == 0
         leaving = launch is job.leaving
         if leaving:
@@ -327,6 +342,35 @@ class LiveExecutor:
         if job.status is JobStatus.FINISHED and job.current is launch:
             self.server.forget(job.key)
         self._launch_waiting()
+
+    def _rigid_exited(self, launch: Launch, job: _Job, t: float, ev: Event) -> None:
+        """A rigid job's one mpiexec (or pool run) ended: done, killed at its walltime, or failed."""
+        self.kills = [(at, k) for at, k in self.kills if k is not launch]
+        job.launch_via = str(ev.message.get("via", ""))
+        job.launch_s = float(ev.message.get("launch_s", math.nan))
+        job.done = {"stdout": ev.message.get("stdout", "")}
+        if job.killed and ev.exit_code == 0:
+            job.killed = False  # its program ended on its own before the kill reached it (its exit was under way)
+        if job.killed:
+            pass  # stopped at its walltime: its exit code is the kill's
+        elif ev.exit_code != 0:
+            job.failed = True
+            memory = memory_reason(ev.output)
+            job.error = memory or f"exited {ev.exit_code}: {ev.output.strip()[-300:]}"
+        launch.release()
+        self._finish(job, t)
+        self._launch_waiting()
+
+    def _kill_due(self) -> None:
+        """Terminate every rigid job whose start + walltime has come."""
+        now = time.monotonic()
+        due = [launch for at, launch in self.kills if at <= now]
+        if due:
+            self.kills = [(at, launch) for at, launch in self.kills if at > now]
+            for launch in due:
+                launch.job.killed = True  # unless it exits cleanly all the same (_rigid_exited)
+                launch.terminate()
+                self.progress(f"job {launch.job.id} killed at its walltime", self.n_done, len(self.arrivals))
 
     def _finish(self, job: _Job, t: float) -> None:
         if job.status is JobStatus.FINISHED:
@@ -404,7 +448,7 @@ class LiveExecutor:
 
     # -- launching ------------------------------------------------------------
     def _queue_launch(self, job: _Job, procs: tuple[int, ...], *, resume: bool) -> None:
-        launch = Launch(job, job.key, len(job.launches), [self.hosts[p] for p in procs], resume)
+        launch = Launch(job, job.key, len(job.launches), [self.hosts[p] for p in procs], resume, job.cls.rigid)
         job.pending = launch
         self.waiting.append(launch)
         self._launch_waiting()
@@ -458,6 +502,8 @@ class LiveExecutor:
         elif math.isnan(job.start):
             job.start = job.t_area = t
             self._log(t, job, EventKind.START, job.procs)
+        if launch.rigid and job.walltime is not None:  # from its start (an RJMS counts from the allocation)
+            self.kills.append((self.t0 + job.start + job.walltime, launch))
 
     # -- results --------------------------------------------------------------
     def job_record(self, job: _Job) -> JobRecord:
@@ -466,8 +512,9 @@ class LiveExecutor:
 
     def _record(self, job: _Job) -> tuple[JobRecord, JobState]:
         return self.job_record(job), JobState(
-            job.id, job.cls.name, job.key, Outcome.FAILED if job.failed else Outcome.DONE, job.error,
-            len(job.launches), job.done, job.delay_s)
+            job.id, job.cls.name, job.key,
+            Outcome.FAILED if job.failed else Outcome.WALLTIME if job.killed else Outcome.DONE, job.error,
+            len(job.launches), job.done, job.delay_s, job.launch_via, job.launch_s, job.killed)
 
     def holders(self) -> dict[str, int | str]:
         """Workstation -> id of the job whose mpiexec holds it now (for a caller that lost a workstation)."""

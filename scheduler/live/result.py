@@ -67,6 +67,9 @@ class JobState:
     launches: int
     report: dict[str, Any] = field(default_factory=dict)  # the coordinator's done message
     overhead_s: float = 0.0  # seconds of the overhead knob waited before its launches and relaunches
+    launch_via: str = ""  # a rigid job's launch path: "pool" or "mpiexec" ("": malleable)
+    launch_s: float = float("nan")  # a rigid job's launch cost: launch to its program's start, measured
+    killed: bool = False  # a rigid job stopped at start + its walltime (final_state COMPLETED_WALLTIME_REACHED)
 
 
 @dataclass
@@ -87,11 +90,14 @@ class LiveResult:
 
     def to_dataframe(self) -> pd.DataFrame:
         """The engine's per-job columns (Batsim's, then ours), then status (done/failed), error and the
-        overhead knob's seconds. A failed job has success 0 and final_state COMPLETED_FAILED."""
-        df = self.sim_result().to_dataframe(success=[s.status == Outcome.DONE for s in self.states])
+        overhead knob's seconds, and a rigid job's launch path and cost. A failed job has success 0 and
+        final_state COMPLETED_FAILED; one killed at its walltime, 0 and COMPLETED_WALLTIME_REACHED."""
+        df = self.sim_result().to_dataframe(success=[s.status != Outcome.FAILED for s in self.states])
         df["status"] = [s.status for s in self.states]
         df["error"] = [s.error for s in self.states]
         df["overhead_s"] = [s.overhead_s for s in self.states]
+        df["launch_via"] = [s.launch_via for s in self.states]
+        df["launch_s"] = [s.launch_s for s in self.states]
         return df
 
     def timeline_dataframe(self) -> pd.DataFrame:
@@ -114,7 +120,8 @@ class LiveResult:
 
     @property
     def failed(self) -> list[JobState]:
-        return [s for s in self.states if s.status != Outcome.DONE]
+        """Jobs that neither ended nor were killed at their walltime (the rule an RJMS applies)."""
+        return [s for s in self.states if s.status not in (Outcome.DONE, Outcome.WALLTIME)]
 
     def summary(self) -> dict[str, float]:
         s = dict(self.sim_result().summary())

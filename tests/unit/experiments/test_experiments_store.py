@@ -330,3 +330,19 @@ def test_an_older_store_keeps_its_resizes(tmp_path: Path) -> None:
     with ResultsStore.open(path) as s:
         assert [(x.job, x.from_procs, x.to_procs, x.bytes_moved) for x in s.resizes(cell)] == [(1, (0, 1, 2), (0, 1), 4096)]
         assert s.artifacts(cell) == {}
+
+
+def test_a_job_killed_at_its_walltime_is_stored_as_such(tmp_path):
+    """A rigid job stopped at start + walltime is its own outcome (not done, not failed)."""
+    from experiments.store import results as store_results
+    from scheduler.jobs import Outcome
+    conn = sqlite3.connect(":memory:")
+    conn.executescript(store_results._SCHEMA)
+    conn.execute("PRAGMA foreign_keys = OFF")
+    conn.execute("INSERT INTO jobs (cell_id, job_id, segment, cls, demand, arrival, max_procs, requested, "
+                 "preemptions, status, error, recorded_at) VALUES (1, 1, 0, 'r', 1, 0, 1, 1, 0, ?, '', 0)",
+                 (Outcome.WALLTIME,))
+    assert conn.execute("SELECT status FROM jobs").fetchone() == ("walltime",)
+    with pytest.raises(sqlite3.IntegrityError):
+        conn.execute("INSERT INTO jobs (cell_id, job_id, segment, cls, demand, arrival, max_procs, requested, "
+                     "preemptions, status, error, recorded_at) VALUES (1, 2, 0, 'r', 1, 0, 1, 1, 0, 'gone', '', 0)")

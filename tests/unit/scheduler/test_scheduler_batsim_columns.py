@@ -74,7 +74,7 @@ def test_live_frame_has_batsims_columns_and_the_true_outcome():
                           ["ws1", "ws2"], "127.0.0.1", run_timeout_s=60, connect_timeout_s=30,
                           job_timeout_s=30).run()
     df = result.to_dataframe()
-    assert list(df.columns) == BATSIM + OURS + ["status", "error", "overhead_s"]
+    assert list(df.columns) == BATSIM + OURS + ["status", "error", "overhead_s", "launch_via", "launch_s"]
     assert df.profile.tolist() == ["broken", "short"]
     assert df.requested_number_of_resources.tolist() == [2, 2]
     assert df.success.tolist() == [0, 1]

@@ -13,7 +13,7 @@ from scheduler.jobs import (NO_EXTRA, STORED_COLUMNS, EventKind, FinishedJob, Jo
 
 def test_members_are_the_strings_stores_and_csvs_already_hold() -> None:
     assert [s.value for s in JobStatus] == ["queued", "running", "preempting", "preempted", "finished"]
-    assert [o.value for o in Outcome] == ["done", "failed", "timeout"]
+    assert [o.value for o in Outcome] == ["done", "failed", "timeout", "walltime"]
     assert [e.value for e in EventKind] == ["arrive", "start", "preempt_request", "ack", "resize", "finish"]
     assert f"{EventKind.PREEMPT_REQUEST}" == str(EventKind.PREEMPT_REQUEST) == "preempt_request"
     assert Outcome.DONE == "done" and "failed" == Outcome.FAILED  # a value read back compares equal
