@@ -95,7 +95,7 @@ def summary(frame: pd.DataFrame) -> pd.DataFrame:
             width = ((g.band_hi - g.band_lo) / 2 / g.predicted).dropna()
             out.append({"statistic": stat, "results": paper,
                         "coverage (90% band)": interval(int(new.sum()), len(new)),
-                        "stored bands, before": interval(int(old.sum()), len(old)) if len(old) else "n/a (none stored)",
+                        "bands stored in the run": interval(int(old.sum()), len(old)) if len(old) else "n/a (none stored)",
                         "median half-width / prediction": f"{width.median():.1%}" if len(width) else "n/a",
                         "no band (thin cell)": int(g.inside.isna().sum())})
     return pd.DataFrame(out)
