@@ -11,7 +11,12 @@ Differences from `server.BatsimServer` (which this extends; its rules hold other
   pool; mpiexec for anything it does not run), one rank per executor on the allocated
   workstations: `workloads.batsim_job delay` for a delay profile, `workloads.batsim_job ptask`
   (the `cpu` flop as reference work, then `com` bytes to every other rank) for
-  parallel_homogeneous. The job's start is when the launch returned.
+  parallel_homogeneous. A `nowlab` profile runs its program rigidly, one rank per executor, as
+  the live executor's rigid jobs do (scheduler/live): a project program as
+  `python3 -m workloads.PROGRAM ARGS --job KEY --hosts WS,...` (no --control: not preemptible),
+  a user's command as its argv, which the launcher sends to mpiexec on those workstations (a
+  `python3 -m` command goes to the resident pool, as a rigid job's does). The job's start is
+  when the launch returned.
 * A job ends when its process does: exit 0 gives the profile's `ret` (0: COMPLETED_SUCCESSFULLY,
   else COMPLETED_FAILED, as simulated), another exit code COMPLETED_FAILED with that code.
   Its walltime is a timer from its start: still running then, it is stopped
@@ -22,18 +27,23 @@ Differences from `server.BatsimServer` (which this extends; its rules hold other
   running is stopped and waited for; the records keep it as RUNNING with what was measured.
 
 Every job also keeps the simulated run time of its profile on its allocation
-(`platform.run_time_s`), for the measured-beside-simulated report (`report.py`).
+(`platform.run_time_s`), for the measured-beside-simulated report (`report.py`); a nowlab
+profile that states no time has none there (and a KILL_JOB reports its progress as 0).
 """
 from __future__ import annotations
 
 import contextlib
 import heapq
+import math
+import re
 import time
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from experiments.batsim import protocol as p
 from experiments.batsim.server import RUNNING, BatsimServer, ScheduleError, Stats, _Job
-from experiments.batsim.workload import DelayProfile, ParallelHomogeneousProfile
+from experiments.batsim.platform import is_timed
+from experiments.batsim.workload import DelayProfile, NowlabProfile, ParallelHomogeneousProfile, Profile
 from workloads.host.launch import Handle, Launcher
 
 PROGRAM = ("python3", "-m", "workloads.batsim_job")
@@ -49,6 +59,7 @@ class LiveBatsimServer(BatsimServer):
     """One live run of `workload` on the workstations of `platform` (named as the cluster's),
     jobs launched by `launcher` (a cluster's `job_launcher()`)."""
 
+    needs_model: ClassVar[bool] = False  # a nowlab profile need not state a time: it runs for real
     launcher: Launcher | None = None
     poll_s: float = 0.01
     stop_timeout_s: float = 15.0
@@ -121,16 +132,15 @@ class LiveBatsimServer(BatsimServer):
 
     # --- jobs on the cluster ----------------------------------------------------------------------
 
+    def _model_run_s(self, profile: Profile, placed: tuple[int, ...]) -> float:
+        return super()._model_run_s(profile, placed) if is_timed(profile) else math.nan
+
     def _begin(self, job: _Job, t: float, placed: tuple[int, ...]) -> None:
-        self.sim_run_s[job.spec.id] = job.run_s
-        profile = self.workload.profiles[job.spec.profile]
-        if isinstance(profile, DelayProfile):
-            argv = [*PROGRAM, "delay", "--seconds", repr(profile.delay_s)]
-        else:
-            assert isinstance(profile, ParallelHomogeneousProfile)
-            argv = [*PROGRAM, "ptask", "--ref-seconds", repr(profile.cpu_flop / self.platform.flop_per_ref_core_s),
-                    "--bytes", str(int(profile.com_bytes))]
+        if job.run_s is not None and math.isfinite(job.run_s):
+            self.sim_run_s[job.spec.id] = job.run_s
         hosts = [self.platform.hosts[r].name for r in placed]
+        argv = job_argv(self.workload.profiles[job.spec.profile], self.platform.flop_per_ref_core_s, hosts,
+                        key=f"batsim-{_KEY_UNSAFE.sub('-', job.spec.id)}-{time.time_ns() % 10**9}")
         try:
             self._handles[job.spec.id] = self.launcher.mpirun_popen(hosts, argv)
         except (OSError, RuntimeError, ValueError) as exc:
@@ -180,4 +190,21 @@ class LiveBatsimServer(BatsimServer):
         return self._unsubmitted == 0 and self._active == 0 and not self._outbox and not self._pending()
 
 
-__all__ = ["LiveBatsimServer", "LiveError", "PROGRAM"]
+_KEY_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def job_argv(profile: Profile, flop_per_ref_core_s: float, hosts: list[str], *, key: str) -> list[str]:
+    """The command a job of `profile` runs on `hosts` (one rank each; module docstring). `key`
+    names a project program's run (its --job: checkpoint directory, hello name)."""
+    if isinstance(profile, DelayProfile):
+        return [*PROGRAM, "delay", "--seconds", repr(profile.delay_s)]
+    if isinstance(profile, ParallelHomogeneousProfile):
+        return [*PROGRAM, "ptask", "--ref-seconds", repr(profile.cpu_flop / flop_per_ref_core_s),
+                "--bytes", str(int(profile.com_bytes))]
+    assert isinstance(profile, NowlabProfile)
+    if profile.is_command:
+        return list(profile.args)
+    return ["python3", "-m", f"workloads.{profile.program}", *profile.args, "--job", key, "--hosts", ",".join(hosts)]
+
+
+__all__ = ["LiveBatsimServer", "LiveError", "PROGRAM", "job_argv"]

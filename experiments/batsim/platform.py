@@ -19,7 +19,14 @@ How long a job runs on its allocation (`run_time_s`), the simple model this serv
   Traffic between ranks on one host is free; latency is not counted. The phases add, as they do
   in a real MPI program that computes and then exchanges; SimGrid's ptask model (Batsim's) runs
   them together, so for jobs with both it gives a shorter time, between max and sum.
-* `nowlab` (one of the project's programs): a real program; it has no simulated duration.
+* `nowlab` (one of the project's programs, or a user's command): the time its profile states.
+  `runtime_s`: that many seconds, whatever the allocation (as `delay`). `work_ref_s` (a project
+  program only): each executor computes that many reference-seconds, ranks on one host sharing it,
+
+      run_s = max over hosts h of  work_ref_s * ranks_h / speed_h
+
+  (the compute phase of `parallel_homogeneous`; the program's own messages are not counted).
+  Neither stated: the profile cannot be simulated, one line naming it and `runtime_s`.
 """
 from __future__ import annotations
 
@@ -142,8 +149,12 @@ def run_time_s(platform: Platform, profile: Profile, placed: Sequence[int]) -> f
     if isinstance(profile, DelayProfile):
         return profile.delay_s
     if isinstance(profile, NowlabProfile):
-        raise PlatformError(f"profile {profile.name!r} (type nowlab, program {profile.program}) runs a real "
-                            f"program: it has no simulated duration")
+        if profile.runtime_s is not None:
+            return profile.runtime_s
+        if profile.work_ref_s is None:
+            raise PlatformError(_untimed(profile, ""))
+        ranks = Counter(placed)
+        return max(profile.work_ref_s * k / platform.hosts[r].speed_ref_cores for r, k in ranks.items())
     assert isinstance(profile, ParallelHomogeneousProfile)
     ranks = Counter(placed)
     total = len(placed)
@@ -155,12 +166,25 @@ def run_time_s(platform: Platform, profile: Profile, placed: Sequence[int]) -> f
 
 
 def check_simulable(profiles: Mapping[str, Profile], jobs_by_profile: Mapping[str, str]) -> None:
-    """Every profile a job uses has a simulated duration; else one line naming the profile and a job."""
+    """Every profile a job uses has a simulated duration; else one line naming the profile, a job and the field."""
     for name, profile in profiles.items():
-        if isinstance(profile, NowlabProfile) and name in jobs_by_profile:
-            raise PlatformError(f"profile {name!r} (type nowlab, used by job {jobs_by_profile[name]!r}) runs a real "
-                                f"program: simulated mode runs delay and parallel_homogeneous profiles only")
+        if isinstance(profile, NowlabProfile) and name in jobs_by_profile and not is_timed(profile):
+            raise PlatformError(_untimed(profile, f", used by job {jobs_by_profile[name]!r}"))
+
+
+def is_timed(profile: Profile) -> bool:
+    """The profile has a simulated duration (a nowlab one only when it states one)."""
+    return not isinstance(profile, NowlabProfile) or profile.runtime_s is not None or profile.work_ref_s is not None
+
+
+def _untimed(profile: NowlabProfile, used: str) -> str:
+    if profile.is_command:
+        return (f"profile {profile.name!r} (type nowlab, a user's command{used}): runtime_s: missing; a command "
+                f"is simulated for the run time its profile states")
+    return (f"profile {profile.name!r} (type nowlab, program {profile.program}{used}): runtime_s: missing; "
+            f"to be simulated it states runtime_s (s) or work_ref_s (reference-seconds per process)")
 
 
 __all__ = ["DEFAULT_EGRESS_BIT_S", "DEFAULT_SPEED_REF_CORES", "FLOP_PER_REF_CORE_S", "Host", "Platform",
-           "PlatformError", "check_simulable", "executors", "from_cluster_spec", "from_spec", "run_time_s", "uniform"]
+           "PlatformError", "check_simulable", "executors", "from_cluster_spec", "from_spec", "is_timed", "run_time_s",
+           "uniform"]

@@ -34,16 +34,17 @@ the field; the run stops, and `records()` still gives every job as far as it got
 from __future__ import annotations
 
 import heapq
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 from experiments.batsim import protocol as p
 from experiments.traces.intervals import format_intervals
 from experiments.batsim.outputs import JobRecord, RunTimes
 from experiments.batsim.platform import Platform, PlatformError, check_simulable, executors, run_time_s
-from experiments.batsim.workload import ParallelHomogeneousProfile, Workload
+from experiments.batsim.workload import ParallelHomogeneousProfile, Profile, Workload
 
 # Kinds of what happens at an instant, in the order they are handled there (module docstring).
 _FINISH, _DECIDE, _CALL, _SUBMIT = 0, 1, 2, 3
@@ -99,9 +100,11 @@ class BatsimServer:
     transcript: list[tuple[str, str]] | None = None
     progress: Callable[[int, int], None] | None = None
     stats: Stats = field(default_factory=Stats)
+    needs_model: ClassVar[bool] = True  # every job's time comes from platform.run_time_s (live: measured)
 
     def __post_init__(self) -> None:
-        check_simulable(self.workload.profiles, {j.profile: j.id for j in reversed(self.workload.jobs)})
+        if self.needs_model:
+            check_simulable(self.workload.profiles, {j.profile: j.id for j in reversed(self.workload.jobs)})
         self._jobs = {j.id: _Job(j.description()) for j in self.workload.jobs}
         self._owner: list[str | None] = [None] * self.platform.size
         self._heap: list[tuple[float, int, int, object]] = []
@@ -256,13 +259,17 @@ class BatsimServer:
                                 f"({holders}); compute sharing is disabled")
         try:
             placed = executors(job.spec.res, d.alloc, d.mapping)
-            run_s = run_time_s(self.platform, self.workload.profiles[job.spec.profile], placed)
+            run_s = self._model_run_s(self.workload.profiles[job.spec.profile], placed)
         except PlatformError as exc:
             raise ScheduleError(f"{at}: {exc}") from None
         for r in d.alloc:
             self._owner[r] = d.job_id
         job.state, job.start_s, job.run_s, job.alloc = RUNNING, t, run_s, d.alloc
         self._begin(job, t, placed)
+
+    def _model_run_s(self, profile: Profile, placed: tuple[int, ...]) -> float:
+        """The profile's simulated time on its executors `placed` (platform.run_time_s)."""
+        return run_time_s(self.platform, profile, placed)
 
     def _begin(self, job: _Job, t: float, placed: tuple[int, ...]) -> None:
         """The job runs from `t` on its executors `placed`: here, its end is an event in simulated time."""
@@ -297,6 +304,7 @@ class BatsimServer:
             if job.state != RUNNING:
                 continue  # it finished before the kill: no progress, as Batsim does
             done = (t - job.start_s) / job.run_s if job.run_s else 1.0
+            done = done if math.isfinite(done) else 0.0  # live, a nowlab profile with no stated time: unknown
             profile = self.workload.profiles[job.spec.profile]
             progress[job_id] = {"profile": job.spec.profile, "profile_name": job.spec.profile,
                                 "progress": min(max(done, 0.0), 1.0)}

@@ -7,8 +7,13 @@ and `profiles` (name -> object with a `type`, optional `ret` return code). Profi
 
 * `delay`: the job sleeps `delay` seconds on its allocation;
 * `parallel_homogeneous`: `cpu` flop on each resource, `com` bytes between each pair;
-* `nowlab` (this project's): `program`, one of the project's MPI programs (PROGRAMS), and
-  `args`, its command-line arguments as a list of strings.
+* `nowlab` (this project's): `program`, one of the project's MPI programs (PROGRAMS) or
+  `command` (a user's rigid MPI program), and `args`, a list of strings: a project program's
+  own arguments (nowlab gives `--job` and `--hosts`, so they may not be among them), or a
+  command's whole argv (its executable first). To be simulated it states its time:
+  `runtime_s` (seconds on any allocation, as a delay profile), or, for a project program,
+  `work_ref_s` (reference-seconds each process computes; platform.run_time_s times it on
+  the allocated workstations' speeds). Live, it runs for real (experiments/batsim/live.py).
 
 Other Batsim types (parallel, composed, SMPI traces...) are refused by name. Every error is
 one `WorkloadError` line naming the file and the job or profile; a job whose profile is
@@ -27,6 +32,10 @@ from experiments.batsim.protocol import JobDescription
 # The project's MPI programs a `nowlab` profile may name (workloads/profile.py WORKLOADS; a test
 # keeps the two in step without this module importing the workloads' numerical stack).
 PROGRAMS = ("synthetic", "cg", "stencil")
+COMMAND = "command"
+"""A `nowlab` profile's `program` for a user's own rigid MPI command (its argv in `args`)."""
+RESERVED_ARGS = ("--job", "--hosts", "--control", "--resume")
+"""The options nowlab gives a project program itself (its checkpoint key and workstations)."""
 PROFILE_TYPES = ("delay", "parallel_homogeneous", "nowlab")
 WORKLOAD_SEPARATOR = "!"
 
@@ -53,9 +62,15 @@ class ParallelHomogeneousProfile:
 @dataclass(frozen=True)
 class NowlabProfile:
     name: str
-    program: str  # one of PROGRAMS
-    args: tuple[str, ...]
+    program: str  # one of PROGRAMS, or COMMAND
+    args: tuple[str, ...]  # a project program's arguments; a command's whole argv
     ret: int = 0
+    runtime_s: float | None = None  # stated run time on any allocation (simulated mode)
+    work_ref_s: float | None = None  # stated reference-seconds per process (a project program only)
+
+    @property
+    def is_command(self) -> bool:
+        return self.program == COMMAND
 
 
 Profile = DelayProfile | ParallelHomogeneousProfile | NowlabProfile
@@ -154,12 +169,30 @@ def _profile(source: str, pname: str, body: Any) -> Profile:
     if kind == "parallel_homogeneous":
         return ParallelHomogeneousProfile(name=pname, cpu_flop=nonneg("cpu"), com_bytes=nonneg("com"), ret=ret)
     program, args = body.get("program"), body.get("args", [])
-    if program not in PROGRAMS:
+    if program not in (*PROGRAMS, COMMAND):
         raise WorkloadError(f"{where}: program: {program!r} is not one of the project's programs "
-                            f"({', '.join(PROGRAMS)})")
+                            f"({', '.join(PROGRAMS)}) nor {COMMAND!r} (a user's command in args)")
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
         raise WorkloadError(f"{where}: args: must be a list of strings, got {args!r}")
-    return NowlabProfile(name=pname, program=program, args=tuple(args), ret=ret)
+    if program == COMMAND and not args:
+        raise WorkloadError(f"{where}: args: a command profile needs its argv (the executable first), got []")
+    if program != COMMAND:
+        given = [a for a in args if a.split("=", 1)[0] in RESERVED_ARGS]
+        if given:
+            raise WorkloadError(f"{where}: args: {given[0].split('=', 1)[0]} is given by nowlab (the job's key and "
+                                f"its allocated workstations), not by the profile")
+
+    def optional(key: str) -> float | None:
+        return None if body.get(key) is None else nonneg(key)
+
+    runtime_s, work_ref_s = optional("runtime_s"), optional("work_ref_s")
+    if runtime_s is not None and work_ref_s is not None:
+        raise WorkloadError(f"{where}: work_ref_s: give runtime_s or work_ref_s, not both")
+    if program == COMMAND and work_ref_s is not None:
+        raise WorkloadError(f"{where}: work_ref_s: a user's command states its time as runtime_s (nowlab does not "
+                            f"know its work)")
+    return NowlabProfile(name=pname, program=program, args=tuple(args), ret=ret, runtime_s=runtime_s,
+                         work_ref_s=work_ref_s)
 
 
 def _job(source: str, k: int, body: Any, name: str, profiles: dict[str, Profile]) -> WorkloadJob:
@@ -192,5 +225,5 @@ def _job(source: str, k: int, body: Any, name: str, profiles: dict[str, Profile]
     return WorkloadJob(id=job_id, subtime_s=subtime, res=res, profile=profile, walltime_s=walltime, extra=extra)
 
 
-__all__ = ["PROFILE_TYPES", "PROGRAMS", "DelayProfile", "NowlabProfile", "ParallelHomogeneousProfile", "Profile",
+__all__ = ["COMMAND", "PROFILE_TYPES", "PROGRAMS", "RESERVED_ARGS", "DelayProfile", "NowlabProfile", "ParallelHomogeneousProfile", "Profile",
            "Workload", "WorkloadError", "WorkloadJob", "parse_workload", "read_workload"]

@@ -66,6 +66,20 @@ def test_bad_platforms_and_real_programs_are_one_line():
     with pytest.raises(PlatformError, match=r"^hosts\[1\] \(b\): speed_ref_cores must be > 0, got 0$"):
         Platform((Host("a", 1, 1), Host("b", 0, 1)))
     cg = NowlabProfile("cg", "cg", ("--n", "1000"))
-    with pytest.raises(PlatformError, match=r"^profile 'cg' \(type nowlab, used by job 'w0!7'\) runs a real program"):
+    with pytest.raises(PlatformError, match=r"^profile 'cg' \(type nowlab, program cg, used by job 'w0!7'\): "
+                                            r"runtime_s: missing; to be simulated it states runtime_s \(s\) or "
+                                            r"work_ref_s \(reference-seconds per process\)$"):
         check_simulable({"cg": cg}, {"cg": "w0!7"})
     check_simulable({"cg": cg}, {})  # a profile no job uses is fine
+    check_simulable({"cg": NowlabProfile("cg", "cg", (), runtime_s=2.0)}, {"cg": "w0!7"})
+
+
+def test_a_nowlab_profile_runs_its_stated_time_or_its_work_on_the_slowest_hosts_share():
+    assert run_time_s(MIXED, NowlabProfile("c", "command", ("./ring",), runtime_s=4.5), (0, 1)) == 4.5
+    assert run_time_s(MIXED, NowlabProfile("cg", "cg", (), runtime_s=4.5), (1,)) == 4.5
+    cg = NowlabProfile("cg", "cg", ("--n", "500"), work_ref_s=2.0)
+    assert math.isclose(run_time_s(MIXED, cg, (0,)), 2.0)  # one rank on ws0 (1 reference core)
+    assert math.isclose(run_time_s(MIXED, cg, (0, 1)), 4.0)  # ws1 at 0.5: its rank takes 4 s
+    assert math.isclose(run_time_s(MIXED, cg, (0, 0, 1)), 4.0)  # two ranks share ws0: 4 s there too
+    with pytest.raises(PlatformError, match=r"^profile 'u' \(type nowlab, a user's command\): runtime_s: missing"):
+        run_time_s(MIXED, NowlabProfile("u", "command", ("./ring",)), (0,))

@@ -62,7 +62,8 @@ def test_a_job_whose_profile_is_missing_is_one_line_naming_the_job(tmp_path):
     ({"profiles": {"x": {"type": "delay", "delay": -1}}}, r"profile 'x': delay: must be a number >= 0, got -1$"),
     ({"profiles": {"x": {"type": "parallel_homogeneous", "cpu": 1}}}, r"profile 'x': com: must be a number >= 0"),
     ({"profiles": {"x": {"type": "nowlab", "program": "lammps"}}},
-     r"profile 'x': program: 'lammps' is not one of the project's programs \(synthetic, cg, stencil\)$"),
+     r"profile 'x': program: 'lammps' is not one of the project's programs \(synthetic, cg, stencil\) nor "
+     r"'command' \(a user's command in args\)$"),
     ({"profiles": {"x": {"type": "nowlab", "program": "cg", "args": "--iterations 5"}}},
      r"profile 'x': args: must be a list of strings"),
     ({"profiles": {"x": {"type": "delay", "delay": 1, "ret": "0"}}}, r"profile 'x': ret: must be an integer"),
@@ -101,3 +102,4 @@ def test_duplicate_ids_and_non_json_are_refused(tmp_path):
 def test_the_nowlab_programs_are_the_projects_workloads():
     from workloads.host.profile import WORKLOADS
     assert set(w.PROGRAMS) == set(WORKLOADS)
+    assert all(WORKLOADS[p] == f"workloads.{p}" for p in w.PROGRAMS)  # the module live.job_argv runs
