@@ -225,5 +225,6 @@ def _job(source: str, k: int, body: Any, name: str, profiles: dict[str, Profile]
     return WorkloadJob(id=job_id, subtime_s=subtime, res=res, profile=profile, walltime_s=walltime, extra=extra)
 
 
-__all__ = ["COMMAND", "PROFILE_TYPES", "PROGRAMS", "RESERVED_ARGS", "DelayProfile", "NowlabProfile", "ParallelHomogeneousProfile", "Profile",
+__all__ = ["COMMAND", "PROFILE_TYPES", "PROGRAMS", "RESERVED_ARGS", "DelayProfile", "NowlabProfile",
+           "ParallelHomogeneousProfile", "Profile",
            "Workload", "WorkloadError", "WorkloadJob", "parse_workload", "read_workload"]

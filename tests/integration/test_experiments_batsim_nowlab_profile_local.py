@@ -77,7 +77,8 @@ def test_a_kill_job_stops_a_running_cg_and_a_failing_command_keeps_its_exit_code
     assert live.error is None, live.error
     got = {r.id: r for r in live.records}
     cg, fails = got["w0!1"], got["w0!2"]
-    print(f"\nkilled CG ran {cg.finish_s - cg.start_s:.3f} s; the failing command {fails.finish_s - fails.start_s:.3f} s")
+    print(f"\nkilled CG ran {cg.finish_s - cg.start_s:.3f} s; "
+          f"the failing command {fails.finish_s - fails.start_s:.3f} s")
     assert cg.final_state == "COMPLETED_KILLED" and 4.0 <= cg.finish_s - cg.start_s < 4.0 + LAUNCH_SLACK_S
     assert (fails.final_state, fails.return_code) == ("COMPLETED_FAILED", 3)
     assert got["w0!3"].final_state == "REJECTED"

@@ -66,7 +66,8 @@ def test_a_nowlab_profile_without_a_time_cannot_be_simulated(tmp_path):
 
 
 @pytest.mark.parametrize(("body", "message"), [
-    ({"program": "command"}, r"profile 'x': args: a command profile needs its argv \(the executable first\), got \[\]$"),
+    ({"program": "command"},
+     r"profile 'x': args: a command profile needs its argv \(the executable first\), got \[\]$"),
     ({"program": "cg", "args": ["--n", "64", "--hosts", "ws1"]},
      r"profile 'x': args: --hosts is given by nowlab \(the job's key and its allocated workstations\), not by the "
      r"profile$"),
