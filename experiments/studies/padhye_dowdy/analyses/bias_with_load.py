@@ -29,8 +29,11 @@ ensemble's error as the coverage benchmark scored it (experiments/results/noise/
 shown beside it.
 
     .venv/bin/python -m experiments.studies.padhye_dowdy.analyses.bias_with_load [RESULTS.sqlite ...] [--out DIR]
+        [--replicas 40]
 
-Without stores, every committed one (experiments/results/**/*.sqlite). About a second a store.
+Without stores, every committed one (experiments/results/**/*.sqlite); about 3 minutes for the 25
+committed stores at 40 replays a cell (--replicas 0: no ensemble, about a minute). The committed
+report: experiments/results/padhye-dowdy/bias-with-load/.
 """
 from __future__ import annotations
 
@@ -53,7 +56,7 @@ from experiments.config import ExperimentConfig
 from experiments.governor_hold import AT_CEILING_TOL, governor_hold
 from experiments.predict import engine_jobs
 from experiments.replay import CellReplay, band_values, cell_replays, class_models, run_identity
-from experiments.report import DEFAULT_TARGETS, md_table, on_speed_basis
+from experiments.report import md_table, on_speed_basis
 from experiments.reporting.run_stats import (cell_table, compare, normalised, paired_predictions,
                                              parse_interval_set, summarize)
 from experiments.store import ResultsStore
@@ -62,7 +65,6 @@ from scheduler.engine import simulate
 from scheduler.jobs import FinishedJob
 
 COVERAGE = noise.RESULTS / "noise" / "coverage.csv"
-OUT = noise.RESULTS / "padhye-dowdy" / "bias-with-load"
 PROGRAM = "-m experiments.studies.padhye_dowdy.analyses.bias_with_load"
 RETRY_S = 5.0  # a store being rewritten: one more read after this long
 
@@ -301,7 +303,7 @@ def one_store(path: Path, coverage: pd.DataFrame, library: noise.Library, replic
         if not profiles or set(config.classes) - set(profiles):
             return None
         models = class_models(config, profiles)
-        jobs, cells_frame = store.jobs_frame(), store.cells_frame()
+        jobs = store.jobs_frame()
         replays = [c for c in cell_replays(store, config) if c.counted]
         launches = {c.cell_id: _launches(store, c.cell_id) for c in replays}
         seg_epoch = {c.cell_id: (store.segments(c.cell_id)[0]["started_at"] - store.segments(c.cell_id)[0]["offset_s"])
@@ -531,13 +533,13 @@ def verdicts(table: pd.DataFrame, jobs: pd.DataFrame, reps: pd.DataFrame, resize
     t_single = trend(table, "error_single")
     outside = table[(table.rates >= 3)].assign(d=lambda t: demeaned(t, "error_ensemble_before"))
     beyond = int((outside.d.abs() > outside.error_ensemble_before_ci).sum())
-    pairs = top_less_bottom(table[table.rates == 2], "error_ensemble_before")
+    pairs = top_less_bottom(table[(table.rates == 2) & table.run.str.startswith("demo")], "error_ensemble_before")
     m2, h2 = mean_ci(pairs)
     out.append(f"Load effect: within runs (3+ rates, each run's mean error removed), the ensemble's signed error "
                f"changes by {t_before.text(' per rate rank')}; the single replay's by {t_single.text()}. "
                f"{beyond} of {len(outside)} run-rates sit further from their run's mean error than their own 95% "
-               f"interval over replications. After the run factor: {t_after.text()}. Runs with two rates (the "
-               f"demos, one replication each): higher rate less lower {m2:+.1%} ± {h2:.1%} over {len(pairs)} runs. "
+               f"interval over replications. After the run factor: {t_after.text()}. The demo runs (two rates, "
+               f"one replication each): higher rate less lower {m2:+.1%} ± {h2:.1%} over {len(pairs)} runs. "
                f"Run-rates of 3+-rate runs outside ±6%: {int((outside.error_ensemble_before.abs() > 0.06).sum())} of "
                f"{len(outside)} before, {int((outside.error_ensemble_after.abs() > 0.06).sum())} after the run factor.")
     worst = outside[outside.error_ensemble_before.abs() > 0.06].run.unique()
@@ -548,6 +550,15 @@ def verdicts(table: pd.DataFrame, jobs: pd.DataFrame, reps: pd.DataFrame, resize
                      + ", ".join(f"{r:g}/s {b:+.1%} -> {a:+.1%}" for r, b, a in
                                  zip(g.rate, g.error_ensemble_before, g.error_ensemble_after)))
     out.append("Runs with a rate outside ±6%, ensemble error before -> after the run factor: " + "; ".join(parts) + ".")
+    share = 1 - after.abs().mean() / before.abs().mean()
+    grows = t_before.significant and t_before.slope != 0
+    out.insert(0, f"**In short:** {'the error changes with load within runs' if grows else 'within a run the error does not change with load beyond chance'} "
+               f"({t_before.text(' per rate rank')}); what the per-rate figures share is a level per run, and the "
+               f"run's own speed factor removes {share:.0%} of its mean size ({before.abs().mean():.1%} -> "
+               f"{after.abs().mean():.1%}; 3+-rate run-rates outside ±6%: "
+               f"{int((outside.error_ensemble_before.abs() > 0.06).sum())} -> "
+               f"{int((outside.error_ensemble_after.abs() > 0.06).sum())} of {len(outside)}). Each other candidate's "
+               f"size and trend with load below.")
     share_a = 1 - after.abs().mean() / before.abs().mean()
     out.append(f"(a) run-level host speed: **{verdict(share_a)}**. Over {len(table)} run-rates the ensemble's mean "
                f"|signed error| is {before.abs().mean():.1%} as the benchmark draws it, {after.abs().mean():.1%} with "
@@ -597,7 +608,7 @@ def verdicts(table: pd.DataFrame, jobs: pd.DataFrame, reps: pd.DataFrame, resize
         s_co, s_raw = slope(d.co_located_ws_per_core, d.x), slope(d.co_located_ws_per_core, d.raw)
         s_conc = slope(d.other_jobs_running, d.x)
         load = by_rank_mean(table, "co_located_ws_per_core")
-        implied = s_co.slope * (load[-1] - load[0]) if math.isfinite(s_co.slope) and load else math.nan
+        implied = s_co.slope * (load[-1] - load[0])
         out.append(f"(d) co-located jobs: **{'cannot tell' if not math.isfinite(implied) else ('explains' if abs(implied) >= 0.03 else 'does not explain')}**. "
                    f"Log residual (meter-normalised, less its run's mean) on other jobs' busy workstations per shared "
                    f"core: {s_co.text(' /ws')}; raw {s_raw.text(' /ws')}; on other jobs running {s_conc.text(' /job')}. "
@@ -619,14 +630,16 @@ def verdicts(table: pd.DataFrame, jobs: pd.DataFrame, reps: pd.DataFrame, resize
                    + (f"{rho.statistic:+.2f} (p {rho.pvalue:.2g}, {len(cells)} cells)." if rho is not None else "n/a."))
     if len(jobs):
         sizes = residual_by_size(jobs)
-        big = sizes.loc[sizes["log residual less run mean"].abs().idxmax()] if len(sizes) else None
-        out.append("(f) execution model by partition size (the mix of sizes changes with load): "
-                   + (f"**{'explains' if abs(big['log residual less run mean']) >= 0.03 else 'does not explain'}** in "
-                      f"the papers' runs; over {len(sizes)} folder-sizes with 20+ unresized jobs the residual less its "
-                      f"run's mean lies within {sizes['log residual less run mean'].abs().max():+.3f} (largest: "
-                      f"{big['results']} at {int(big['workstations'])} workstations, {int(big['jobs'])} jobs, "
-                      f"{big['log residual less run mean']:+.3f} ± {big['95% half-width']:.3f})."
-                      if big is not None else "cannot tell (no size with 20 unresized jobs)."))
+        parts = []
+        for folder, g in sizes.groupby("results", sort=True) if len(sizes) else []:
+            big = g.loc[g["log residual less run mean"].abs().idxmax()]
+            m, h = float(big["log residual less run mean"]), float(big["95% half-width"])
+            call = "partly" if abs(m) >= 0.03 and math.isfinite(h) and abs(m) > h else "does not explain"
+            parts.append(f"{folder}: **{call}** (sizes {', '.join(str(int(p)) for p in g.workstations)}; largest "
+                         f"{m:+.3f} ± {h:.3f} at {int(big['workstations'])} workstations, {int(big['jobs'])} jobs)")
+        out.append("(f) execution model by partition size (the mix of sizes changes with load; log residual of "
+                   "unresized jobs less their run's mean, sizes with 20+ jobs): "
+                   + ("; ".join(parts) + "." if parts else "cannot tell (no size with 20 unresized jobs)."))
     return out
 
 
@@ -658,9 +671,10 @@ def residual_by_size(jobs: pd.DataFrame, min_jobs: int = 20) -> pd.DataFrame:
 
 
 def by_rank_mean(table: pd.DataFrame, col: str) -> list[float]:
-    """The column's mean at each load rank (runs with 3+ rates), lowest first."""
+    """The column's mean at the lowest and the highest load rank (runs with 3+ rates); NaNs without any."""
     t = table[table.rates >= 3]
-    return [float(v) for v in t.groupby("load")[col].mean()]
+    means = [float(v) for v in t.groupby("load")[col].mean()]
+    return [means[0], means[-1]] if means else [math.nan, math.nan]
 
 
 def plot(table: pd.DataFrame, path: Path) -> None:
@@ -696,7 +710,8 @@ def plot(table: pd.DataFrame, path: Path) -> None:
 def main(argv: Sequence[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("results", nargs="*", type=Path, help="stores (default: every committed one)")
-    ap.add_argument("--out", type=Path, help="write bias-with-load.{md,csv,png} here")
+    ap.add_argument("--out", type=Path, help="write report.md, report.csv (per run and rate), report-cells.csv "
+                    "(per run, policy and rate) and report.png here")
     ap.add_argument("--replicas", type=int, default=40, help="ensemble replays a cell (0: no ensemble)")
     args = ap.parse_args(argv)
     paths = args.results or noise_evidence.committed_stores()
@@ -731,16 +746,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     for line in lines:
         analysis_io.console.print(line)
     if args.out:
-        body = ("## Verdicts\n\n" + "\n\n".join(f"- {x}" for x in lines) + "\n\n![error against rate](bias-with-load.png)\n\n"
+        body = ("## Verdicts\n\n" + "\n\n".join(f"- {x}" for x in lines) + "\n\n![error against rate](report.png)\n\n"
                 "## Pooled by load rank (runs with three or more rates; mean ± 95% half-width over runs)\n\n"
                 + md_table(loads) + "\n\n## Resize cost by the smaller partition\n\n" + md_table(sizes)
                 + "\n\n## Unresized jobs' residual by partition size (log, less the run's mean)\n\n"
                 + md_table(residual_by_size(jobs).round(4)) + "\n\n## Run-level factors\n\n" + md_table(factors.round(4))
                 + "\n\n## Per run and rate\n\n" + md_table(shown.round(4)) + "\n\n" + NOTES)
-        analysis_io.write_report(args.out, "bias-with-load", table, lambda p: plot(table, p),
+        analysis_io.write_report(args.out, "report", table, lambda p: plot(table, p),
                                  "Why the error of mean response changes with load", PROGRAM,
                                  list(args.results), body)
-        per_cell(reps, cells).to_csv(args.out / "bias-with-load-cells.csv", index=False)
+        per_cell(reps, cells).to_csv(args.out / "report-cells.csv", index=False)
 
 
 NOTES = """## What is and is not recorded
