@@ -29,9 +29,10 @@ def algorithm_names() -> list[str]:
 
 
 def select_hosts(problem: SelectionProblem, algorithm: str, budget_s: float, seed: int = 0,
-                 max_evaluations: int | None = None) -> Selection:
+                 max_evaluations: int | None = None, cpu_clock: bool = False) -> Selection:
     """The subset with the least predicted time that `algorithm` finds within `budget_s` seconds
-    (and, if given, `max_evaluations` evaluations of the predictor, whichever ends first).
+    (and, if given, `max_evaluations` evaluations of the predictor, whichever ends first);
+    `cpu_clock` counts the seconds in this thread's CPU time instead of wall-clock time.
 
     Like the paper's alarm(), running out of time is not a failure: the best subset found so
     far is returned, with `finished` False.
@@ -39,7 +40,7 @@ def select_hosts(problem: SelectionProblem, algorithm: str, budget_s: float, see
     key = algorithm.strip().upper()
     if key not in _ALGORITHMS:
         raise ValueError(f"algorithm: unknown {algorithm!r}; known: {', '.join(algorithm_names())}")
-    search = Search(problem, key, budget_s, max_evaluations)
+    search = Search(problem, key, budget_s, max_evaluations, cpu_clock)
     try:
         _ALGORITHMS[key](search, seed)
     except OutOfTime:
