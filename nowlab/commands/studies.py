@@ -116,7 +116,11 @@ def _sanjay_vadhiyar_paper_scale(out: Path, resume: bool, limit: int | None, rep
         n, budget_s, n_done, done_s = paper_scale.total_budget_s(spec, paper_scale.done_keys(cases_csv))
         typer.echo(f"paper scale: {n_done:,}/{n:,} cases done; at most {(budget_s - done_s) / 86400:.1f} days "
                    "of search left (one core)")
-        paper_scale.run_with_progress(spec, out, limit)
+        try:
+            paper_scale.run_with_progress(spec, out, limit)
+        except ValueError as exc:  # another run holds the cases file
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from None
     if not cases_csv.exists():
         typer.echo(f"error: out: no {cases_csv} yet", err=True)
         raise typer.Exit(2)

@@ -20,10 +20,12 @@ Figs. 10 and 11 are not part of this run (the quick and full specs in `spec.py` 
 from __future__ import annotations
 
 import csv
+import fcntl
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 import pandas as pd
@@ -186,18 +188,25 @@ def search(spec: PaperScaleSpec, case: Case, problem: SelectionProblem, extra: d
 
 
 def done_keys(path: Path) -> set[tuple]:
-    """Keys of the rows written so far; a last line without its newline (a killed run) is cut off."""
+    """Keys of the rows written so far; a last line without its newline (a killed run) is not one.
+    Read-only: a report may read while a run appends."""
     if not path.exists():
         return set()
     text = path.read_text()
-    if text and not text.endswith("\n"):
-        text = text[: text.rfind("\n") + 1]
-        path.write_text(text)
     keys = set()
-    for rec in csv.DictReader(text.splitlines()):
+    for rec in csv.DictReader(text[: text.rfind("\n") + 1].splitlines()):
         keys.add((rec["part"], int(rec["size"]), int(rec["rep"]), int(rec["cluster"]),
                   f"{float(rec['budget_s']):g}", rec["algorithm"]))
     return keys
+
+
+def _cut_partial_line(fh: IO[str]) -> None:
+    """Drop what a killed run left after its last newline, before appending."""
+    fh.seek(0)
+    text = fh.read()
+    if text and not text.endswith("\n"):
+        fh.truncate(text.rfind("\n") + 1)
+    fh.seek(0, 2)
 
 
 Progress = Callable[[Case, int, float], None]  # the case just done, cases done, its budget
@@ -207,15 +216,20 @@ def run(spec: PaperScaleSpec, out: Path, limit: int | None = None, on_case: Prog
     """Search every case not yet in out/cases.csv (at most `limit` of them); the number searched."""
     out.mkdir(parents=True, exist_ok=True)
     path = out / CASES_CSV
-    done = done_keys(path)
-    todo = [c for c in cases(spec) if c.key not in done]
+    path.touch()
     searched = 0
     cached: tuple[tuple, SelectionProblem, dict] | None = None
     predict = MD.predictor(MD_SIZE)
-    new_file = not path.exists() or path.stat().st_size == 0
-    with path.open("a", newline="") as fh:
+    with path.open("r+", newline="") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)  # released when the file closes
+        except BlockingIOError:
+            raise ValueError(f"out: another run is appending to {path}") from None
+        _cut_partial_line(fh)
+        done = done_keys(path)
+        todo = [c for c in cases(spec) if c.key not in done]
         writer = csv.DictWriter(fh, fieldnames=COLUMNS)
-        if new_file:
+        if fh.tell() == 0:
             writer.writeheader()
         for case in todo:
             if limit is not None and searched >= limit:

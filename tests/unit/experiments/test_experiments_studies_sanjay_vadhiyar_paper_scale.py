@@ -68,3 +68,14 @@ def test_the_command_will_not_append_to_a_run_without_resume(tmp_path):
 def test_bad_spec_is_one_line_naming_the_field(field, value):
     with pytest.raises(ValueError, match=rf"^{field.split('_')[0]}"):
         ps.PaperScaleSpec(**{field: value})
+
+
+def test_a_second_run_on_the_same_folder_is_refused_while_one_appends(tmp_path):
+    import fcntl
+
+    ps.run(SMALL, tmp_path, limit=1)
+    with (tmp_path / ps.CASES_CSV).open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(ValueError, match=r"^out: another run is appending to"):
+            ps.run(SMALL, tmp_path, limit=1)
+        assert len(ps.done_keys(tmp_path / ps.CASES_CSV)) == 1  # reading is still allowed
