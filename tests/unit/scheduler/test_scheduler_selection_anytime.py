@@ -7,14 +7,31 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from experiments.studies.sanjay_vadhiyar.apps import APPLICATIONS
 from experiments.studies.sanjay_vadhiyar.clusters import LoadMix, make_cluster
-from scheduler.selection import SelectionProblem, select_hosts
+from scheduler.selection import SelectionProblem, Workstation, select_hosts
+from scheduler.selection.promise import promising_starts, ranked_machines
+from scheduler.selection.search import Search
 
 WITHIN = 0.05
 EVALUATIONS = 2_000  # on 10-12 machines Figs. 1 and 2 as printed need ~10,000 a size
 LONG_S = 600.0  # wall clock never ends these searches: the evaluation count does
+
+
+@st.composite
+def random_clusters(draw, max_machines: int = 9) -> SelectionProblem:
+    """Any machines and links, with one of the study's models (IS: its best set is often small)."""
+    n = draw(st.integers(2, max_machines))
+    cpu = draw(st.lists(st.floats(0.05, 1.0), min_size=n, max_size=n))
+    upper = draw(st.lists(st.floats(1e7, 1e10), min_size=n * n, max_size=n * n))
+    bw = np.triu(np.array(upper).reshape(n, n), 1)
+    bw = bw + bw.T
+    np.fill_diagonal(bw, np.inf)
+    model, size = APPLICATIONS[draw(st.sampled_from(sorted(APPLICATIONS)))]
+    return SelectionProblem(tuple(Workstation(f"m{i}", c) for i, c in enumerate(cpu)), bw, model.predictor(size))
 
 
 def cluster(app: str, n: int, k: int) -> SelectionProblem:
@@ -57,3 +74,16 @@ def test_an_evaluation_budget_is_exact_and_repeatable(algorithm):
 def test_an_evaluation_budget_below_one_is_refused():
     with pytest.raises(ValueError, match=r"^max_evaluations: 0 is not >= 1"):
         select_hosts(cluster("MD", 10, 0), "SA", 1.0, max_evaluations=0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(problem=random_clusters())
+def test_every_size_gets_one_start_its_prediction_true_and_the_best_first(problem):
+    search = Search(problem, "SA", budget_s=600.0)
+    starts = promising_starts(search, ranked_machines(search))
+    assert sorted(s.procs for s in starts) == list(range(1, problem.size + 1))
+    for s in starts:
+        assert len(set(s.schedule)) == s.procs
+        assert s.predicted_s == pytest.approx(problem.predict_subset_s(s.schedule))
+    assert [s.predicted_s for s in starts] == sorted(s.predicted_s for s in starts)
+    assert search.best_s == pytest.approx(starts[0].predicted_s)  # the incumbent is the best start
