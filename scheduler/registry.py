@@ -44,7 +44,7 @@ def get_policy(name: str, *, select: str | None = None, select_budget_s: float |
     Besides the built-in names: `FILE.py:CLASS`, `package.module:CLASS` and the names installed
     packages register as `nowlab.policies` entry points (`scheduler.user_policies`).
 
-    `select` (or a suffix, "RA+BE") names a machine-selection algorithm (SA, GA, DP, BE, BRUTE):
+    `select` (or a suffix, "RA+BE") names a machine-selection algorithm (SA, GA, DP, BE, BRUTE; SA-FIG1 and GA-FIG2 are Figs. 1 and 2 as printed):
     the policy still decides how many processors and when, the selection which ones, within
     `select_budget_s` per search (`scheduler.selection.placement`).
     """

@@ -174,7 +174,7 @@ def live_cmd(
     sizes: Annotated[str, typer.Option("--sizes", help="problem sizes N, comma-separated")],
     out: Annotated[Path, typer.Option("--out", help="folder for runs.csv, fig7.csv, fig7.png, report.md")],
     cluster: Annotated[str | None, typer.Option("--cluster", "-c", help="a running cluster")] = None,
-    algorithms: Annotated[str, typer.Option("--algorithms", help="comma-separated: SA, GA, DP, BE, BRUTE")] = "SA,GA,DP,BE",
+    algorithms: Annotated[str, typer.Option("--algorithms", help="comma-separated: SA, GA, DP, BE, BRUTE, SA-FIG1, GA-FIG2")] = "SA,GA,DP,BE",
     budget_s: Annotated[str, typer.Option("--budget-s", help="seconds of search, comma-separated (Fig. 7's x-axis)")] = "0.5,2",
     experiments: Annotated[int, typer.Option("--experiments", help="loads drawn (the paper averages 10)")] = 10,
     iterations: Annotated[int, typer.Option("--iterations", help=ITERATIONS_HELP)] = 100,

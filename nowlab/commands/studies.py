@@ -61,23 +61,74 @@ def anastasiadis_sevcik_simulate(
     typer.echo(f"wall time {result.wall_s:.1f} s; report: {outputs.report_md}")
 
 
+PAPER_SCALE_OUT = Path("experiments/results/sanjay-vadhiyar/paper-scale")
+
+
 def sanjay_vadhiyar_simulate(
     quick: Annotated[bool, typer.Option("--quick", help="Budgets at 1/100 of the paper's, fewer clusters "
-                                        "(about 2 minutes).")] = False,
-    out: Annotated[Path, typer.Option("--out", help="Directory for report.md, CSVs, PNGs.")] = Path(
-        "results/sanjay-vadhiyar"),
+                                        "(about 2 minutes); as --scale quick.")] = False,
+    out: Annotated[Path | None, typer.Option("--out", help="Directory for report.md, CSVs, PNGs (default "
+                                             "results/sanjay-vadhiyar; with --scale paper, "
+                                             f"{PAPER_SCALE_OUT}).")] = None,
+    scale: Annotated[str, typer.Option("--scale", help="quick, full (budgets at 1/10) or paper (the paper's "
+                                       "budgets and counts: Figs. 8, 9, Table I, Fig. 12; weeks of one core, "
+                                       "resumable).")] = "full",
+    resume: Annotated[bool, typer.Option("--resume", help="--scale paper: continue the cases.csv in --out.")] = False,
+    limit: Annotated[int | None, typer.Option("--limit", help="--scale paper: stop after this many searches.")] = None,
+    report_only: Annotated[bool, typer.Option("--report-only", help="--scale paper: only write the report from "
+                                              "the cases so far.")] = False,
 ) -> None:
     """Sanjay & Vadhiyar (2009): SA, GA, DP and Box Elimination on 32-1,024 processors (Figs. 8-12, Table I)."""
     from experiments.studies.sanjay_vadhiyar.report import print_claims, write_outputs
     from experiments.studies.sanjay_vadhiyar.spec import full_spec, quick_spec
     from experiments.studies.sanjay_vadhiyar.study import run_study
 
-    spec = quick_spec() if quick else full_spec()
+    scale = "quick" if quick else scale.strip().lower()
+    if scale not in ("quick", "full", "paper"):
+        typer.echo(f"error: scale: unknown {scale!r}; known: quick, full, paper", err=True)
+        raise typer.Exit(2)
+    if scale == "paper":
+        _sanjay_vadhiyar_paper_scale(out or PAPER_SCALE_OUT, resume, limit, report_only)
+        return
+    out = out or Path("results/sanjay-vadhiyar")
+    spec = quick_spec() if scale == "quick" else full_spec()
     typer.echo(f"{spec.name} run: at most {spec.upper_bound_s() / 60:.0f} min of search")
     result = run_study(spec)
     outputs = write_outputs(result, out)
     print_claims(outputs.claims)
     typer.echo(f"wall time {result.wall_s:.1f} s; report: {outputs.report_md}")
+
+
+def _sanjay_vadhiyar_paper_scale(out: Path, resume: bool, limit: int | None, report_only: bool) -> None:
+    """The paper-scale run: appends to out/cases.csv, then writes the report from every case so far."""
+    from experiments.studies.sanjay_vadhiyar import paper_scale
+    from experiments.studies.sanjay_vadhiyar.report import write_outputs
+
+    spec = paper_scale.PaperScaleSpec()
+    cases_csv = out / paper_scale.CASES_CSV
+    if limit is not None and limit < 1:
+        typer.echo(f"error: limit: {limit} is not >= 1", err=True)
+        raise typer.Exit(2)
+    if not report_only:
+        if cases_csv.exists() and cases_csv.stat().st_size and not resume:
+            typer.echo(f"error: out: {cases_csv} has cases already; pass --resume to continue it", err=True)
+            raise typer.Exit(2)
+        n, budget_s, n_done, done_s = paper_scale.total_budget_s(spec, paper_scale.done_keys(cases_csv))
+        typer.echo(f"paper scale: {n_done:,}/{n:,} cases done; at most {(budget_s - done_s) / 86400:.1f} days "
+                   "of search left (one core)")
+        try:
+            paper_scale.run_with_progress(spec, out, limit)
+        except ValueError as exc:  # another run holds the cases file
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from None
+    if not cases_csv.exists():
+        typer.echo(f"error: out: no {cases_csv} yet", err=True)
+        raise typer.Exit(2)
+    outputs = write_outputs(paper_scale.load(spec, out), out)
+    with outputs.report_md.open("a") as fh:
+        fh.write("\n" + paper_scale.progress_md(spec, out))
+    n, _, n_done, _ = paper_scale.total_budget_s(spec, paper_scale.done_keys(cases_csv))
+    typer.echo(f"{n_done:,}/{n:,} cases done; report: {outputs.report_md}")
 
 
 def _group(help_text: str, *sources: typer.Typer, no_args_is_help: bool = True) -> typer.Typer:
@@ -120,7 +171,7 @@ def _sanjay_vadhiyar() -> typer.Typer:
     ) -> None:
         """The older `nowlab study sanjay-vadhiyar [--quick] [--out DIR]`, kept: it runs `simulate`."""
         if ctx.invoked_subcommand is None:
-            sanjay_vadhiyar_simulate(quick=quick, out=out)
+            sanjay_vadhiyar_simulate(quick=quick, out=out, scale="full", resume=False, limit=None, report_only=False)
 
     return group
 

@@ -10,6 +10,13 @@ machine outside the chromosome in place of a random one and keeps the fittest.
 
 DEAP draws from the global `random` module; its state is saved and restored around a run,
 so a seeded search neither depends on nor disturbs anyone else's random numbers.
+
+Added, so that a budget that ends early still gives a good schedule (`promise.py`): every
+size gets a start before any is evolved (Fig. 1's top-procs schedule, or Eq. 2's greedy
+chain when it predicts less), sizes are evolved best start first instead of from max_procs
+down (line 2), and that start is one of the 60 chromosomes of line 3 (the other 59 random,
+as the paper's). Crossover, the greedy mutation and selection are the paper's.
+`genetic_as_printed` keeps line 2's order and an all-random population, for comparison.
 """
 from __future__ import annotations
 
@@ -17,6 +24,7 @@ import random
 
 from deap import base, creator, tools
 
+from scheduler.selection.promise import promising_starts, ranked_machines
 from scheduler.selection.search import Search
 
 POPULATION = 60  # line 3
@@ -30,33 +38,51 @@ if not hasattr(creator, "SvChromosome"):
 
 
 def genetic_algorithm(search: Search, seed: int) -> None:
+    """Anytime: sizes in the order of their start's promise, each evolved as Fig. 2 does."""
     saved = random.getstate()
     random.seed(seed)
     try:
-        _run(search)
+        n = search.problem.size
+        for start in promising_starts(search, ranked_machines(search)):
+            if 1 < start.procs < n:  # line 2 stops at 2; all machines were evaluated as a start
+                _evolve(search, start.procs, start.schedule)
     finally:
         random.setstate(saved)
 
 
-def _run(search: Search) -> None:
+def genetic_as_printed(search: Search, seed: int) -> None:
+    """Fig. 2 as printed: sizes from max_procs down, each from a random population."""
+    saved = random.getstate()
+    random.seed(seed)
+    try:
+        n = search.problem.size
+        if n == 1:
+            search.evaluate([0])  # Fig. 2 searches sizes from max_procs down to 2: one machine is the answer
+        for procs in range(n, 1, -1):  # line 2
+            _evolve(search, procs, ())
+    finally:
+        random.setstate(saved)
+
+
+def _evolve(search: Search, procs: int, start: tuple[int, ...]) -> None:
+    """Lines 3-29 for one size; `start`, if given, is one of the population."""
     n = search.problem.size
-    if n == 1:
-        search.evaluate([0])  # Fig. 2 searches sizes from max_procs down to 2: one machine is the answer
-    for procs in range(n, 1, -1):  # line 2
-        population = [creator.SvChromosome(random.sample(range(n), procs)) for _ in range(POPULATION)]
-        for chromosome in population:  # line 4
-            _assess(search, chromosome)
-        for _ in range(GENERATIONS):  # line 5
-            random.shuffle(population)  # line 7: divide into pairs
-            children = []
-            for mother, father in zip(population[::2], population[1::2]):  # lines 8-11
-                a, b = creator.SvChromosome(mother), creator.SvChromosome(father)
-                tools.cxOnePoint(a, b)
-                children += [_repair(a, n), _repair(b, n)]
-            for child in children:  # lines 14-26
-                _mutate(search, child, n)
-                _assess(search, child)  # line 27
-            population = tools.selBest(population + children, POPULATION)  # line 29
+    population = [creator.SvChromosome(random.sample(range(n), procs)) for _ in range(POPULATION - bool(start))]
+    if start:
+        population.insert(0, creator.SvChromosome(start))
+    for chromosome in population:  # line 4
+        _assess(search, chromosome)
+    for _ in range(GENERATIONS):  # line 5
+        random.shuffle(population)  # line 7: divide into pairs
+        children = []
+        for mother, father in zip(population[::2], population[1::2]):  # lines 8-11
+            a, b = creator.SvChromosome(mother), creator.SvChromosome(father)
+            tools.cxOnePoint(a, b)
+            children += [_repair(a, n), _repair(b, n)]
+        for child in children:  # lines 14-26
+            _mutate(search, child, n)
+            _assess(search, child)  # line 27
+        population = tools.selBest(population + children, POPULATION)  # line 29
 
 
 def _assess(search: Search, chromosome: list[int]) -> None:

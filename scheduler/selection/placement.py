@@ -3,7 +3,7 @@
 The inner policy still decides how many processors a job gets (p) and when; this wrapper
 rewrites the set of each Start and Resize it answers with: the p workstations with the least
 predicted time (Eq. 1, or the predictor given) under the snapshot's availability, as a
-selection algorithm (SA, GA, DP, BE, BRUTE) finds them within its time budget.
+selection algorithm (SA, GA, DP, BE, BRUTE; SA-FIG1 and GA-FIG2 are Figs. 1 and 2 as printed) finds them within its time budget.
 
 - **Start:** p of the workstations free at that point of the action list.
 - **Resize:** the subset restriction (Padhye & Dowdy §2.4, checked by the state machine)

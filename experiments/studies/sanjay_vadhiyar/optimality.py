@@ -29,6 +29,26 @@ def optimality_gaps(sizes: tuple[int, ...], clusters: int, budget_s: float, mode
     return pd.DataFrame(rows)
 
 
+def anytime_gaps(sizes: tuple[int, ...], clusters: int, budgets_s: tuple[float, ...], model: SvModel,
+                 problem_size: float, algorithms: tuple[str, ...] = ALGORITHMS, seed: int = 0) -> pd.DataFrame:
+    """One row per (size, cluster, budget, algorithm): gap = time/optimum - 1, the optimum by brute
+    force (each cluster's is computed once, whatever the budgets)."""
+    predict = model.predictor(problem_size)
+    rows = []
+    for n in sizes:
+        for k in range(clusters):
+            rng = np.random.default_rng([seed, n, k])
+            problem = make_cluster(n, LoadMix.random(rng), rng).problem(predict)
+            optimum = select_hosts(problem, "BRUTE", budget_s=3600.0)
+            for budget_s in budgets_s:
+                for algorithm in algorithms:
+                    found = select_hosts(problem, algorithm, budget_s, seed + k)
+                    rows.append({"size": n, "cluster": k, "budget_s": budget_s, "algorithm": algorithm,
+                                 "gap": found.predicted_s / optimum.predicted_s - 1,
+                                 "evaluations": found.evaluations, "finished": found.finished})
+    return pd.DataFrame(rows)
+
+
 def budget_cluster(n: int, seed: int = 5) -> SelectionProblem:
     """A cluster too large for any search to finish in a short budget (random speeds and links,
     a predictor that falls with P): what the time-budget test and benchmark search."""

@@ -89,8 +89,9 @@ def write_outputs(result: StudyResult, out: Path) -> Outputs:
              "## Claims", "",
              md_table(["claim", "figure", "the paper", "verdict", "ours"],
                       [(c.paper.key, c.paper.figure, f'"{c.paper.quote}"', f"**{c.words}**", c.ours) for c in claims])]
-    sections = [("Fig. 8: mean time by cluster size", result.scalability, "size"),
-                ("Fig. 9: mean time by search budget (s)", result.budgets, "budget_s"),
+    fig9 = ([(f"Fig. 9: mean time by search budget (s), {size} processors", result.budgets[result.budgets["size"] == size],
+              "budget_s") for size in sorted(set(result.budgets["size"]))] if len(result.budgets) else [])
+    sections = [("Fig. 8: mean time by cluster size", result.scalability, "size"), *fig9,
                 ("Fig. 10: mean time by prediction error (±%)", result.errors, "error_pct"),
                 ("Fig. 11: mean time by application", result.applications, "application")]
     for title, df, by in sections:

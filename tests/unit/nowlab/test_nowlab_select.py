@@ -51,7 +51,7 @@ def test_a_model_of_another_application_and_an_unknown_algorithm_are_one_line(tm
     assert wrong.exit_code == 2
     assert wrong.output.strip() == "error: model file cg.json: application is 'cg', not 'stencil'"
     (tmp_path / "avail.json").write_text(json.dumps({"cpu": {"a": 1.0, "b": 1.0}, "bw_bit_s": {"a,b": 1e9}}))
-    for args, start in ((["--algorithm", "tabu"], "error: algorithm: unknown 'tabu'; known: SA, GA, DP, BE, BRUTE"),
+    for args, start in ((["--algorithm", "tabu"], "error: algorithm: unknown 'tabu'; known: SA, GA, DP, BE, BRUTE, SA-FIG1, GA-FIG2"),
                         (["--budget-s", "0"], "error: budget_s: 0 is not"),
                         (["--problem-size", "-1"], "error: problem_size: -1 is not > 0")):
         base = ["select", "hosts", str(model), "--application", "cg", "--problem-size", "1000",

@@ -12,7 +12,7 @@ from nowlab.cli import app
 
 CG = SvModel(application="cg", problem_size_range=(1000, 4000), f_comp="N^2", f_comm="N", f_cpu="x", f_bw="x",
              f_pcomp="P", f_pcomm="P/log P", a_comp_s=2e-6, a_comm_s=2e-5)
-KNOWN = "known: SA, GA, DP, BE, BRUTE"
+KNOWN = "known: SA, GA, DP, BE, BRUTE, SA-FIG1, GA-FIG2"
 
 
 @pytest.fixture

@@ -40,7 +40,8 @@ def test_the_older_study_commands_still_parse():
 
 def test_sanjay_vadhiyar_with_no_verb_runs_the_simulated_study(monkeypatch, tmp_path):
     calls = []
-    monkeypatch.setattr(studies, "sanjay_vadhiyar_simulate", lambda quick, out: calls.append((quick, out)))
+    monkeypatch.setattr(studies, "sanjay_vadhiyar_simulate",
+                        lambda quick, out, scale, resume, limit, report_only: calls.append((quick, out)))
     result = CliRunner().invoke(app, ["study", "sanjay-vadhiyar", "--quick", "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert calls == [(True, tmp_path)]

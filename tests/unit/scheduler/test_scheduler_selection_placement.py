@@ -206,7 +206,7 @@ def test_the_set_has_p_members_and_brute_force_is_the_size_p_optimum(cpu, conges
 
 
 def test_bad_input_is_one_line_naming_the_field():
-    with pytest.raises(ValueError, match=r"^select: unknown algorithm 'XX'; known: SA, GA, DP, BE, BRUTE$"):
+    with pytest.raises(ValueError, match=r"^select: unknown algorithm 'XX'; known: SA, GA, DP, BE, BRUTE, SA-FIG1, GA-FIG2$"):
         get_policy("RA+XX")
     with pytest.raises(ValueError, match="^select_budget_s: 0 is not"):
         get_policy("RA", select="BE", select_budget_s=0.0)
