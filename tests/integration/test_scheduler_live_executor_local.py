@@ -75,7 +75,13 @@ def test_a_stream_on_the_local_backends_pool_preempts_and_loses_nothing(tmp_path
 
     monkeypatch.setenv("NOWLAB_HOME", str(tmp_path))
     # closer than above: a launch on the pool takes tens of ms where an mpiexec took about a second
-    arrivals = [Arrival(i, SHORT, t) for i, t in enumerate([0.0, 0.05, 0.1, 0.4])]
+    # work in reference-seconds, so the jobs still overlap on a fast, quiet host (in mults, 6
+    # phases ended before the next arrival there and EQUI had nothing to preempt)
+    steady = job_class("steady", {
+        "argv": ["python3", "-m", "workloads.synthetic", "--phases", "6", "--work", "0.25",
+                 "--redist-bytes", str(64 * 1024)],
+        "W": 1.5, "alpha": 0.3, "beta": 0.1, "pmax": 4})
+    arrivals = [Arrival(i, steady, t) for i, t in enumerate([0.0, 0.05, 0.1, 0.4])]
     with lifecycle.cluster(local_spec(len(HOSTS)), backend=LocalBackend()) as here:
         result = LiveExecutor(arrivals, "EQUI", here.job_launcher(), here.workstations, here.controller_address,
                               run_timeout_s=120, connect_timeout_s=60, job_timeout_s=60,
