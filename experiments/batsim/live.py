@@ -83,12 +83,7 @@ class LiveBatsimServer(BatsimServer):
         t0 = time.perf_counter()
         self._t0 = time.monotonic()
         try:
-            begins = p.SimulationBegins(timestamp=0.0, resources=self.platform.resources(),
-                                        workloads={self.workload.name: self.workload.path},
-                                        profiles={self.workload.name: self.workload.profiles_json})
-            self._exchange(p.Message(0.0, (begins,)))
-            if not self.workload.jobs:
-                self._outbox.append(p.Notify(timestamp=0.0, type="no_more_static_job_to_submit"))
+            self._simulation_begins()
             while True:
                 self._collect()
                 if self._outbox:

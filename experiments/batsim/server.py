@@ -120,16 +120,20 @@ class BatsimServer:
 
     # --- the loop ---------------------------------------------------------------------------------
 
+    def _simulation_begins(self) -> None:
+        """SIMULATION_BEGINS at time 0, and at once the end of submissions when there is no job."""
+        begins = p.SimulationBegins(timestamp=0.0, resources=self.platform.resources(),
+                                    workloads={self.workload.name: self.workload.path},
+                                    profiles={self.workload.name: self.workload.profiles_json})
+        self._exchange(p.Message(0.0, (begins,)))
+        if not self.workload.jobs:
+            self._outbox.append(p.Notify(timestamp=0.0, type="no_more_static_job_to_submit"))
+
     def run(self) -> Stats:
         """Play the whole simulation; raises ScheduleError, ProtocolError or the channel's SchedulerError."""
         t0 = time.perf_counter()
         try:
-            begins = p.SimulationBegins(timestamp=0.0, resources=self.platform.resources(),
-                                        workloads={self.workload.name: self.workload.path},
-                                        profiles={self.workload.name: self.workload.profiles_json})
-            self._exchange(p.Message(0.0, (begins,)))
-            if not self.workload.jobs:
-                self._outbox.append(p.Notify(timestamp=0.0, type="no_more_static_job_to_submit"))
+            self._simulation_begins()
             while True:
                 if self._outbox:
                     events, self._outbox = tuple(self._outbox), []

@@ -14,38 +14,39 @@ ALGORITHMS = ("SA", "GA", "DP", "BE")
 def optimality_gaps(sizes: tuple[int, ...], clusters: int, budget_s: float, model: SvModel, problem_size: float,
                     seed: int = 0) -> pd.DataFrame:
     """One row per (size, cluster, algorithm): its time, the optimum's, and gap = time/optimum - 1."""
-    predict = model.predictor(problem_size)
     rows = []
+    for n, k, problem, optimum in _clusters_with_optimum(sizes, clusters, model, problem_size, seed):
+        for algorithm in ALGORITHMS:
+            found = select_hosts(problem, algorithm, budget_s, seed + k)
+            rows.append({"size": n, "cluster": k, "algorithm": algorithm, "exec_s": found.predicted_s,
+                         "optimum_s": optimum.predicted_s, "gap": found.predicted_s / optimum.predicted_s - 1,
+                         "procs": len(found.workstations), "optimum_procs": len(optimum.workstations)})
+    return pd.DataFrame(rows)
+
+
+def _clusters_with_optimum(sizes: tuple[int, ...], clusters: int, model: SvModel, problem_size: float, seed: int):
+    """(size, cluster index, problem, brute-force optimum) for each random cluster, drawn from
+    (seed, size, index) so both studies below search the same clusters."""
+    predict = model.predictor(problem_size)
     for n in sizes:
         for k in range(clusters):
             rng = np.random.default_rng([seed, n, k])
             problem = make_cluster(n, LoadMix.random(rng), rng).problem(predict)
-            optimum = select_hosts(problem, "BRUTE", budget_s=3600.0)
-            for algorithm in ALGORITHMS:
-                found = select_hosts(problem, algorithm, budget_s, seed + k)
-                rows.append({"size": n, "cluster": k, "algorithm": algorithm, "exec_s": found.predicted_s,
-                             "optimum_s": optimum.predicted_s, "gap": found.predicted_s / optimum.predicted_s - 1,
-                             "procs": len(found.workstations), "optimum_procs": len(optimum.workstations)})
-    return pd.DataFrame(rows)
+            yield n, k, problem, select_hosts(problem, "BRUTE", budget_s=3600.0)
 
 
 def anytime_gaps(sizes: tuple[int, ...], clusters: int, budgets_s: tuple[float, ...], model: SvModel,
                  problem_size: float, algorithms: tuple[str, ...] = ALGORITHMS, seed: int = 0) -> pd.DataFrame:
     """One row per (size, cluster, budget, algorithm): gap = time/optimum - 1, the optimum by brute
     force (each cluster's is computed once, whatever the budgets)."""
-    predict = model.predictor(problem_size)
     rows = []
-    for n in sizes:
-        for k in range(clusters):
-            rng = np.random.default_rng([seed, n, k])
-            problem = make_cluster(n, LoadMix.random(rng), rng).problem(predict)
-            optimum = select_hosts(problem, "BRUTE", budget_s=3600.0)
-            for budget_s in budgets_s:
-                for algorithm in algorithms:
-                    found = select_hosts(problem, algorithm, budget_s, seed + k)
-                    rows.append({"size": n, "cluster": k, "budget_s": budget_s, "algorithm": algorithm,
-                                 "gap": found.predicted_s / optimum.predicted_s - 1,
-                                 "evaluations": found.evaluations, "finished": found.finished})
+    for n, k, problem, optimum in _clusters_with_optimum(sizes, clusters, model, problem_size, seed):
+        for budget_s in budgets_s:
+            for algorithm in algorithms:
+                found = select_hosts(problem, algorithm, budget_s, seed + k)
+                rows.append({"size": n, "cluster": k, "budget_s": budget_s, "algorithm": algorithm,
+                             "gap": found.predicted_s / optimum.predicted_s - 1,
+                             "evaluations": found.evaluations, "finished": found.finished})
     return pd.DataFrame(rows)
 
 
